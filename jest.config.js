@@ -1,0 +1,31 @@
+/**
+ * Jest runs the TypeScript tests as native ES modules (p-retry is ESM-only), through ts-jest in
+ * transpile-only mode; `npm run typecheck` does the type checking.
+ * Azurite is started once for the whole run by tests/support/global-setup.mjs.
+ */
+const shared = {
+  testEnvironment: "node",
+  extensionsToTreatAsEsm: [".ts"],
+  transform: { "^.+\\.ts$": ["ts-jest", { useESM: true, tsconfig: "tsconfig.json" }] },
+  moduleNameMapper: {
+    "^azure-storage-concurrency$": "<rootDir>/src/index.ts",
+    "^azure-storage-concurrency/testing$": "<rootDir>/src/testing/index.ts",
+    "^(\\.{1,2}/.*)\\.js$": "$1",
+  },
+};
+
+export default {
+  projects: [
+    { ...shared, displayName: "unit", testMatch: ["<rootDir>/tests/unit/**/*.test.ts"] },
+    {
+      ...shared,
+      displayName: "integration",
+      testMatch: ["<rootDir>/tests/integration/**/*.test.ts"],
+      globalSetup: "<rootDir>/tests/support/global-setup.mjs",
+      globalTeardown: "<rootDir>/tests/support/global-teardown.mjs",
+      slowTestThreshold: 30,
+    },
+  ],
+  testTimeout: 60_000,
+  reporters: ["default", "<rootDir>/tests/support/results-reporter.cjs"],
+};

@@ -1,0 +1,215 @@
+/**
+ * Typed errors, and the one place that reads an Azure SDK `RestError`.
+ *
+ * Every error the library throws on purpose is a {@link StorageConcurrencyError} with a stable
+ * `code`; errors from the service are read once, here, into {@link RestErrorInfo}. Validation of
+ * arguments throws the standard `TypeError` / `RangeError`, as the Azure SDK guidelines ask.
+ */
+
+const BRAND = Symbol.for("azure-storage-concurrency.error");
+
+/** Constructor options shared by the library's error classes. */
+export interface StorageConcurrencyErrorOptions {
+  /** Stable, library-level code to switch on (for example `"OptimisticConflict"`). */
+  readonly code: string;
+  /** HTTP status of the response that caused the error, when there was one. */
+  readonly statusCode?: number | undefined;
+  /** The service's error code (`x-ms-error-code`, or the OData body for tables), when known. */
+  readonly serviceCode?: string | undefined;
+  /** The underlying error. */
+  readonly cause?: unknown;
+}
+
+/**
+ * Base class of every error this library throws on purpose. Check with
+ * {@link isStorageConcurrencyError} (by brand, not `instanceof`, so two copies of the package agree).
+ */
+export class StorageConcurrencyError extends Error {
+  /** Stable, library-level code to switch on. */
+  readonly code: string;
+  /** HTTP status of the response that caused the error, when there was one. */
+  readonly statusCode: number | undefined;
+  /** The service's error code, when known. */
+  readonly serviceCode: string | undefined;
+
+  constructor(message: string, options: StorageConcurrencyErrorOptions) {
+    super(redactSecrets(message), options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "StorageConcurrencyError";
+    this.code = options.code;
+    this.statusCode = options.statusCode;
+    this.serviceCode = options.serviceCode;
+    Object.defineProperty(this, BRAND, { value: true });
+  }
+}
+
+/** True for any error thrown on purpose by this library (any subclass, any copy of the package). */
+export function isStorageConcurrencyError(error: unknown): error is StorageConcurrencyError {
+  return typeof error === "object" && error !== null && (error as Record<symbol, unknown>)[BRAND] === true;
+}
+
+/**
+ * A storage request failed and the library is passing the failure on: the service's answer (or the
+ * network failure) is kept in `statusCode`, `serviceCode` and `cause`, and `transient` says whether
+ * trying again later may help.
+ */
+export class StorageRequestError extends StorageConcurrencyError {
+  /** Whether the failure is worth retrying (see {@link classifyError}). */
+  readonly transient: boolean;
+  /** The service's request id, for support tickets. */
+  readonly requestId: string | undefined;
+  /** How many attempts were made before giving up. */
+  readonly attempts: number;
+
+  constructor(
+    message: string,
+    options: StorageConcurrencyErrorOptions & {
+      readonly transient: boolean;
+      readonly requestId?: string | undefined;
+      readonly attempts?: number;
+    },
+  ) {
+    super(message, options);
+    this.name = "StorageRequestError";
+    this.transient = options.transient;
+    this.requestId = options.requestId;
+    this.attempts = options.attempts ?? 1;
+  }
+}
+
+/** True when `error` is a {@link StorageRequestError}. */
+export function isStorageRequestError(error: unknown): error is StorageRequestError {
+  return isStorageConcurrencyError(error) && error.name === "StorageRequestError";
+}
+
+/** What the library reads out of an SDK `RestError` (or a bare network error). */
+export interface RestErrorInfo {
+  /** HTTP status, absent for network failures. */
+  readonly statusCode: number | undefined;
+  /** The service's error code, e.g. `ConditionNotMet`, `LeaseAlreadyPresent`, `ServerBusy`. */
+  readonly serviceCode: string | undefined;
+  /** The network failure's code (`ECONNRESET`, `ETIMEDOUT`, `REQUEST_SEND_ERROR`, …), if any. */
+  readonly networkCode: string | undefined;
+  /** The service's request id. */
+  readonly requestId: string | undefined;
+  /** How long the service asked callers to wait, from `x-ms-retry-after-ms`, `retry-after-ms` or `Retry-After`. */
+  readonly retryAfterInMs: number | undefined;
+  /** The service's message, first line only, with secrets removed. */
+  readonly message: string;
+}
+
+interface RestErrorLike {
+  name?: unknown;
+  message?: unknown;
+  code?: unknown;
+  statusCode?: unknown;
+  response?: { headers?: { get(name: string): string | undefined }; bodyAsText?: string | null };
+  details?: unknown;
+}
+
+/**
+ * Reads an SDK `RestError` (or a Node.js network error) into {@link RestErrorInfo}; `undefined` for
+ * anything else. This is the only function in the library that looks inside SDK errors.
+ *
+ * Blob and queue errors carry the service code in `code` and `x-ms-error-code`;
+ * `@azure/data-tables` leaves `code` undefined and puts it in the OData body, which is read here too.
+ */
+export function readRestError(error: unknown): RestErrorInfo | undefined {
+  if (typeof error !== "object" || error === null) return undefined;
+  const e = error as RestErrorLike;
+  const statusCode = typeof e.statusCode === "number" ? e.statusCode : undefined;
+  const code = typeof e.code === "string" ? e.code : undefined;
+  if (e.name !== "RestError" && statusCode === undefined && !(code && NETWORK_CODES.has(code))) return undefined;
+
+  const header = (name: string) => e.response?.headers?.get(name) ?? undefined;
+  const body = parseODataError(e.response?.bodyAsText);
+  const serviceCode =
+    statusCode === undefined ? undefined : (header("x-ms-error-code") ?? code ?? body?.code ?? detailsCode(e.details));
+  const rawMessage = body?.message ?? (typeof e.message === "string" ? e.message : "");
+  return {
+    statusCode,
+    serviceCode,
+    networkCode: statusCode === undefined ? code : undefined,
+    requestId: header("x-ms-request-id"),
+    retryAfterInMs: parseRetryAfter(header),
+    message: redactSecrets(rawMessage.split("\n")[0]!.trim()),
+  };
+}
+
+/** The HTTP status of a storage error, if it has one. */
+export function statusOf(error: unknown): number | undefined {
+  return readRestError(error)?.statusCode ?? (isStorageConcurrencyError(error) ? error.statusCode : undefined);
+}
+
+/** The service error code of a storage error (`ConditionNotMet`, `LeaseAlreadyPresent`, …), if any. */
+export function serviceCodeOf(error: unknown): string | undefined {
+  return readRestError(error)?.serviceCode ?? (isStorageConcurrencyError(error) ? error.serviceCode : undefined);
+}
+
+/**
+ * Network failure codes that mean "the request may or may not have reached the service".
+ * Node.js socket codes, undici's, and the Azure core pipeline's own.
+ */
+export const NETWORK_CODES: ReadonlySet<string> = new Set([
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "ECONNABORTED",
+  "ETIMEDOUT",
+  "ESOCKETTIMEDOUT",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENETDOWN",
+  "EAI_AGAIN",
+  "ENOTFOUND",
+  "REQUEST_SEND_ERROR",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "UND_ERR_HEADERS_TIMEOUT",
+  "UND_ERR_BODY_TIMEOUT",
+]);
+
+/**
+ * Removes account keys, SAS signatures and shared-key authorisation values from a text, so that no
+ * error message or log line carries a secret.
+ */
+export function redactSecrets(text: string): string {
+  return text
+    .replace(/(AccountKey|SharedAccessSignature)=[^;\s"']*/gi, "$1=<redacted>")
+    .replace(/\b(sig=)[^&;\s"')]*/gi, "$1<redacted>")
+    .replace(/(SharedKey(?:Lite)?\s+[^:\s]+:)[^\s"',]+/gi, "$1<redacted>");
+}
+
+function parseODataError(body: string | null | undefined): { code?: string; message?: string } | undefined {
+  if (!body || body[0] !== "{") return undefined;
+  try {
+    const parsed = JSON.parse(body) as { "odata.error"?: { code?: unknown; message?: { value?: unknown } } };
+    const odata = parsed["odata.error"];
+    if (!odata) return undefined;
+    return {
+      ...(typeof odata.code === "string" ? { code: odata.code } : {}),
+      ...(typeof odata.message?.value === "string" ? { message: odata.message.value } : {}),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+function detailsCode(details: unknown): string | undefined {
+  if (typeof details !== "object" || details === null) return undefined;
+  const d = details as { errorCode?: unknown; code?: unknown };
+  if (typeof d.errorCode === "string") return d.errorCode;
+  return typeof d.code === "string" ? d.code : undefined;
+}
+
+function parseRetryAfter(header: (name: string) => string | undefined): number | undefined {
+  for (const name of ["x-ms-retry-after-ms", "retry-after-ms"]) {
+    const value = Number(header(name));
+    if (header(name) !== undefined && Number.isFinite(value) && value >= 0) return value;
+  }
+  const retryAfter = header("retry-after");
+  if (retryAfter === undefined) return undefined;
+  const seconds = Number(retryAfter);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const date = Date.parse(retryAfter);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
+}

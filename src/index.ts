@@ -1,0 +1,20 @@
+/**
+ * azure-storage-concurrency: the concurrency strategies of Azure Storage, as typed wrappers over the
+ * official SDK clients.
+ *
+ * @packageDocumentation
+ */
+export {
+  StorageConcurrencyError,
+  StorageRequestError,
+  isStorageConcurrencyError,
+  isStorageRequestError,
+  readRestError,
+  statusOf,
+  serviceCodeOf,
+  redactSecrets,
+  NETWORK_CODES,
+  type StorageConcurrencyErrorOptions,
+  type RestErrorInfo,
+} from "./errors.js";
+export * from "./retry/index.js";

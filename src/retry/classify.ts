@@ -1,0 +1,140 @@
+/**
+ * The one classifier of what is worth retrying. Everything in the library that decides whether to
+ * try again asks this module; nothing else re-parses errors.
+ *
+ * Retried: 408, 429, 500, 502, 503, 504 and network failures (reset, timeout, refused, …).
+ * Never retried: any other 4xx, 501, 505, cancellations, and errors that are not storage errors.
+ */
+import {
+  isStorageConcurrencyError,
+  isStorageRequestError,
+  readRestError,
+  StorageRequestError,
+} from "../errors.js";
+
+/** Why a storage call failed, as far as retrying is concerned. */
+export type FailureKind =
+  /** 429, or 503 ServerBusy: the service asks callers to slow down. */
+  | "throttled"
+  /** 408 or 504: the request timed out at the service. */
+  | "timeout"
+  /** 500 or 502. */
+  | "server"
+  /** No usable response: reset, refused, timed out on the wire. The request may have been applied. */
+  | "network"
+  /** 409 SharingViolation: an SMB client holds the file open without sharing. */
+  | "smb-sharing-violation"
+  /** 409 SMBDeletePending: the file is being deleted while an SMB client still has it open. */
+  | "smb-delete-pending"
+  /** Any other 4xx, 501, 505: the request itself, or the resource's state, is the problem. */
+  | "client"
+  /** The caller cancelled (an `AbortError`, or an `AbortSignal.timeout()` firing). */
+  | "cancelled"
+  /** Not a storage error at all. */
+  | "other";
+
+/** The verdict of {@link classifyError}. */
+export interface ErrorClassification {
+  /** Whether trying the same request again later may succeed. */
+  readonly transient: boolean;
+  /** Why it failed. */
+  readonly kind: FailureKind;
+  /** The HTTP status, when there was a response. */
+  readonly statusCode: number | undefined;
+  /** The service's error code, or the network failure's code. */
+  readonly serviceCode: string | undefined;
+  /** How long the service asked callers to wait, when it said. */
+  readonly retryAfterInMs: number | undefined;
+}
+
+/** HTTP statuses worth retrying. */
+export const TRANSIENT_STATUS_CODES: ReadonlySet<number> = new Set([408, 429, 500, 502, 503, 504]);
+
+/**
+ * Classifies a failure of a storage call.
+ *
+ * @example
+ * ```ts
+ * import { classifyError } from "azure-storage-concurrency";
+ *
+ * try {
+ *   await blob.upload(body, body.length);
+ * } catch (error) {
+ *   if (classifyError(error).transient) console.log("worth another try later");
+ *   else throw error;
+ * }
+ * ```
+ */
+export function classifyError(error: unknown): ErrorClassification {
+  if (isCancellation(error)) return verdict("cancelled", false);
+  if (isStorageRequestError(error)) {
+    const kind = error.statusCode === undefined ? "network" : kindOfStatus(error.statusCode, error.serviceCode);
+    return verdict(kind, error.transient, error.statusCode, error.serviceCode);
+  }
+  if (isStorageConcurrencyError(error)) return verdict("other", false, error.statusCode, error.serviceCode);
+  const info = readRestError(error);
+  if (!info) return verdict("other", false);
+  if (info.statusCode === undefined) return verdict("network", true, undefined, info.networkCode);
+  const kind = kindOfStatus(info.statusCode, info.serviceCode);
+  return verdict(kind, TRANSIENT_STATUS_CODES.has(info.statusCode), info.statusCode, info.serviceCode, info.retryAfterInMs);
+}
+
+/** Shorthand for `classifyError(error).transient`. */
+export function isTransientError(error: unknown): boolean {
+  return classifyError(error).transient;
+}
+
+/**
+ * Wraps a failed storage call's error into a {@link StorageRequestError} whose message says what
+ * was being done, what the service answered and what to do next. Errors the library already typed,
+ * cancellations, and errors that are not storage errors pass through unchanged.
+ *
+ * @param operation - what was being done, phrased to follow "Could not", e.g. `"write blob 'a/b.json'"`.
+ * @param attempts - how many attempts were made.
+ */
+export function wrapStorageError(error: unknown, operation: string, attempts = 1): unknown {
+  if (isStorageConcurrencyError(error) || isCancellation(error)) return error;
+  const info = readRestError(error);
+  if (!info) return error;
+  const { transient } = classifyError(error);
+  const what =
+    info.statusCode === undefined
+      ? `a network failure (${info.networkCode ?? "no response"})`
+      : `${info.statusCode}${info.serviceCode ? ` ${info.serviceCode}` : ""}`;
+  const next = transient
+    ? `This is transient${attempts > 1 ? ` but lasted over ${attempts} attempts` : ""}: try again later, or allow more retries.`
+    : "Retrying will not help: fix the request or the resource's state first.";
+  return new StorageRequestError(`Could not ${operation}: ${what}${info.message ? ` (${info.message})` : ""}. ${next}`, {
+    code: "StorageRequestFailed",
+    statusCode: info.statusCode,
+    serviceCode: info.serviceCode ?? info.networkCode,
+    cause: error,
+    transient,
+    requestId: info.requestId,
+    attempts,
+  });
+}
+
+function kindOfStatus(statusCode: number, serviceCode: string | undefined): FailureKind {
+  if (statusCode === 429 || (statusCode === 503 && serviceCode !== "ServiceUnavailable")) return "throttled";
+  if (statusCode === 408 || statusCode === 504) return "timeout";
+  if (statusCode === 500 || statusCode === 502 || statusCode === 503) return "server";
+  if (statusCode === 409 && serviceCode === "SharingViolation") return "smb-sharing-violation";
+  if (statusCode === 409 && serviceCode === "SMBDeletePending") return "smb-delete-pending";
+  return "client";
+}
+
+/** An `AbortError` (from the SDK or a signal), or the `TimeoutError` of `AbortSignal.timeout()`. */
+function isCancellation(error: unknown): boolean {
+  return error instanceof Error && (error.name === "AbortError" || error.name === "TimeoutError");
+}
+
+function verdict(
+  kind: FailureKind,
+  transient: boolean,
+  statusCode?: number,
+  serviceCode?: string,
+  retryAfterInMs?: number,
+): ErrorClassification {
+  return { transient, kind, statusCode, serviceCode, retryAfterInMs };
+}

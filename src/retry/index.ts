@@ -1,0 +1,31 @@
+export {
+  exponentialBackoff,
+  fullJitterBackoff,
+  decorrelatedJitterBackoff,
+  fixedBackoff,
+  noBackoff,
+  backoffPresets,
+  type BackoffStrategy,
+  type RandomSourceOptions,
+  type ExponentialBackoffOptions,
+  type JitterBackoffOptions,
+  type FixedBackoffOptions,
+} from "./backoff.js";
+export {
+  classifyError,
+  isTransientError,
+  wrapStorageError,
+  TRANSIENT_STATUS_CODES,
+  type ErrorClassification,
+  type FailureKind,
+} from "./classify.js";
+export {
+  retry,
+  retryPolicy,
+  SDK_SINGLE_ATTEMPT,
+  type RetryOptions,
+  type RetryPolicy,
+  type RetryEvent,
+  type RetryAttemptContext,
+  type ExecuteOptions,
+} from "./retry.js";

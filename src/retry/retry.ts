@@ -1,0 +1,196 @@
+/**
+ * `retry()`: run an operation again on transient failures, waiting as a backoff strategy says, on
+ * top of p-retry. One classifier ({@link classifyError}) decides what is worth retrying.
+ *
+ * Layering with the SDKs: each SDK client already retries a failed request in its pipeline. Retry
+ * in exactly one place: either keep the SDK's retries (the default) and let the library's loops
+ * handle only concurrency outcomes, or give the client {@link SDK_SINGLE_ATTEMPT} and retry here.
+ * Both together multiply: 4 SDK tries x 4 attempts = 16 requests for one failing operation.
+ */
+import pRetry from "p-retry";
+import { sleep } from "../internal/sleep.js";
+import { checkNumber, checkOptionalFunction, checkOptionalSignal } from "../internal/validate.js";
+import { backoffPresets, type BackoffStrategy } from "./backoff.js";
+import { classifyError, wrapStorageError, type ErrorClassification } from "./classify.js";
+
+/** What {@link RetryOptions.onRetry} is told before each retry. */
+export interface RetryEvent {
+  /** The failure that is being retried. */
+  readonly error: unknown;
+  /** Its classification. */
+  readonly classification: ErrorClassification;
+  /** The attempt that failed (1 for the first). */
+  readonly attempt: number;
+  /** How long the policy waits before the next attempt. */
+  readonly delayInMs: number;
+}
+
+/** What the operation run by {@link retry} is given. */
+export interface RetryAttemptContext {
+  /** This attempt's number, 1 for the first. */
+  readonly attempt: number;
+  /** The caller's signal; pass it to the SDK call so that cancelling stops the request too. */
+  readonly abortSignal: AbortSignal | undefined;
+}
+
+/** Options for {@link retry} and {@link retryPolicy}. */
+export interface RetryOptions {
+  /**
+   * How long to wait before each retry.
+   * @default backoffPresets.interactive
+   */
+  readonly backoff?: BackoffStrategy;
+  /**
+   * How many times to retry after the first attempt (0 means one attempt only).
+   * @default 3
+   */
+  readonly maxRetries?: number;
+  /**
+   * An overall time limit, from the first attempt: no retry starts whose wait would end past it.
+   * @default Infinity
+   */
+  readonly deadlineInMs?: number;
+  /**
+   * Which failures to retry.
+   * @default (classification) => classification.transient
+   */
+  readonly shouldRetry?: (classification: ErrorClassification, error: unknown) => boolean;
+  /**
+   * Wait at least as long as the service asked (`x-ms-retry-after-ms`, `retry-after-ms`, `Retry-After`).
+   * @default true
+   */
+  readonly honorRetryAfter?: boolean;
+  /** Called before each retry, e.g. to log it. */
+  readonly onRetry?: (event: RetryEvent) => void;
+}
+
+/** Per-call options for {@link RetryPolicy.execute}. */
+export interface ExecuteOptions {
+  /** Cancels the operation: waiting stops at once and the promise rejects with the signal's reason. */
+  readonly abortSignal?: AbortSignal;
+  /**
+   * What the operation does, phrased to follow "Could not", for the error message when it gives up.
+   * @default "complete the storage operation"
+   */
+  readonly operationName?: string;
+}
+
+/** A retry policy: an immutable value that runs operations with the same retry settings. */
+export interface RetryPolicy {
+  /** The settings, with defaults filled in. */
+  readonly options: Readonly<Required<Omit<RetryOptions, "onRetry">>> & Pick<RetryOptions, "onRetry">;
+  /**
+   * Runs `operation`, retrying transient failures. When it gives up, a storage failure is thrown as
+   * a {@link StorageRequestError} (with `attempts`), any other error as it was thrown.
+   */
+  execute<T>(operation: (context: RetryAttemptContext) => Promise<T>, options?: ExecuteOptions): Promise<T>;
+}
+
+/**
+ * Makes a {@link RetryPolicy} to share between calls.
+ *
+ * @example
+ * ```ts
+ * import { retryPolicy, exponentialBackoff } from "azure-storage-concurrency";
+ *
+ * const policy = retryPolicy({ backoff: exponentialBackoff(), maxRetries: 5 });
+ * const props = await policy.execute(({ abortSignal }) => blob.getProperties({ abortSignal }));
+ * ```
+ */
+export function retryPolicy(options: RetryOptions = {}): RetryPolicy {
+  const settled = {
+    backoff: options.backoff ?? backoffPresets.interactive,
+    maxRetries: checkNumber("maxRetries", options.maxRetries ?? 3, { min: 0, integer: true, allowInfinity: true }),
+    deadlineInMs: checkNumber("deadlineInMs", options.deadlineInMs ?? Infinity, { min: 0, allowInfinity: true }),
+    shouldRetry: options.shouldRetry ?? ((classification: ErrorClassification) => classification.transient),
+    honorRetryAfter: options.honorRetryAfter ?? true,
+    onRetry: options.onRetry,
+  };
+  if (typeof settled.backoff?.delayInMs !== "function") {
+    throw new TypeError("`backoff` must be a BackoffStrategy, such as `exponentialBackoff()`.");
+  }
+  checkOptionalFunction("shouldRetry", options.shouldRetry);
+  checkOptionalFunction("onRetry", options.onRetry);
+  const policyOptions = Object.freeze(settled);
+  return Object.freeze({
+    options: policyOptions,
+    execute: <T>(operation: (context: RetryAttemptContext) => Promise<T>, executeOptions: ExecuteOptions = {}) =>
+      execute(policyOptions, operation, executeOptions),
+  });
+}
+
+/**
+ * Runs `operation`, retrying transient failures (see {@link classifyError}) with backoff.
+ *
+ * @example
+ * ```ts
+ * import { retry, SDK_SINGLE_ATTEMPT } from "azure-storage-concurrency";
+ * import { BlobServiceClient } from "@azure/storage-blob";
+ *
+ * // The SDK makes one attempt per call; retry() is the one place that retries.
+ * const blobs = BlobServiceClient.fromConnectionString(connectionString, {
+ *   retryOptions: SDK_SINGLE_ATTEMPT.storage,
+ * });
+ * const properties = await retry(
+ *   ({ abortSignal }) => blobs.getContainerClient("data").getProperties({ abortSignal }),
+ *   { maxRetries: 5, deadlineInMs: 10_000, operationName: "read container 'data'" },
+ * );
+ * ```
+ */
+export function retry<T>(
+  operation: (context: RetryAttemptContext) => Promise<T>,
+  options: RetryOptions & ExecuteOptions = {},
+): Promise<T> {
+  return retryPolicy(options).execute(operation, options);
+}
+
+async function execute<T>(
+  options: RetryPolicy["options"],
+  operation: (context: RetryAttemptContext) => Promise<T>,
+  { abortSignal, operationName = "complete the storage operation" }: ExecuteOptions,
+): Promise<T> {
+  checkOptionalSignal("abortSignal", abortSignal);
+  const start = performance.now();
+  let attempts = 0;
+  let previousDelayInMs = 0;
+  try {
+    return await pRetry(
+      (attempt) => {
+        attempts = attempt;
+        return operation({ attempt, abortSignal });
+      },
+      {
+        retries: options.maxRetries,
+        minTimeout: 0, // the wait happens in shouldRetry, chosen by the backoff strategy
+        ...(abortSignal ? { signal: abortSignal } : {}),
+        shouldRetry: async ({ error, attemptNumber }) => {
+          const classification = classifyError(error);
+          if (!options.shouldRetry(classification, error)) return false;
+          let delayInMs = options.backoff.delayInMs(attemptNumber, previousDelayInMs);
+          if (options.honorRetryAfter && classification.retryAfterInMs !== undefined) {
+            delayInMs = Math.max(delayInMs, classification.retryAfterInMs);
+          }
+          if (performance.now() - start + delayInMs >= options.deadlineInMs) return false;
+          previousDelayInMs = delayInMs;
+          options.onRetry?.({ error, classification, attempt: attemptNumber, delayInMs });
+          await sleep(delayInMs, abortSignal);
+          return true;
+        },
+      },
+    );
+  } catch (error) {
+    throw wrapStorageError(error, operationName, attempts);
+  }
+}
+
+/**
+ * `retryOptions` for SDK clients that make exactly one attempt per call, so that {@link retry} is
+ * the one place that retries:
+ * - `storage` for `@azure/storage-blob`, `@azure/storage-queue` and `@azure/storage-file-share`
+ *   clients (`StoragePipelineOptions.retryOptions`);
+ * - `tables` for `@azure/data-tables` clients (`retryOptions` of the client options).
+ */
+export const SDK_SINGLE_ATTEMPT: {
+  readonly storage: { readonly maxTries: 1 };
+  readonly tables: { readonly maxRetries: 0 };
+} = Object.freeze({ storage: Object.freeze({ maxTries: 1 }), tables: Object.freeze({ maxRetries: 0 }) });

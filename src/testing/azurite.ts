@@ -1,0 +1,229 @@
+/**
+ * Starts a real Azurite (the open-source Azure Storage emulator) for tests, examples and benchmarks:
+ * in memory, on free ports, as a child process that dies with its owner.
+ *
+ * `require("azurite")` cannot be used (its entry imports `vscode`), so this spawns Azurite's own
+ * command line with the Node.js binary that runs the caller, and reads the ports it prints.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+
+/** The well-known development account that Azurite serves (documented by Azurite; not a secret). */
+export const AZURITE_ACCOUNT_NAME = "devstoreaccount1";
+/** The well-known key of Azurite's development account (documented by Azurite; not a secret). */
+export const AZURITE_ACCOUNT_KEY =
+  "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";
+
+type AzuriteService = "blob" | "queue" | "table";
+
+/** Options for {@link startAzurite}. */
+export interface StartAzuriteOptions {
+  /**
+   * Path of Azurite's command line script. By default it is resolved from the `azurite` package
+   * installed in the current working directory's project.
+   */
+  readonly azuriteCliPath?: string;
+  /**
+   * Extra command line arguments for Azurite (for example `["--loose"]`).
+   * @default []
+   */
+  readonly extraArgs?: readonly string[];
+  /**
+   * How long to wait for Azurite to report that every service listens.
+   * @default 30000
+   */
+  readonly startTimeoutInMs?: number;
+  /** Cancels the start; Azurite is stopped if it was already running. */
+  readonly abortSignal?: AbortSignal;
+}
+
+/** A running Azurite, as returned by {@link startAzurite}. */
+export interface RunningAzurite extends AsyncDisposable {
+  /** A connection string for the three services, usable with each SDK's `fromConnectionString`. */
+  readonly connectionString: string;
+  /** The development account's name. */
+  readonly accountName: string;
+  /** The development account's key (a published, well-known value). */
+  readonly accountKey: string;
+  /** The blob service: `http://127.0.0.1:<port>/devstoreaccount1`. */
+  readonly blobEndpoint: string;
+  /** The queue service: `http://127.0.0.1:<port>/devstoreaccount1`. */
+  readonly queueEndpoint: string;
+  /** The table service: `http://127.0.0.1:<port>/devstoreaccount1`. */
+  readonly tableEndpoint: string;
+  /** Stops Azurite; resolves once the process has exited. Safe to call more than once. */
+  stop(): Promise<void>;
+}
+
+const LISTENING = /Azurite (Blob|Queue|Table) service is successfully listening at (http:\/\/\S+)/;
+
+/**
+ * Starts Azurite in memory on free ports and resolves once its blob, queue and table services listen.
+ *
+ * It runs with `--skipApiVersionCheck` (the newest SDKs send API versions Azurite may not know yet)
+ * and `--disableTelemetry`. Table clients talking to it need `allowInsecureConnection: true`.
+ *
+ * @example
+ * ```ts
+ * import { startAzurite } from "azure-storage-concurrency/testing";
+ * import { BlobServiceClient } from "@azure/storage-blob";
+ *
+ * const azurite = await startAzurite();
+ * try {
+ *   const blobs = BlobServiceClient.fromConnectionString(azurite.connectionString);
+ *   await blobs.getContainerClient("demo").createIfNotExists();
+ * } finally {
+ *   await azurite.stop();
+ * }
+ * ```
+ */
+export async function startAzurite(options: StartAzuriteOptions = {}): Promise<RunningAzurite> {
+  // Azurite's main command always runs all three services (unnamed ones on fixed default ports, which
+  // would clash between instances), so every service gets a free port.
+  const services: readonly AzuriteService[] = ["blob", "queue", "table"];
+  const startTimeoutInMs = options.startTimeoutInMs ?? 30_000;
+  options.abortSignal?.throwIfAborted();
+
+  const args = [
+    options.azuriteCliPath ?? resolveAzuriteCli(),
+    "--inMemoryPersistence",
+    "--skipApiVersionCheck",
+    "--disableTelemetry",
+    ...services.flatMap((s) => [`--${s}Host`, "127.0.0.1", `--${s}Port`, "0"]),
+    ...(options.extraArgs ?? []),
+  ];
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
+  const stopChild = () => stopProcess(child);
+  // Azurite must not outlive the process that started it, even on an abrupt exit.
+  const killOnExit = () => child.kill("SIGKILL");
+  process.once("exit", killOnExit);
+
+  try {
+    const endpoints = await waitForEndpoints(child, services, startTimeoutInMs, options.abortSignal);
+    child.stdout?.resume();
+    child.stderr?.resume();
+    child.unref();
+    (child.stdout as { unref?: () => void } | null)?.unref?.();
+    (child.stderr as { unref?: () => void } | null)?.unref?.();
+    return describe(endpoints, async () => {
+      process.removeListener("exit", killOnExit);
+      await stopChild();
+    });
+  } catch (error) {
+    process.removeListener("exit", killOnExit);
+    await stopChild();
+    throw error;
+  }
+}
+
+function resolveAzuriteCli(): string {
+  const projectRequire = createRequire(join(process.cwd(), "package.json"));
+  let manifestPath: string;
+  try {
+    manifestPath = projectRequire.resolve("azurite/package.json");
+  } catch {
+    throw new Error(
+      "Azurite is not installed in this project: run `npm install --save-dev azurite`, " +
+        "or pass `azuriteCliPath`.",
+    );
+  }
+  const manifest = projectRequire(manifestPath) as { bin?: Record<string, string> };
+  const cli = manifest.bin?.["azurite"];
+  if (!cli) throw new Error(`The azurite package at ${dirname(manifestPath)} names no \`azurite\` command.`);
+  return join(dirname(manifestPath), cli);
+}
+
+function waitForEndpoints(
+  child: ChildProcess,
+  services: readonly AzuriteService[],
+  timeoutInMs: number,
+  abortSignal: AbortSignal | undefined,
+): Promise<Map<AzuriteService, string>> {
+  return new Promise((resolve, reject) => {
+    const found = new Map<AzuriteService, string>();
+    let output = "";
+    const finish = (error?: Error) => {
+      clearTimeout(timer);
+      abortSignal?.removeEventListener("abort", onAbort);
+      child.stdout?.removeListener("data", onData);
+      child.removeListener("exit", onExit);
+      if (error) reject(error);
+      else resolve(found);
+    };
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString("utf8");
+      for (const line of output.split("\n")) {
+        const match = LISTENING.exec(line);
+        if (match) found.set(match[1]!.toLowerCase() as AzuriteService, match[2]!.replace(/\/$/, ""));
+      }
+      if (services.every((s) => found.has(s))) finish();
+    };
+    const onExit = (code: number | null) =>
+      finish(new Error(`Azurite exited (code ${code}) before it listened. Its output:\n${output}`));
+    const onAbort = () => finish(abortSignal!.reason as Error);
+    const timer = setTimeout(
+      () => finish(new Error(`Azurite did not listen within ${timeoutInMs} ms. Its output:\n${output}`)),
+      timeoutInMs,
+    );
+    child.stdout?.on("data", onData);
+    child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+    child.once("exit", onExit);
+    abortSignal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+function describe(endpoints: Map<AzuriteService, string>, stop: () => Promise<void>): RunningAzurite {
+  const endpoint = (service: AzuriteService) => `${endpoints.get(service)!}/${AZURITE_ACCOUNT_NAME}`;
+  const blobEndpoint = endpoint("blob");
+  const queueEndpoint = endpoint("queue");
+  const tableEndpoint = endpoint("table");
+  const connectionString = buildConnectionString({ blobEndpoint, queueEndpoint, tableEndpoint });
+  let stopping: Promise<void> | undefined;
+  const stopOnce = () => (stopping ??= stop());
+  return {
+    connectionString,
+    accountName: AZURITE_ACCOUNT_NAME,
+    accountKey: AZURITE_ACCOUNT_KEY,
+    blobEndpoint,
+    queueEndpoint,
+    tableEndpoint,
+    stop: stopOnce,
+    [Symbol.asyncDispose]: stopOnce,
+  };
+}
+
+/** Endpoints for {@link buildConnectionString}. */
+export interface DevelopmentEndpoints {
+  readonly blobEndpoint?: string | undefined;
+  readonly queueEndpoint?: string | undefined;
+  readonly tableEndpoint?: string | undefined;
+  readonly fileEndpoint?: string | undefined;
+}
+
+/**
+ * Builds a connection string for Azurite's development account with the given endpoints (for
+ * example the endpoints of a {@link createFaultProxy | fault proxy} in front of Azurite).
+ */
+export function buildConnectionString(endpoints: DevelopmentEndpoints): string {
+  const parts = ["DefaultEndpointsProtocol=http", `AccountName=${AZURITE_ACCOUNT_NAME}`, `AccountKey=${AZURITE_ACCOUNT_KEY}`];
+  if (endpoints.blobEndpoint) parts.push(`BlobEndpoint=${endpoints.blobEndpoint}`);
+  if (endpoints.queueEndpoint) parts.push(`QueueEndpoint=${endpoints.queueEndpoint}`);
+  if (endpoints.tableEndpoint) parts.push(`TableEndpoint=${endpoints.tableEndpoint}`);
+  if (endpoints.fileEndpoint) parts.push(`FileEndpoint=${endpoints.fileEndpoint}`);
+  return parts.join(";") + ";";
+}
+
+function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    // Keep this process alive until the child has really gone.
+    child.ref();
+    const force = setTimeout(() => child.kill("SIGKILL"), 5_000);
+    child.once("exit", () => {
+      clearTimeout(force);
+      resolve();
+    });
+    child.kill("SIGTERM");
+  });
+}

@@ -1,0 +1,299 @@
+/**
+ * A fault-injecting HTTP proxy to put between an SDK client and a storage endpoint (Azurite or a
+ * real account over http). It works at the network level, so the real SDK pipeline, with its own
+ * retries, sees exactly what it would see from a flaky network or a busy service:
+ *
+ * - `dropResponse`: forward the request, let the service apply it, then cut the connection before
+ *   a byte of the response reaches the client (the "lost response" case);
+ * - `serverBusy`: answer 503 ServerBusy without forwarding;
+ * - `status`: answer any error status and service code without forwarding;
+ * - `delay`: wait, then forward;
+ * - `reset`: cut the connection without forwarding.
+ */
+import { createServer, request as httpRequest, Agent, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { checkNumber } from "../internal/validate.js";
+
+/** What a rule does to a matching request. */
+export type FaultAction =
+  | { readonly type: "dropResponse" }
+  | { readonly type: "serverBusy"; readonly retryAfterInMs?: number }
+  | { readonly type: "status"; readonly statusCode: number; readonly serviceCode: string }
+  | { readonly type: "delay"; readonly delayInMs: number }
+  | { readonly type: "reset" };
+
+/** The request a rule looks at. */
+export interface FaultRequestInfo {
+  /** `GET`, `PUT`, … */
+  readonly method: string;
+  /** Path and query, e.g. `/devstoreaccount1/locks/a?comp=lease`. */
+  readonly path: string;
+  /** Request headers, lower-cased names. */
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+}
+
+/** A fault to inject: which requests, what to do, how often. */
+export interface FaultRule {
+  /** What to do to a matching request. */
+  readonly action: FaultAction;
+  /** Only requests with this method (or one of these). */
+  readonly method?: string | readonly string[];
+  /** Only requests whose path and query match. */
+  readonly path?: RegExp;
+  /** Only requests for which this returns true. */
+  readonly when?: (request: FaultRequestInfo) => boolean;
+  /**
+   * The chance, from 0 to 1, that a matching request is hit.
+   * @default 1
+   */
+  readonly probability?: number;
+  /**
+   * How many requests the rule hits before it retires.
+   * @default Infinity
+   */
+  readonly times?: number;
+}
+
+/** One request the proxy saw, and what became of it. */
+export interface ProxiedRequest extends Omit<FaultRequestInfo, "headers"> {
+  /** The fault applied, or `"forwarded"`. */
+  readonly outcome: FaultAction["type"] | "forwarded";
+  /** The status the service answered (for forwarded and dropped requests), or the injected one. */
+  readonly statusCode: number | undefined;
+}
+
+/** Options for {@link createFaultProxy}. */
+export interface FaultProxyOptions {
+  /** The endpoint to forward to, e.g. Azurite's `blobEndpoint` (`http://127.0.0.1:10000/devstoreaccount1`). */
+  readonly target: string;
+  /** Rules to start with; more can be added with {@link FaultProxy.addRule}. */
+  readonly rules?: readonly FaultRule[];
+  /**
+   * The random source deciding probabilistic faults; pass {@link seededRandom} for repeatable runs.
+   * @default Math.random
+   */
+  readonly random?: () => number;
+}
+
+/** A running fault proxy. */
+export interface FaultProxy extends AsyncDisposable {
+  /** The proxy's endpoint: its own origin plus the target's path. Give it to an SDK client. */
+  readonly endpoint: string;
+  /** Adds a rule; rules are tried in the order added and the first that fires wins. Returns a remover. */
+  addRule(rule: FaultRule): () => void;
+  /** Removes every rule: from now on every request is forwarded untouched. */
+  clearRules(): void;
+  /** Every request seen since the start or the last {@link FaultProxy.clearLog}. */
+  readonly requests: readonly ProxiedRequest[];
+  /** Forgets the request log. */
+  clearLog(): void;
+  /** Stops listening and closes every connection; resolves when done. */
+  close(): Promise<void>;
+}
+
+interface LiveRule {
+  readonly rule: FaultRule;
+  remaining: number;
+}
+
+/**
+ * Starts a fault-injecting proxy on a free loopback port in front of `target`.
+ *
+ * @example
+ * ```ts
+ * import { startAzurite, createFaultProxy, buildConnectionString } from "azure-storage-concurrency/testing";
+ *
+ * const azurite = await startAzurite();
+ * const proxy = await createFaultProxy({ target: azurite.blobEndpoint! });
+ * proxy.addRule({ method: "PUT", probability: 0.05, action: { type: "dropResponse" } });
+ * const flakyConnectionString = buildConnectionString({ blobEndpoint: proxy.endpoint });
+ * ```
+ */
+export async function createFaultProxy(options: FaultProxyOptions): Promise<FaultProxy> {
+  const target = new URL(options.target);
+  if (target.protocol !== "http:") {
+    throw new RangeError(`\`target\` must be an http:// endpoint (the proxy does not speak TLS), got ${target.protocol}`);
+  }
+  const random = options.random ?? Math.random;
+  const rules: LiveRule[] = [];
+  const log: ProxiedRequest[] = [];
+  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+
+  const addRule = (rule: FaultRule) => {
+    validateRule(rule);
+    const live: LiveRule = { rule, remaining: rule.times ?? Infinity };
+    rules.push(live);
+    return () => {
+      const index = rules.indexOf(live);
+      if (index >= 0) rules.splice(index, 1);
+    };
+  };
+  for (const rule of options.rules ?? []) addRule(rule);
+
+  const pick = (info: FaultRequestInfo): FaultAction | undefined => {
+    for (const live of rules) {
+      const { rule } = live;
+      if (live.remaining <= 0 || !matches(rule, info)) continue;
+      if (random() >= (rule.probability ?? 1)) continue;
+      live.remaining -= 1;
+      return rule.action;
+    }
+    return undefined;
+  };
+
+  const server = createServer((req, res) => {
+    const info: FaultRequestInfo = { method: req.method ?? "GET", path: req.url ?? "/", headers: req.headers };
+    const action = pick(info);
+    const record = (outcome: ProxiedRequest["outcome"], statusCode: number | undefined) =>
+      log.push({ method: info.method, path: info.path, outcome, statusCode });
+    switch (action?.type) {
+      case undefined:
+        return forward(req, res, target, agent, (status) => record("forwarded", status));
+      case "delay":
+        return void setTimeout(
+          () => forward(req, res, target, agent, (status) => record("delay", status)),
+          action.delayInMs,
+        );
+      case "dropResponse":
+        return forward(req, res, target, agent, (status) => record("dropResponse", status), { dropResponse: true });
+      case "reset":
+        record("reset", undefined);
+        req.resume();
+        return void req.socket.destroy();
+      case "serverBusy":
+        record("serverBusy", 503);
+        return answerError(req, res, 503, "ServerBusy", "The server is busy (injected by the fault proxy).", {
+          ...(action.retryAfterInMs === undefined ? {} : { "x-ms-retry-after-ms": String(action.retryAfterInMs) }),
+        });
+      case "status":
+        record("status", action.statusCode);
+        return answerError(req, res, action.statusCode, action.serviceCode, "Injected by the fault proxy.");
+    }
+  });
+  server.keepAliveTimeout = 5_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const endpoint = `http://127.0.0.1:${port}${target.pathname.replace(/\/$/, "")}`;
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+      agent.destroy();
+    }));
+
+  return {
+    endpoint,
+    addRule,
+    clearRules: () => void rules.splice(0, rules.length),
+    get requests() {
+      return log;
+    },
+    clearLog: () => void log.splice(0, log.length),
+    close,
+    [Symbol.asyncDispose]: close,
+  };
+}
+
+function forward(
+  req: IncomingMessage,
+  res: ServerResponse,
+  target: URL,
+  agent: Agent,
+  done: (statusCode: number | undefined) => void,
+  { dropResponse = false } = {},
+): void {
+  const headers: Record<string, string | string[] | undefined> = { ...req.headers, host: target.host };
+  delete headers.connection;
+  delete headers["keep-alive"];
+  const upstream = httpRequest(
+    { protocol: "http:", hostname: target.hostname, port: target.port, method: req.method, path: req.url, headers, agent },
+    (upstreamRes) => {
+      done(upstreamRes.statusCode);
+      if (dropResponse) {
+        // The service has applied the request; read its answer fully, then lose it on the way back.
+        upstreamRes.resume();
+        upstreamRes.once("end", () => req.socket.destroy());
+        return;
+      }
+      const responseHeaders = { ...upstreamRes.headers };
+      delete responseHeaders.connection;
+      delete responseHeaders["keep-alive"];
+      res.writeHead(upstreamRes.statusCode ?? 502, responseHeaders);
+      upstreamRes.pipe(res);
+    },
+  );
+  upstream.on("error", () => {
+    done(undefined);
+    req.socket.destroy();
+  });
+  req.pipe(upstream);
+}
+
+function answerError(
+  req: IncomingMessage,
+  res: ServerResponse,
+  statusCode: number,
+  serviceCode: string,
+  message: string,
+  extraHeaders: Record<string, string> = {},
+): void {
+  req.resume();
+  const wantsJson = /json/i.test(String(req.headers.accept ?? ""));
+  const body = wantsJson
+    ? JSON.stringify({ "odata.error": { code: serviceCode, message: { lang: "en-US", value: message } } })
+    : `<?xml version="1.0" encoding="utf-8"?><Error><Code>${serviceCode}</Code><Message>${message}</Message></Error>`;
+  res.writeHead(statusCode, {
+    "content-type": wantsJson ? "application/json;odata=minimalmetadata;charset=utf-8" : "application/xml",
+    "content-length": Buffer.byteLength(body),
+    "x-ms-error-code": serviceCode,
+    "x-ms-request-id": `fault-proxy-${Date.now()}`,
+    ...extraHeaders,
+  });
+  res.end(body);
+}
+
+function matches(rule: FaultRule, info: FaultRequestInfo): boolean {
+  if (rule.method !== undefined) {
+    const methods = typeof rule.method === "string" ? [rule.method] : rule.method;
+    if (!methods.some((m) => m.toUpperCase() === info.method)) return false;
+  }
+  if (rule.path && !rule.path.test(info.path)) return false;
+  return rule.when ? rule.when(info) : true;
+}
+
+function validateRule(rule: FaultRule): void {
+  const types = ["dropResponse", "serverBusy", "status", "delay", "reset"];
+  if (!rule || typeof rule !== "object" || !types.includes(rule.action?.type)) {
+    throw new TypeError(`A fault rule needs \`action.type\`, one of ${types.join(", ")}.`);
+  }
+  if (rule.probability !== undefined) checkNumber("probability", rule.probability, { min: 0, max: 1 });
+  if (rule.times !== undefined) checkNumber("times", rule.times, { min: 0, integer: true, allowInfinity: true });
+  if (rule.action.type === "delay") checkNumber("action.delayInMs", rule.action.delayInMs, { min: 0 });
+  if (rule.action.type === "status") checkNumber("action.statusCode", rule.action.statusCode, { min: 400, max: 599, integer: true });
+}
+
+/**
+ * A small seeded random source (mulberry32), for repeatable fault patterns and tests.
+ *
+ * @example
+ * ```ts
+ * import { seededRandom } from "azure-storage-concurrency/testing";
+ * const random = seededRandom(42);
+ * random(); // the same sequence every run
+ * ```
+ */
+export function seededRandom(seed: number): () => number {
+  let state = checkNumber("seed", seed, { integer: true }) >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -1,0 +1,25 @@
+/**
+ * `azure-storage-concurrency/testing`: what the library's own tests use, for users' tests too:
+ * a real Azurite started in memory on free ports, and a fault-injecting proxy.
+ *
+ * @packageDocumentation
+ */
+export {
+  startAzurite,
+  buildConnectionString,
+  AZURITE_ACCOUNT_NAME,
+  AZURITE_ACCOUNT_KEY,
+  type StartAzuriteOptions,
+  type RunningAzurite,
+  type DevelopmentEndpoints,
+} from "./azurite.js";
+export {
+  createFaultProxy,
+  seededRandom,
+  type FaultAction,
+  type FaultRule,
+  type FaultRequestInfo,
+  type FaultProxy,
+  type FaultProxyOptions,
+  type ProxiedRequest,
+} from "./fault-proxy.js";

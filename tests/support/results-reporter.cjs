@@ -1,0 +1,26 @@
+// Writes jest's counts to .test-results/summary.json, so .ci/run can print `N passed, N failed`
+// from jest's own results. A suite that could not run at all counts as one failure.
+const { mkdirSync, writeFileSync } = require("node:fs");
+const { join } = require("node:path");
+
+class ResultsReporter {
+  constructor(globalConfig) {
+    this.rootDir = globalConfig.rootDir;
+  }
+
+  onRunComplete(_contexts, results) {
+    const dir = join(this.rootDir, ".test-results");
+    mkdirSync(dir, { recursive: true });
+    const summary = {
+      passed: results.numPassedTests,
+      failed: results.numFailedTests + results.numRuntimeErrorTestSuites,
+      skipped: results.numPendingTests + results.numTodoTests,
+      suitesFailedToRun: results.numRuntimeErrorTestSuites,
+      success: results.success,
+      node: process.version,
+    };
+    writeFileSync(join(dir, "summary.json"), JSON.stringify(summary, null, 2) + "\n");
+  }
+}
+
+module.exports = ResultsReporter;
