@@ -5,10 +5,11 @@
  * line; without `--json` a readable summary is printed instead.
  */
 import { cpus, totalmem } from "node:os";
+import type { Flags } from "../src/cli/args.js";
 import { startAzurite } from "../src/testing/index.js";
 
 /** Parsed command line flags: `--name value` or `--flag`. */
-export type BenchArgs = Readonly<Record<string, string | boolean>>;
+export type BenchArgs = Flags;
 
 /** What a scenario is given. */
 export interface BenchContext {
@@ -27,49 +28,6 @@ export interface BenchScenario {
   readonly name: string;
   readonly description: string;
   run(context: BenchContext): Promise<Record<string, unknown>>;
-}
-
-/** Reads `--name value` and `--flag` from argv. */
-export function parseArgs(argv: readonly string[]): { positional: string[]; args: Record<string, string | boolean> } {
-  const positional: string[] = [];
-  const args: Record<string, string | boolean> = {};
-  for (let i = 0; i < argv.length; i++) {
-    const token = argv[i]!;
-    if (!token.startsWith("--")) {
-      positional.push(token);
-      continue;
-    }
-    const [name, inline] = token.slice(2).split("=", 2) as [string, string | undefined];
-    const next = argv[i + 1];
-    if (inline !== undefined) args[name] = inline;
-    else if (next !== undefined && !next.startsWith("--")) {
-      args[name] = next;
-      i++;
-    } else args[name] = true;
-  }
-  return { positional, args };
-}
-
-/** A numeric flag, with a default. */
-export function numberArg(args: BenchArgs, name: string, fallback: number): number {
-  const value = args[name];
-  if (value === undefined) return fallback;
-  const parsed = Number(value);
-  if (!Number.isFinite(parsed)) throw new RangeError(`--${name} must be a number, got ${String(value)}`);
-  return parsed;
-}
-
-/** A list-of-numbers flag (`--writers 2,4,8`), with a default. */
-export function numberListArg(args: BenchArgs, name: string, fallback: readonly number[]): number[] {
-  const value = args[name];
-  if (value === undefined) return [...fallback];
-  return String(value)
-    .split(",")
-    .map((part) => {
-      const parsed = Number(part);
-      if (!Number.isFinite(parsed) || parsed <= 0) throw new RangeError(`--${name} takes positive numbers, got ${part}`);
-      return parsed;
-    });
 }
 
 /** The machine a result was measured on, for reports. */

@@ -4,7 +4,8 @@
  * Runs one benchmark scenario (or `all`) on an embedded Azurite, or on the account named by
  * AZURE_STORAGE_CONNECTION_STRING. With --json the last line printed is one JSON object.
  */
-import { parseArgs, runScenario, type BenchScenario } from "./harness.js";
+import { parseArgs } from "../src/cli/args.js";
+import { runScenario, type BenchScenario } from "./harness.js";
 import { scenarios } from "./scenarios/index.js";
 
 function usage(): string {
@@ -15,7 +16,7 @@ function usage(): string {
 }
 
 async function main(): Promise<number> {
-  const { positional, args } = parseArgs(process.argv.slice(2));
+  const { positional, flags: args } = parseArgs(process.argv.slice(2));
   const name = positional[0];
   if (!name || args["help"]) {
     process.stdout.write(usage());

@@ -19,7 +19,8 @@ import {
   statusOf,
   type BackoffStrategy,
 } from "../../src/index.js";
-import { numberArg, numberListArg, round, type BenchScenario } from "../harness.js";
+import { numberFlag, numberListFlag } from "../../src/cli/args.js";
+import { round, type BenchScenario } from "../harness.js";
 
 /** The strategies compared, scaled for writers racing on one blob (milliseconds, not seconds). */
 export const contentionStrategies: readonly BackoffStrategy[] = [
@@ -112,8 +113,8 @@ export const retryScenario: BenchScenario = {
   name: "retry",
   description: "backoff strategies on writers racing conditional writes to one blob",
   async run({ connectionString, args, log }) {
-    const writerCounts = numberListArg(args, "writers", [8]);
-    const increments = numberArg(args, "increments", 20);
+    const writerCounts = numberListFlag(args, "writers", [8]);
+    const increments = numberFlag(args, "increments", 20, 1);
     // One attempt per SDK call: every request counted here is a request on the wire.
     const client = BlobServiceClient.fromConnectionString(connectionString, { retryOptions: SDK_SINGLE_ATTEMPT.storage });
     const results: Record<string, unknown>[] = [];

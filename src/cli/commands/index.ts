@@ -1,0 +1,4 @@
+/** The command line tool's subcommands. Each capability adds its own here. */
+import type { Command } from "../command.js";
+
+export const commands: readonly Command[] = [];
