@@ -25,6 +25,7 @@ export default {
       globalTeardown: "<rootDir>/tests/support/global-teardown.mjs",
       slowTestThreshold: 30,
     },
+    { ...shared, displayName: "package", testMatch: ["<rootDir>/tests/package/**/*.test.ts"] },
   ],
   testTimeout: 60_000,
   reporters: ["default", "<rootDir>/tests/support/results-reporter.cjs"],
