@@ -122,14 +122,7 @@ function createFile(store: FilesStore, share: StoredShare, req: ResponderRequest
     metadata: req.metadata,
     etag: store.nextEtag(),
     lastModified: store.now(),
-    http: {
-      contentType: req.header("x-ms-content-type"),
-      contentEncoding: req.header("x-ms-content-encoding"),
-      contentLanguage: req.header("x-ms-content-language"),
-      cacheControl: req.header("x-ms-cache-control"),
-      contentDisposition: req.header("x-ms-content-disposition"),
-      contentMD5: req.header("x-ms-content-md5"),
-    },
+    http: httpPropertiesOf(req),
     smb: {
       ...smb,
       attributes: attributesOf(req.header("x-ms-file-attributes")),
@@ -226,14 +219,7 @@ function setFileProperties(store: FilesStore, file: StoredFile, req: ResponderRe
     file.content.copy(content, 0, 0, Math.min(size, file.content.length));
     file.content = content;
   }
-  file.http = {
-    contentType: req.header("x-ms-content-type"),
-    contentEncoding: req.header("x-ms-content-encoding"),
-    contentLanguage: req.header("x-ms-content-language"),
-    cacheControl: req.header("x-ms-cache-control"),
-    contentDisposition: req.header("x-ms-content-disposition"),
-    contentMD5: req.header("x-ms-content-md5"),
-  };
+  file.http = httpPropertiesOf(req);
   touch(store, file);
   return { status: 200, headers: { ...versionHeaders(file), ...smbHeaders(file) } };
 }
@@ -263,6 +249,18 @@ function fileHeaders(file: StoredFile, now: number): Record<string, string | und
     "accept-ranges": "bytes",
     "x-ms-type": "File",
     "x-ms-server-encrypted": "true",
+  };
+}
+
+/** The `x-ms-content-*` / `x-ms-cache-control` properties that Create File and Set File Properties set. */
+function httpPropertiesOf(req: ResponderRequest): StoredFile["http"] {
+  return {
+    contentType: req.header("x-ms-content-type"),
+    contentEncoding: req.header("x-ms-content-encoding"),
+    contentLanguage: req.header("x-ms-content-language"),
+    cacheControl: req.header("x-ms-cache-control"),
+    contentDisposition: req.header("x-ms-content-disposition"),
+    contentMD5: req.header("x-ms-content-md5"),
   };
 }
 
