@@ -85,6 +85,7 @@ export async function readFileContent(fileClient: ShareFileClient, options: Read
       { ...options, signal, lease },
     );
   } catch (error) {
+    if (signal?.aborted) throw error; // cancelled, or the lock was lost: its reason, as it is
     throw leaseRefusal(error, path, lease?.leaseId, "read") ?? error;
   }
 }

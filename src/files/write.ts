@@ -164,6 +164,7 @@ export async function replaceFile(
     );
     return { writeId, etag: response.etag, lastModified: response.lastModified, confirmedAfterLostResponse: false };
   } catch (error) {
+    if (signal?.aborted) throw error; // cancelled, or the lock was lost: its reason, as it is
     const refusal = leaseRefusal(error, path, lease?.leaseId, "write");
     if (refusal) {
       // The SDK may have resent a write whose first attempt was applied (its response lost) and

@@ -124,6 +124,34 @@ describeFiles("read-modify-write under a file lease", () => {
     await lease.releaseLease();
   });
 
+  it("a mutate that throws writes nothing, and its error reaches the caller; metadata can be rewritten", async () => {
+    const file = await newFile(share, "throws.txt", "1");
+    const lease = file.getShareLeaseClient();
+    await lease.acquireLease();
+    const oops = new Error("oops");
+    await expect(updateFileUnderLease(file, lease.leaseId, () => Promise.reject(oops))).rejects.toBe(oops);
+    expect((await readFileContent(file)).content.toString()).toBe("1");
+    await updateFileUnderLease(file, lease.leaseId, (b) => Buffer.from(`${b}2`), { metadata: (m) => ({ ...m, step: "2" }), codec: fileCodecs.bytes });
+    const read = await readFileContent(file);
+    expect([read.content.toString(), read.metadata]).toEqual(["12", { step: "2" }]);
+    await lease.releaseLease();
+  });
+
+  it("a lock handle lost while the update runs: the write is not sent, and the lock's reason is thrown", async () => {
+    const file = await newFile(share, "handle-lost.txt", "1");
+    const lease = file.getShareLeaseClient();
+    await lease.acquireLease();
+    const controller = new AbortController();
+    const lost = new Error("lock lost: broken by an operator");
+    const error = await updateFileUnderLease(file, { leaseId: lease.leaseId, signal: controller.signal }, (b) => {
+      controller.abort(lost);
+      return Buffer.from(`${b}2`);
+    }).catch((e: unknown) => e);
+    expect(error).toBe(lost);
+    expect((await readFileContent(file)).content.toString()).toBe("1");
+    await lease.releaseLease();
+  });
+
   it("a lost lease is noticed on the read: mutate is not called and nothing is written", async () => {
     const file = await newFile(share, "lost.txt", "1");
     const lease = file.getShareLeaseClient();
