@@ -3,7 +3,7 @@
  * transpile-only mode; `npm run typecheck` does the type checking.
  * Azurite is started once for the whole run by tests/support/global-setup.mjs.
  */
-const shared = {
+export const shared = {
   testEnvironment: "node",
   extensionsToTreatAsEsm: [".ts"],
   transform: { "^.+\\.ts$": ["ts-jest", { useESM: true, tsconfig: "tsconfig.json" }] },

@@ -114,7 +114,8 @@ interface RestErrorLike {
  * `@azure/data-tables` leaves `code` undefined and puts it in the OData body, which is read here too.
  */
 export function readRestError(error: unknown): RestErrorInfo | undefined {
-  if (typeof error !== "object" || error === null) return undefined;
+  // The library's own errors carry `statusCode` and a library-level `code` too: they are not SDK errors.
+  if (typeof error !== "object" || error === null || isStorageConcurrencyError(error)) return undefined;
   const e = error as RestErrorLike;
   const statusCode = typeof e.statusCode === "number" ? e.statusCode : undefined;
   const code = typeof e.code === "string" ? e.code : undefined;

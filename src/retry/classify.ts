@@ -22,9 +22,17 @@ export type FailureKind =
   | "server"
   /** No usable response: reset, refused, timed out on the wire. The request may have been applied. */
   | "network"
-  /** 409 SharingViolation: an SMB client holds the file open without sharing. */
+  /**
+   * 409 from Azure Files because an SMB client holds the file: SharingViolation (open with a share
+   * mode that refuses this access), FileLockConflict (a byte range is locked) or FileOpenBySmbClient.
+   * Waiting may help: the client may close the file soon.
+   */
   | "smb-sharing-violation"
-  /** 409 SMBDeletePending: the file is being deleted while an SMB client still has it open. */
+  /**
+   * 409 DeletePending (SMBDeletePending in older documents): an SMB client marked the file for
+   * deletion and a handle is still open. Waiting may help: it ends in 404 once the last handle
+   * closes, or the client may clear the mark.
+   */
   | "smb-delete-pending"
   /** Any other 4xx, 501, 505: the request itself, or the resource's state, is the problem. */
   | "client"
@@ -119,10 +127,19 @@ function kindOfStatus(statusCode: number, serviceCode: string | undefined): Fail
   if (statusCode === 429 || (statusCode === 503 && serviceCode !== "ServiceUnavailable")) return "throttled";
   if (statusCode === 408 || statusCode === 504) return "timeout";
   if (statusCode === 500 || statusCode === 502 || statusCode === 503) return "server";
-  if (statusCode === 409 && serviceCode === "SharingViolation") return "smb-sharing-violation";
-  if (statusCode === 409 && serviceCode === "SMBDeletePending") return "smb-delete-pending";
+  if (statusCode === 409 && serviceCode !== undefined) {
+    if (SMB_HOLDS_FILE_CODES.has(serviceCode)) return "smb-sharing-violation";
+    if (SMB_DELETE_PENDING_CODES.has(serviceCode)) return "smb-delete-pending";
+  }
   return "client";
 }
+
+// Azure Files error codes: https://learn.microsoft.com/rest/api/storageservices/file-service-error-codes
+// ("DeletePending: The specified resource is marked for deletion by an SMB client", "FileLockConflict:
+// A portion of the specified file is locked by an SMB client", "FileOpenBySmbClient"); SharingViolation
+// and SMBDeletePending are the names the source documents use.
+const SMB_HOLDS_FILE_CODES: ReadonlySet<string> = new Set(["SharingViolation", "FileLockConflict", "FileOpenBySmbClient"]);
+const SMB_DELETE_PENDING_CODES: ReadonlySet<string> = new Set(["DeletePending", "SMBDeletePending"]);
 
 /** An `AbortError` (from the SDK or a signal), or the `TimeoutError` of `AbortSignal.timeout()`. */
 function isCancellation(error: unknown): boolean {

@@ -1,6 +1,7 @@
 /**
  * `azure-storage-concurrency/testing`: what the library's own tests use, for users' tests too:
- * a real Azurite started in memory on free ports, and a fault-injecting proxy.
+ * a real Azurite started in memory on free ports, a fault-injecting proxy, and an Azure Files REST
+ * responder (Azurite does not emulate Azure Files).
  *
  * @packageDocumentation
  */
@@ -23,3 +24,13 @@ export {
   type FaultProxyOptions,
   type ProxiedRequest,
 } from "./fault-proxy.js";
+export {
+  startFilesResponder,
+  type FilesResponder,
+  type FilesResponderOptions,
+  type FilesResponderRequest,
+  type SmbSimulator,
+  type SmbHandle,
+  type SmbOpenOptions,
+} from "./files-responder/responder.js";
+export type { SmbShareMode } from "./files-responder/store.js";

@@ -8,6 +8,8 @@ import {
   wrapStorageError,
   isStorageRequestError,
   TRANSIENT_STATUS_CODES,
+  serviceCodeOf,
+  statusOf,
 } from "../../../src/index.js";
 
 function restError(statusCode: number | undefined, options: { code?: string; headers?: Record<string, string>; body?: string; message?: string } = {}) {
@@ -45,6 +47,19 @@ describe("classifyError", () => {
     expect(classifyError(restError(412, { code: "ConditionNotMet" })).kind).toBe("client");
     expect(classifyError(restError(409, { code: "SharingViolation" })).kind).toBe("smb-sharing-violation");
     expect(classifyError(restError(409, { code: "SMBDeletePending" })).kind).toBe("smb-delete-pending");
+  });
+
+  it("recognises every Azure Files code that means an SMB client holds the file, and nothing else", () => {
+    for (const code of ["SharingViolation", "FileLockConflict", "FileOpenBySmbClient"]) {
+      expect(classifyError(restError(409, { code })).kind).toBe("smb-sharing-violation");
+    }
+    for (const code of ["DeletePending", "SMBDeletePending"]) {
+      expect(classifyError(restError(409, { code })).kind).toBe("smb-delete-pending");
+    }
+    // Not transient by the default rule: only the SMB retry preset waits for an SMB client.
+    expect(classifyError(restError(409, { code: "SharingViolation" })).transient).toBe(false);
+    expect(classifyError(restError(409, { code: "LeaseAlreadyPresent" })).kind).toBe("client");
+    expect(classifyError(restError(412, { code: "SharingViolation" })).kind).toBe("client");
   });
 
   it.each(["ECONNRESET", "ETIMEDOUT", "ECONNREFUSED", "EPIPE", "REQUEST_SEND_ERROR"])("retries the network failure %s", (code) => {
@@ -88,6 +103,14 @@ describe("readRestError", () => {
   it("ignores errors that are not storage errors", () => {
     expect(readRestError(new Error("x"))).toBeUndefined();
     expect(readRestError(null)).toBeUndefined();
+  });
+
+  it("reads the service code of a wrapped error from the wrapper, not its library-level `code`", () => {
+    const wrapped = wrapStorageError(restError(412, { code: "LeaseIdMissing" }), "write file 'a'");
+    expect(readRestError(wrapped)).toBeUndefined();
+    expect(serviceCodeOf(wrapped)).toBe("LeaseIdMissing");
+    expect(statusOf(wrapped)).toBe(412);
+    expect(classifyError(wrapped).serviceCode).toBe("LeaseIdMissing");
   });
 });
 

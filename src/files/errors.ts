@@ -1,0 +1,109 @@
+/**
+ * The errors of the Azure Files helpers. Each extends {@link StorageConcurrencyError} and has an
+ * `is…Error` guard that checks the brand and the name (not `instanceof`).
+ */
+import { isStorageConcurrencyError, StorageConcurrencyError } from "../errors.js";
+
+/** Why an SMB client stands in the way. */
+export type SmbConflictCode =
+  /** An SMB client holds the file open with a share mode that refuses this access (or locks a range of it). */
+  | "SmbFileLocked"
+  /** An SMB client marked the file for deletion and still has it open. */
+  | "SmbDeletePending";
+
+/**
+ * An SMB client kept a file busy for longer than the SMB retry preset was willing to wait
+ * (see `retryWhileSmbLocked`). `statusCode` is 409; `serviceCode` is the service's code
+ * (`SharingViolation`, `FileLockConflict`, `FileOpenBySmbClient`, `DeletePending`, `SMBDeletePending`).
+ */
+export class SmbConflictError extends StorageConcurrencyError {
+  declare readonly code: SmbConflictCode;
+  /** How many requests were made. */
+  readonly attempts: number;
+  /** How long the preset waited in total, in milliseconds. */
+  readonly waitedInMs: number;
+
+  constructor(
+    message: string,
+    options: { code: SmbConflictCode; serviceCode: string | undefined; attempts: number; waitedInMs: number; cause?: unknown },
+  ) {
+    super(message, { code: options.code, statusCode: 409, serviceCode: options.serviceCode, cause: options.cause });
+    this.name = "SmbConflictError";
+    this.attempts = options.attempts;
+    this.waitedInMs = options.waitedInMs;
+  }
+}
+
+/** True when `error` is an {@link SmbConflictError}. */
+export function isSmbConflictError(error: unknown): error is SmbConflictError {
+  return isStorageConcurrencyError(error) && error.name === "SmbConflictError";
+}
+
+/** Why the service refused a write because of a file lease. */
+export type FileLeaseConflictCode =
+  /** The write named a lease id that does not hold the file (the lease was broken, released or changed). */
+  | "FileLeaseNotHeld"
+  /** A last-writer-wins write met a lease that someone else holds: last writer wins does not override a lock. */
+  | "FileLeasedByAnother";
+
+/**
+ * The service refused a write because of the file's lease (412 LeaseIdMissing,
+ * LeaseIdMismatchWithFileOperation or LeaseNotPresentWithFileOperation). Nothing was written.
+ */
+export class FileLeaseConflictError extends StorageConcurrencyError {
+  declare readonly code: FileLeaseConflictCode;
+  /** The lease id the write named, if any. */
+  readonly leaseId: string | undefined;
+
+  constructor(
+    message: string,
+    options: { code: FileLeaseConflictCode; statusCode: number | undefined; serviceCode: string | undefined; leaseId?: string | undefined; cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = "FileLeaseConflictError";
+    this.leaseId = options.leaseId;
+  }
+}
+
+/** True when `error` is a {@link FileLeaseConflictError}. */
+export function isFileLeaseConflictError(error: unknown): error is FileLeaseConflictError {
+  return isStorageConcurrencyError(error) && error.name === "FileLeaseConflictError";
+}
+
+/**
+ * A write failed without a definite answer (its response was lost and the SDK's retries ran out),
+ * and the follow-up read could not tell whether it was applied either. Look for `writeId` in the
+ * file's metadata (`readFileContent(...).writeId`) to find out before writing again.
+ */
+export class FileWriteNotConfirmedError extends StorageConcurrencyError {
+  /** The write id that the write carried in the file's metadata. */
+  readonly writeId: string;
+
+  constructor(message: string, options: { writeId: string; statusCode?: number | undefined; serviceCode?: string | undefined; cause?: unknown }) {
+    super(message, { code: "FileWriteNotConfirmed", ...options });
+    this.name = "FileWriteNotConfirmedError";
+    this.writeId = options.writeId;
+  }
+}
+
+/** True when `error` is a {@link FileWriteNotConfirmedError}. */
+export function isFileWriteNotConfirmedError(error: unknown): error is FileWriteNotConfirmedError {
+  return isStorageConcurrencyError(error) && error.name === "FileWriteNotConfirmedError";
+}
+
+/** A file's content could not be decoded (e.g. it is not valid JSON). Nothing was written. */
+export class FileContentError extends StorageConcurrencyError {
+  /** The file's path. */
+  readonly path: string;
+
+  constructor(message: string, options: { path: string; cause?: unknown }) {
+    super(message, { code: "FileContentNotDecodable", cause: options.cause });
+    this.name = "FileContentError";
+    this.path = options.path;
+  }
+}
+
+/** True when `error` is a {@link FileContentError}. */
+export function isFileContentError(error: unknown): error is FileContentError {
+  return isStorageConcurrencyError(error) && error.name === "FileContentError";
+}

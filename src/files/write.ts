@@ -1,0 +1,260 @@
+/**
+ * Replacing a file's content, in one request, either under a lease (the service refuses the write
+ * to anyone who does not name the lease) or as an explicit last-writer-wins write.
+ *
+ * Azure Files' REST API has no If-Match: "The File service REST API does not support optimistic or
+ * pessimistic concurrency; updates follow a last-writer-wins strategy" (the source documents' File
+ * section). Since then the service added file leases: a leased file refuses writes and deletes that
+ * do not carry the lease id (412 LeaseIdMissing / LeaseIdMismatchWithFileOperation;
+ * https://learn.microsoft.com/rest/api/storageservices/lease-file). So the lease is the only guard.
+ *
+ * One request per write: Create File with its content ("Beginning with version 2026-02-06, you can
+ * also create file with content up to 4MiB", https://learn.microsoft.com/rest/api/storageservices/create-file).
+ * The classic Create File + Put Range leaves a window in which readers see a zero-filled file of the
+ * new size; one request leaves none on the client's side. Hence the 4 MiB limit of these helpers.
+ *
+ * Each write carries a write id in the file's metadata, set by the same request. When a write fails
+ * without a definite answer (the response was lost and the SDK's own retries ran out), the helper
+ * reads the metadata: its write id there means the write was applied, and it reports success
+ * (`confirmedAfterLostResponse`); another id means it was not. Nothing is ever applied twice by the
+ * helper itself; the SDK may resend the identical request, which leaves the same content.
+ */
+import { createHash, randomUUID } from "node:crypto";
+import type { FileSystemAttributes, ShareFileClient } from "@azure/storage-file-share";
+import { checkOptionalSignal } from "../internal/validate.js";
+import { logger } from "../internal/logger.js";
+import { classifyError } from "../retry/classify.js";
+import { FileWriteNotConfirmedError } from "./errors.js";
+import { eitherSignal, resolveLease, type FileLeaseRef, type ResolvedLease } from "./lease-ref.js";
+import { lowerCaseKeys, type FileHttpProperties, type FileSmbProperties } from "./read.js";
+import { describeFile, filesCall, leaseRefusal, WRITE_ID_METADATA_KEY, type FileRequestOptions } from "./request.js";
+
+/** The most one write carries: Create File with content takes at most 4 MiB. */
+export const MAX_FILE_WRITE_BYTES = 4 * 1024 * 1024;
+
+/** Options for {@link writeFileUnderLease} and {@link writeFileLastWriterWins}. */
+export interface FileWriteOptions extends FileRequestOptions {
+  /** The file's metadata after the write (Create File replaces all metadata). */
+  readonly metadata?: Readonly<Record<string, string>>;
+  /** The file's HTTP properties after the write (Create File replaces them). */
+  readonly httpProperties?: FileHttpProperties;
+  /**
+   * SMB properties to keep: Create File gives the replaced file fresh attributes, permissions
+   * (inherited from the directory) and creation time unless they are passed here.
+   * `updateFileUnderLease` carries them over from its read.
+   */
+  readonly smbProperties?: FileSmbProperties;
+  /**
+   * The id recorded in the file's metadata for this write.
+   * @default a random UUID
+   */
+  readonly writeId?: string;
+}
+
+/** What a write returns. */
+export interface FileWriteResult {
+  /** The id recorded with the content (`readFileContent(...).writeId` reads it back). */
+  readonly writeId: string;
+  /** The file's ETag after the write. */
+  readonly etag: string | undefined;
+  /** When the write happened. */
+  readonly lastModified: Date | undefined;
+  /**
+   * True when the write's response was lost and the follow-up read found the write id: the write
+   * was applied, and was not sent again.
+   */
+  readonly confirmedAfterLostResponse: boolean;
+}
+
+/**
+ * Replaces a file's content under a file lease that the caller holds: every request names the lease
+ * id, so the service refuses it (and this rejects with a `FileLeaseConflictError`, code
+ * `"FileLeaseNotHeld"`) if the lease was broken or changed meanwhile, and any writer without the
+ * lease is refused while this one holds it.
+ *
+ * @param lease - the lease id, or a lock handle (`{ leaseId, signal }`): a handle whose signal
+ *   aborts (the lock was lost) stops the write before it is sent.
+ *
+ * @example
+ * ```ts
+ * import { writeFileUnderLease } from "azure-storage-concurrency";
+ *
+ * const lease = fileClient.getShareLeaseClient();
+ * const { leaseId } = await lease.acquireLease(-1); // file leases are infinite
+ * try {
+ *   await writeFileUnderLease(fileClient, leaseId!, JSON.stringify({ state: "done" }));
+ * } finally {
+ *   await lease.releaseLease();
+ * }
+ * ```
+ */
+export async function writeFileUnderLease(
+  fileClient: ShareFileClient,
+  lease: FileLeaseRef,
+  content: Uint8Array | string,
+  options: FileWriteOptions = {},
+): Promise<FileWriteResult> {
+  return replaceFile(fileClient, resolveLease("lease", lease), content, options);
+}
+
+/**
+ * Replaces a file's content as last writer wins: no lease, no condition; whoever writes last
+ * decides the content. Named so that the choice is visible where it is made. A file that another
+ * client has leased refuses it (`FileLeaseConflictError`, code `"FileLeasedByAnother"`): last
+ * writer wins does not override a lock.
+ *
+ * @example
+ * ```ts
+ * import { writeFileLastWriterWins } from "azure-storage-concurrency";
+ *
+ * // A cache file that any instance may refresh: losing a concurrent refresh is fine.
+ * await writeFileLastWriterWins(fileClient, render(report), { httpProperties: { contentType: "text/html" } });
+ * ```
+ */
+export async function writeFileLastWriterWins(
+  fileClient: ShareFileClient,
+  content: Uint8Array | string,
+  options: FileWriteOptions = {},
+): Promise<FileWriteResult> {
+  return replaceFile(fileClient, undefined, content, options);
+}
+
+/** The shared implementation: one Create File with content, and a check of the write id when the answer was lost. */
+export async function replaceFile(
+  fileClient: ShareFileClient,
+  lease: ResolvedLease | undefined,
+  content: Uint8Array | string,
+  options: FileWriteOptions,
+): Promise<FileWriteResult> {
+  const bytes = toBytes(content);
+  checkWriteOptions(options);
+  const path = describeFile(fileClient);
+  const writeId = options.writeId ?? randomUUID();
+  const signal = eitherSignal(options.abortSignal, lease?.signal);
+  signal?.throwIfAborted();
+  const what = lease ? `write '${path}' under lease '${lease.leaseId}'` : `write '${path}' (last writer wins)`;
+  const metadata = { ...withoutWriteId(options.metadata ?? {}), [WRITE_ID_METADATA_KEY]: writeId };
+  const smb = options.smbProperties ?? {};
+  const http = options.httpProperties ?? {};
+  try {
+    const response = await filesCall(
+      ({ abortSignal }) =>
+        fileClient.create(bytes.length, {
+          abortSignal,
+          content: bytes,
+          contentLength: bytes.length,
+          metadata,
+          fileHttpHeaders: {
+            fileContentType: http.contentType,
+            fileContentEncoding: http.contentEncoding,
+            fileContentLanguage: http.contentLanguage,
+            fileContentDisposition: http.contentDisposition,
+            fileCacheControl: http.cacheControl,
+            // Stored as the file's Content-MD5, so that a full download carries it.
+            fileContentMD5: createHash("md5").update(bytes).digest(),
+          },
+          ...(smb.filePermissionKey ? { filePermissionKey: smb.filePermissionKey } : {}),
+          // The SDK passes a string through unchanged (fileAttributesToString in its models.js).
+          ...(smb.fileAttributes ? { fileAttributes: smb.fileAttributes as unknown as FileSystemAttributes } : {}),
+          ...(smb.creationTime ? { creationTime: smb.creationTime } : {}),
+          ...(lease ? { leaseAccessConditions: { leaseId: lease.leaseId } } : {}),
+        }),
+      what,
+      { ...options, signal, lease },
+    );
+    return { writeId, etag: response.etag, lastModified: response.lastModified, confirmedAfterLostResponse: false };
+  } catch (error) {
+    if (signal?.aborted) throw error; // cancelled, or the lock was lost: its reason, as it is
+    const refusal = leaseRefusal(error, path, lease?.leaseId, "write");
+    if (refusal) {
+      // The SDK may have resent a write whose first attempt was applied (its response lost) and
+      // whose lease was broken before the resend: then the write did happen, under the lease.
+      const applied = await findWrite(fileClient, writeId, signal);
+      if (applied) return applied;
+      throw refusal;
+    }
+    const kind = classifyError(error).kind;
+    if (kind !== "network" && kind !== "server" && kind !== "timeout" && kind !== "throttled") throw error;
+    return confirmAfterLostResponse(fileClient, writeId, error, what, signal);
+  }
+}
+
+/** The write's result if the file carries `writeId` (one Get File Properties), else `undefined`; never throws. */
+async function findWrite(fileClient: ShareFileClient, writeId: string, signal: AbortSignal | undefined): Promise<FileWriteResult | undefined> {
+  try {
+    const properties = await fileClient.getProperties({ abortSignal: signal });
+    if (lowerCaseKeys(properties.metadata ?? {})[WRITE_ID_METADATA_KEY] !== writeId) return undefined;
+    return { writeId, etag: properties.etag, lastModified: properties.lastModified, confirmedAfterLostResponse: true };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The write failed without a definite answer: it may have been applied. One Get File Properties
+ * (without the lease id, so that it answers even if the lease was broken meanwhile) tells.
+ */
+async function confirmAfterLostResponse(
+  fileClient: ShareFileClient,
+  writeId: string,
+  writeError: unknown,
+  what: string,
+  signal: AbortSignal | undefined,
+): Promise<FileWriteResult> {
+  let properties;
+  try {
+    properties = await fileClient.getProperties({ abortSignal: signal });
+  } catch (readError) {
+    signal?.throwIfAborted();
+    throw new FileWriteNotConfirmedError(
+      `Could not ${what}: the write got no definite answer and the file could not be read to check it ` +
+        `(${describeError(readError)}). It may or may not have been applied: look for write id '${writeId}' in the ` +
+        "file's metadata (readFileContent(...).writeId) before writing again.",
+      { writeId, statusCode: classifyError(writeError).statusCode, serviceCode: classifyError(writeError).serviceCode, cause: writeError },
+    );
+  }
+  if (lowerCaseKeys(properties.metadata ?? {})[WRITE_ID_METADATA_KEY] !== writeId) {
+    logger.info(`${what}: no definite answer, and the file does not carry write id ${writeId}: not applied`);
+    throw writeError;
+  }
+  logger.info(`${what}: the response was lost, but the file carries write id ${writeId}: applied`);
+  return { writeId, etag: properties.etag, lastModified: properties.lastModified, confirmedAfterLostResponse: true };
+}
+
+function toBytes(content: unknown): Buffer {
+  let bytes: Buffer;
+  if (typeof content === "string") bytes = Buffer.from(content, "utf8");
+  else if (content instanceof Uint8Array) bytes = Buffer.from(content.buffer, content.byteOffset, content.byteLength);
+  else throw new TypeError(`\`content\` must be a string or a Uint8Array (Buffer), got ${content === null ? "null" : typeof content}.`);
+  if (bytes.length > MAX_FILE_WRITE_BYTES) {
+    throw new RangeError(
+      `\`content\` must be at most 4 MiB (${MAX_FILE_WRITE_BYTES} bytes), got ${bytes.length}: one Create File request carries at ` +
+        "most 4 MiB, and larger files cannot be replaced in one request. Write larger files with the SDK's uploadData " +
+        "(passing leaseAccessConditions), knowing that readers can see them half-written.",
+    );
+  }
+  return bytes;
+}
+
+function checkWriteOptions(options: FileWriteOptions): void {
+  checkOptionalSignal("abortSignal", options.abortSignal);
+  if (options.writeId !== undefined && (typeof options.writeId !== "string" || options.writeId.length === 0)) {
+    throw new TypeError("`writeId` must be a non-empty string.");
+  }
+  for (const [name, value] of Object.entries(options.metadata ?? {})) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+      throw new RangeError(`\`metadata\` names must be C# identifiers (letters, digits, _; not starting with a digit), got '${name}'.`);
+    }
+    if (typeof value !== "string") throw new TypeError(`\`metadata.${name}\` must be a string.`);
+  }
+}
+
+function withoutWriteId(metadata: Readonly<Record<string, string>>): Record<string, string> {
+  const { [WRITE_ID_METADATA_KEY]: _ignored, ...rest } = lowerCaseKeys(metadata);
+  return rest;
+}
+
+function describeError(error: unknown): string {
+  const { statusCode, serviceCode } = classifyError(error);
+  return statusCode === undefined ? (serviceCode ?? String(error)) : `${statusCode}${serviceCode ? ` ${serviceCode}` : ""}`;
+}

@@ -1,0 +1,34 @@
+/**
+ * Several processes, one file: each increments a counter under the file's lease. The lease is the
+ * only guard Azure Files offers (no If-Match), and it is enough: no increment is lost.
+ */
+import type { ShareClient } from "@azure/storage-file-share";
+import { fileCodecs, readFileContent, writeFileLastWriterWins } from "../../../src/index.js";
+import { describeFiles, openFilesTarget, type FilesTarget } from "../../support/files.js";
+import { spawnWorker } from "../../support/processes.js";
+
+describeFiles("several processes writing one file under its lease", () => {
+  let target: FilesTarget;
+  let share: ShareClient;
+  beforeAll(async () => {
+    target = await openFilesTarget();
+    share = await target.newShare("procs");
+  });
+  afterAll(() => target.close());
+
+  it("3 processes x 8 increments under the lease: the counter ends at 24", async () => {
+    const file = share.rootDirectoryClient.getFileClient("counter.json");
+    await writeFileLastWriterWins(file, JSON.stringify({ n: 0 }));
+    const workers = [1, 2, 3].map(() =>
+      spawnWorker("tests/integration/files/workers/increment-under-lease.ts", [share.name, "counter.json", "8"], {
+        FILES_CONNECTION_STRING: target.connectionString,
+      }),
+    );
+    const exits = await Promise.all(workers.map((w) => w.exited));
+    for (const [i, exit] of exits.entries()) {
+      if (exit.code !== 0) throw new Error(`worker ${i} exited with ${exit.code}: ${workers[i]!.stderr()}`);
+    }
+    expect(workers.map((w) => w.messages)).toEqual([[{ done: 8 }], [{ done: 8 }], [{ done: 8 }]]);
+    expect(fileCodecs.json<{ n: number }>().decode((await readFileContent(file)).content)).toEqual({ n: 24 });
+  }, 90_000);
+});

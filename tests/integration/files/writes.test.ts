@@ -1,0 +1,246 @@
+/**
+ * Writes under a file lease, explicit last-writer-wins writes, and read-modify-write under a lease,
+ * through the real SDK. The lost-response tests put the fault proxy between the SDK and the
+ * responder (responder only).
+ */
+import { ShareServiceClient, type ShareClient, type ShareFileClient } from "@azure/storage-file-share";
+import {
+  fileCodecs,
+  isFileContentError,
+  isFileLeaseConflictError,
+  readFileContent,
+  SDK_SINGLE_ATTEMPT,
+  updateFileUnderLease,
+  WRITE_ID_METADATA_KEY,
+  writeFileLastWriterWins,
+  writeFileUnderLease,
+} from "../../../src/index.js";
+import { buildConnectionString, createFaultProxy, seededRandom } from "../../../src/testing/index.js";
+import { describeFiles, describeResponderOnly, openFilesTarget, type FilesTarget } from "../../support/files.js";
+
+async function newFile(share: ShareClient, name: string, content = "0"): Promise<ShareFileClient> {
+  const file = share.rootDirectoryClient.getFileClient(name);
+  await writeFileLastWriterWins(file, content);
+  return file;
+}
+
+describeFiles("writes under a file lease, and last writer wins", () => {
+  let target: FilesTarget;
+  let share: ShareClient;
+  beforeAll(async () => {
+    target = await openFilesTarget();
+    share = await target.newShare("writes");
+  });
+  afterAll(() => target.close());
+
+  it("writes under the lease; a last-writer-wins write meanwhile is refused, and the content is the lease holder's", async () => {
+    const file = await newFile(share, "guarded.json", "{}");
+    const lease = file.getShareLeaseClient();
+    await lease.acquireLease();
+    const written = await writeFileUnderLease(file, lease.leaseId, '{"by":"holder"}', { metadata: { team: "ops" } });
+    const intruder = await writeFileLastWriterWins(file, '{"by":"intruder"}').catch((e: unknown) => e);
+    expect(isFileLeaseConflictError(intruder) && intruder.code).toBe("FileLeasedByAnother");
+    expect((intruder as Error).message).toMatch(/last writer wins does not override a lock/);
+    const read = await readFileContent(file);
+    expect([read.content.toString(), read.writeId, read.metadata]).toEqual(['{"by":"holder"}', written.writeId, { team: "ops" }]);
+    expect(written.confirmedAfterLostResponse).toBe(false);
+    await lease.releaseLease();
+  });
+
+  it("a write under a lease that was broken meanwhile is refused with FileLeaseNotHeld and changes nothing", async () => {
+    const file = await newFile(share, "broken.txt", "original");
+    const lease = file.getShareLeaseClient();
+    await lease.acquireLease();
+    await file.getShareLeaseClient().breakLease(); // e.g. an operator's `lock break`
+    const error = await writeFileUnderLease(file, lease.leaseId, "stale").catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: "FileLeaseConflictError", code: "FileLeaseNotHeld", statusCode: 412, leaseId: lease.leaseId });
+    expect((await readFileContent(file)).content.toString()).toBe("original");
+  });
+
+  it("a lock handle whose signal already aborted stops the write before it is sent, with the lock's reason", async () => {
+    const file = await newFile(share, "handle.txt", "original");
+    const lost = new Error("lock lost");
+    const controller = new AbortController();
+    controller.abort(lost);
+    await expect(writeFileUnderLease(file, { leaseId: "00000000-0000-4000-8000-000000000000", signal: controller.signal }, "x")).rejects.toBe(lost);
+    expect((await readFileContent(file)).content.toString()).toBe("original");
+  });
+
+  it("last writer wins: the later of two writes decides, whole (each write is one request)", async () => {
+    const file = await newFile(share, "lww.txt");
+    await writeFileLastWriterWins(file, "first writer, a long text");
+    const second = await writeFileLastWriterWins(file, "second");
+    const read = await readFileContent(file);
+    expect([read.content.toString(), read.writeId]).toEqual(["second", second.writeId]);
+  });
+
+  it("bad input is refused before any request", async () => {
+    const file = share.rootDirectoryClient.getFileClient("never-created.txt");
+    await expect(writeFileLastWriterWins(file, Buffer.alloc(4 * 1024 * 1024 + 1))).rejects.toThrow(RangeError);
+    await expect(writeFileUnderLease(file, "", "x")).rejects.toThrow(TypeError);
+    await expect(writeFileLastWriterWins(file, "x", { metadata: { "bad-name": "x" } })).rejects.toThrow(/C# identifiers/);
+    await expect(writeFileLastWriterWins(file, 42 as never)).rejects.toThrow(TypeError);
+    expect(await file.exists()).toBe(false);
+  });
+});
+
+describeFiles("read-modify-write under a file lease", () => {
+  let target: FilesTarget;
+  let share: ShareClient;
+  beforeAll(async () => {
+    target = await openFilesTarget();
+    share = await target.newShare("rmw");
+  });
+  afterAll(() => target.close());
+
+  it("updates JSON under the lease, keeping metadata, content type and SMB properties; mutate may decline", async () => {
+    const file = await newFile(share, "settings.json", '{"retries":1}');
+    await writeFileLastWriterWins(file, '{"retries":1}', { metadata: { owner: "ops" }, httpProperties: { contentType: "application/json" } });
+    const before = await file.getProperties();
+    const lease = file.getShareLeaseClient();
+    await lease.acquireLease();
+    const codec = fileCodecs.json<{ retries: number }>();
+    const updated = await updateFileUnderLease(file, lease.leaseId, (s) => ({ retries: s.retries + 1 }), { codec });
+    expect(updated).toMatchObject({ value: { retries: 2 }, written: true, confirmedAfterLostResponse: false });
+    const declined = await updateFileUnderLease(file, lease.leaseId, () => undefined, { codec });
+    expect(declined).toMatchObject({ value: { retries: 2 }, written: false });
+    const after = await file.getProperties();
+    expect(after.metadata).toEqual({ owner: "ops", [WRITE_ID_METADATA_KEY]: updated.writeId });
+    expect(after.contentType).toBe("application/json");
+    expect([after.filePermissionKey, after.fileAttributes]).toEqual([before.filePermissionKey, before.fileAttributes]);
+    expect(after.fileCreatedOn?.getTime()).toBe(before.fileCreatedOn?.getTime());
+    await lease.releaseLease();
+  });
+
+  it("content that does not decode gives a FileContentError and writes nothing; mutate is not called", async () => {
+    const file = await newFile(share, "broken.json", "{not json");
+    const lease = file.getShareLeaseClient();
+    await lease.acquireLease();
+    let called = false;
+    const error = await updateFileUnderLease(file, lease.leaseId, () => ((called = true), {}), { codec: fileCodecs.json() }).catch((e: unknown) => e);
+    expect(isFileContentError(error) && error.path).toBe(`${share.name}/broken.json`);
+    expect(called).toBe(false);
+    expect((await readFileContent(file)).content.toString()).toBe("{not json");
+    await lease.releaseLease();
+  });
+
+  it("a mutate that throws writes nothing, and its error reaches the caller; metadata can be rewritten", async () => {
+    const file = await newFile(share, "throws.txt", "1");
+    const lease = file.getShareLeaseClient();
+    await lease.acquireLease();
+    const oops = new Error("oops");
+    await expect(updateFileUnderLease(file, lease.leaseId, () => Promise.reject(oops))).rejects.toBe(oops);
+    expect((await readFileContent(file)).content.toString()).toBe("1");
+    await updateFileUnderLease(file, lease.leaseId, (b) => Buffer.from(`${b}2`), { metadata: (m) => ({ ...m, step: "2" }), codec: fileCodecs.bytes });
+    const read = await readFileContent(file);
+    expect([read.content.toString(), read.metadata]).toEqual(["12", { step: "2" }]);
+    await lease.releaseLease();
+  });
+
+  it("a lock handle lost while the update runs: the write is not sent, and the lock's reason is thrown", async () => {
+    const file = await newFile(share, "handle-lost.txt", "1");
+    const lease = file.getShareLeaseClient();
+    await lease.acquireLease();
+    const controller = new AbortController();
+    const lost = new Error("lock lost: broken by an operator");
+    const error = await updateFileUnderLease(file, { leaseId: lease.leaseId, signal: controller.signal }, (b) => {
+      controller.abort(lost);
+      return Buffer.from(`${b}2`);
+    }).catch((e: unknown) => e);
+    expect(error).toBe(lost);
+    expect((await readFileContent(file)).content.toString()).toBe("1");
+    await lease.releaseLease();
+  });
+
+  it("a lost lease is noticed on the read: mutate is not called and nothing is written", async () => {
+    const file = await newFile(share, "lost.txt", "1");
+    const lease = file.getShareLeaseClient();
+    await lease.acquireLease();
+    await file.getShareLeaseClient().breakLease();
+    let called = false;
+    const error = await updateFileUnderLease(file, lease.leaseId, () => ((called = true), Buffer.from("2"))).catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: "FileLeaseConflictError", code: "FileLeaseNotHeld" });
+    expect(called).toBe(false);
+  });
+});
+
+describeResponderOnly("lost responses (fault proxy between the SDK and the responder)", () => {
+  let target: FilesTarget;
+  let share: ShareClient;
+  beforeAll(async () => {
+    target = await openFilesTarget();
+    share = await target.newShare("lost");
+  });
+  afterAll(() => target.close());
+
+  async function viaProxy(file: ShareFileClient, options: { sdkSingleAttempt: boolean }) {
+    const proxy = await createFaultProxy({ target: target.responder!.endpoint, random: seededRandom(7) });
+    const shares = ShareServiceClient.fromConnectionString(buildConnectionString({ fileEndpoint: proxy.endpoint }), {
+      retryOptions: options.sdkSingleAttempt ? SDK_SINGLE_ATTEMPT.storage : { maxTries: 4, retryDelayInMs: 10, maxRetryDelayInMs: 50 },
+    });
+    return { proxy, file: shares.getShareClient(file.shareName).rootDirectoryClient.getFileClient(file.path) };
+  }
+
+  it("a write whose response is lost, with no SDK retry left, is confirmed from the write id and not sent again", async () => {
+    const direct = await newFile(share, "confirm.txt", "old");
+    const lease = direct.getShareLeaseClient();
+    await lease.acquireLease();
+    const { proxy, file } = await viaProxy(direct, { sdkSingleAttempt: true });
+    await using _ = proxy;
+    proxy.addRule({ method: "PUT", path: /confirm\.txt$/, action: { type: "dropResponse" }, times: 1 });
+    const result = await writeFileUnderLease(file, lease.leaseId, "new");
+    expect(result.confirmedAfterLostResponse).toBe(true);
+    expect(proxy.requests.map((r) => `${r.method} ${r.outcome}`)).toEqual(["PUT dropResponse", "HEAD forwarded"]);
+    expect((await readFileContent(direct)).writeId).toBe(result.writeId);
+    await lease.releaseLease();
+  });
+
+  it("a write that never reached the service is reported as failed, after checking", async () => {
+    const direct = await newFile(share, "unsent.txt", "old");
+    const { proxy, file } = await viaProxy(direct, { sdkSingleAttempt: true });
+    await using _ = proxy;
+    proxy.addRule({ method: "PUT", path: /unsent\.txt$/, action: { type: "reset" }, times: 1 });
+    const error = await writeFileLastWriterWins(file, "new").catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: "StorageRequestError", transient: true });
+    expect((await readFileContent(direct)).content.toString()).toBe("old");
+  });
+
+  it("the SDK resends a write whose response was lost after the lease was broken: the 412 is recognised as the write having been applied", async () => {
+    const direct = await newFile(share, "resent.txt", "old");
+    const lease = direct.getShareLeaseClient();
+    await lease.acquireLease();
+    const { proxy, file } = await viaProxy(direct, { sdkSingleAttempt: false });
+    await using _ = proxy;
+    // The first attempt is applied, its response dropped. When the SDK's resend arrives, someone
+    // breaks the lease, and the resend waits behind a delay so that the break lands first.
+    proxy.addRule({ method: "PUT", path: /resent\.txt$/, times: 1, action: { type: "dropResponse" } });
+    proxy.addRule({
+      method: "PUT",
+      path: /resent\.txt$/,
+      times: 1,
+      action: { type: "delay", delayInMs: 300 },
+      when: () => (void direct.getShareLeaseClient().breakLease(), true),
+    });
+    const result = await writeFileUnderLease(file, lease.leaseId, "new");
+    expect(result.confirmedAfterLostResponse).toBe(true);
+    expect(proxy.requests.filter((r) => r.method === "PUT").map((r) => r.statusCode)).toEqual([201, 412]);
+    expect((await readFileContent(direct)).content.toString()).toBe("new");
+  });
+
+  it("a counter incremented under the lease with 30% of responses lost counts every increment exactly once", async () => {
+    const direct = await newFile(share, "counter.json", '{"n":0}');
+    const lease = direct.getShareLeaseClient();
+    await lease.acquireLease();
+    const { proxy, file } = await viaProxy(direct, { sdkSingleAttempt: false });
+    await using _ = proxy;
+    proxy.addRule({ method: "PUT", path: /counter\.json$/, probability: 0.3, action: { type: "dropResponse" } });
+    const codec = fileCodecs.json<{ n: number }>();
+    let mutations = 0;
+    for (let i = 0; i < 20; i += 1) {
+      await updateFileUnderLease(file, lease.leaseId, (c) => ((mutations += 1), { n: c.n + 1 }), { codec });
+    }
+    expect(proxy.requests.some((r) => r.outcome === "dropResponse")).toBe(true);
+    expect([mutations, codec.decode((await readFileContent(direct)).content).n]).toEqual([20, 20]);
+    await lease.releaseLease();
+  });
+});
