@@ -1,0 +1,44 @@
+/**
+ * The container adapter of the leasable port. A container lease makes only Delete exclusive on the
+ * service; everything else is exclusive only among clients that take the lock (see
+ * docs/lease-locks.md). The library never creates the container: it is the user's.
+ */
+import type { ContainerClient } from "@azure/storage-blob";
+import { toLeaseDurationType, toLeaseState, type Leasable, type LeasableRequestOptions } from "./leasable.js";
+import { sdkLeaseOperations, unlessNotFound } from "./lease-client.js";
+
+/**
+ * `container` as a {@link Leasable}: its own lease, for example to make deleting it exclusive.
+ *
+ * @example
+ * ```ts
+ * import { BlobServiceClient } from "@azure/storage-blob";
+ * import { containerLeasable, LeaseLock } from "azure-storage-concurrency";
+ *
+ * const container = BlobServiceClient.fromConnectionString(process.env.AZURE_STORAGE_CONNECTION_STRING!)
+ *   .getContainerClient("reports-2024");
+ * const lock = new LeaseLock(containerLeasable(container));
+ * ```
+ */
+export function containerLeasable(container: ContainerClient): Leasable {
+  return {
+    description: `container '${container.containerName}'`,
+    finiteDurations: true,
+    ...sdkLeaseOperations(container),
+    async getProperties(options: LeasableRequestOptions = {}) {
+      const p = await unlessNotFound(() => container.getProperties({ abortSignal: options.abortSignal }));
+      return (
+        p && {
+          state: toLeaseState(p.leaseState),
+          durationType: toLeaseDurationType(p.leaseDuration),
+          metadata: p.metadata ?? {},
+          etag: p.etag,
+          lastModified: p.lastModified,
+        }
+      );
+    },
+    async setMetadata(metadata, leaseId, options: LeasableRequestOptions = {}) {
+      await container.setMetadata({ ...metadata }, { conditions: { leaseId }, abortSignal: options.abortSignal });
+    },
+  };
+}
