@@ -6,6 +6,8 @@ import { statusOf } from "../errors.js";
 import { checkNonEmptyString } from "../internal/validate.js";
 import { toLeaseDurationType, toLeaseState, type Leasable, type LeasableRequestOptions } from "./leasable.js";
 import { sdkLeaseOperations, unlessNotFound } from "./lease-client.js";
+import { LeaseLock } from "./lock.js";
+import type { LeaseLockOptions } from "./options.js";
 
 /**
  * The blob `blobName` in `container` as a {@link Leasable}. When missing, the blob (an empty block
@@ -64,4 +66,24 @@ export function blobLeasable(container: ContainerClient, blobName: string): Leas
       }
     },
   };
+}
+
+/**
+ * A lock on the blob `blobName` in `container`: `new LeaseLock(blobLeasable(container, blobName), options)`.
+ * The blob and its container are created when missing (unless `createIfMissing: false`).
+ *
+ * @example
+ * ```ts
+ * import { BlobServiceClient } from "@azure/storage-blob";
+ * import { blobLock } from "azure-storage-concurrency";
+ *
+ * const container = BlobServiceClient.fromConnectionString(process.env.AZURE_STORAGE_CONNECTION_STRING!)
+ *   .getContainerClient("locks");
+ * await blobLock(container, "nightly-report").withLock(async (handle) => {
+ *   console.log(`running with fencing token ${handle.fencingToken}`);
+ * });
+ * ```
+ */
+export function blobLock(container: ContainerClient, blobName: string, options?: LeaseLockOptions): LeaseLock {
+  return new LeaseLock(blobLeasable(container, blobName), options);
 }

@@ -6,6 +6,8 @@
 import type { ContainerClient } from "@azure/storage-blob";
 import { toLeaseDurationType, toLeaseState, type Leasable, type LeasableRequestOptions } from "./leasable.js";
 import { sdkLeaseOperations, unlessNotFound } from "./lease-client.js";
+import { LeaseLock } from "./lock.js";
+import type { LeaseLockOptions } from "./options.js";
 
 /**
  * `container` as a {@link Leasable}: its own lease, for example to make deleting it exclusive.
@@ -41,4 +43,24 @@ export function containerLeasable(container: ContainerClient): Leasable {
       await container.setMetadata({ ...metadata }, { conditions: { leaseId }, abortSignal: options.abortSignal });
     },
   };
+}
+
+/**
+ * A lock on `container`'s own lease: `new LeaseLock(containerLeasable(container), options)`.
+ * While held, nobody can delete the container without the lease id. The container must exist.
+ *
+ * @example
+ * ```ts
+ * import { BlobServiceClient } from "@azure/storage-blob";
+ * import { containerLock } from "azure-storage-concurrency";
+ *
+ * const container = BlobServiceClient.fromConnectionString(process.env.AZURE_STORAGE_CONNECTION_STRING!)
+ *   .getContainerClient("reports-2024");
+ * await containerLock(container).withLock(async (handle) => {
+ *   await container.delete({ conditions: { leaseId: handle.leaseId } });
+ * });
+ * ```
+ */
+export function containerLock(container: ContainerClient, options?: LeaseLockOptions): LeaseLock {
+  return new LeaseLock(containerLeasable(container), options);
 }
