@@ -64,6 +64,12 @@ export interface LockHandle extends AsyncDisposable {
   readonly fencingToken: number | undefined;
   /** When the lock was acquired (when the acquire request was sent). */
   readonly acquiredAt: Date;
+  /**
+   * The lock's record (holder, fencing token) as written into the leased resource's metadata.
+   * Writing the leased blob itself (`upload`, `setMetadata`) replaces its metadata: include these
+   * entries, or the next holder's fencing token starts again from 1.
+   */
+  readonly lockMetadata: Readonly<Record<string, string>>;
   /** `"held"`, `"lost"` or `"released"`. */
   readonly status: LockStatus;
   /** Time until the local expiry guard gives the lock up: `Infinity` for an infinite lease, 0 once not held. */
@@ -87,6 +93,7 @@ export interface Acquisition {
   readonly sentAt: number;
   readonly acquiredAt: Date;
   readonly fencingToken: number | undefined;
+  readonly lockMetadata: Readonly<Record<string, string>>;
 }
 
 /** Reads a renewal failure: does it mean the lease is gone? */
@@ -104,6 +111,7 @@ class HeldLease implements LockHandle {
   readonly leaseId: string;
   readonly fencingToken: number | undefined;
   readonly acquiredAt: Date;
+  readonly lockMetadata: Readonly<Record<string, string>>;
   readonly #leasable: Leasable;
   readonly #options: ResolvedLeaseLockOptions;
   readonly #durationInMs: number;
@@ -119,6 +127,7 @@ class HeldLease implements LockHandle {
     this.leaseId = acquisition.leaseId;
     this.fencingToken = acquisition.fencingToken;
     this.acquiredAt = acquisition.acquiredAt;
+    this.lockMetadata = acquisition.lockMetadata;
     this.#leasable = acquisition.leasable;
     this.#options = acquisition.options;
     this.#durationInMs = acquisition.options.durationInSeconds * 1000;

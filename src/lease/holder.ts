@@ -73,7 +73,10 @@ export function readLockRecord(metadata: Readonly<Record<string, string>>): Lock
   };
 }
 
-/** The metadata to write for a new acquisition: the existing metadata with the lock's entries replaced. */
+/**
+ * The metadata to write for a new acquisition: `all` is the existing metadata with the lock's
+ * entries replaced, `own` the lock's entries alone.
+ */
 export function lockMetadata(
   existing: Readonly<Record<string, string>>,
   acquisition: {
@@ -83,10 +86,8 @@ export function lockMetadata(
     readonly durationInSeconds: number;
     readonly renewIntervalInMs: number;
   },
-): Record<string, string> {
-  const metadata: Record<string, string> = { ...existing };
-  delete metadata[LOCK_METADATA.name];
-  Object.assign(metadata, {
+): { all: Record<string, string>; own: Record<string, string> } {
+  const own: Record<string, string> = {
     [LOCK_METADATA.fencingToken]: String(acquisition.fencingToken),
     [LOCK_METADATA.host]: encodeURIComponent(hostname()),
     [LOCK_METADATA.pid]: String(process.pid),
@@ -94,9 +95,11 @@ export function lockMetadata(
     [LOCK_METADATA.durationInSeconds]:
       acquisition.durationInSeconds === Infinity ? "infinite" : String(acquisition.durationInSeconds),
     [LOCK_METADATA.renewIntervalInMs]: String(Math.round(acquisition.renewIntervalInMs)),
-  });
-  if (acquisition.name !== undefined) metadata[LOCK_METADATA.name] = encodeURIComponent(acquisition.name);
-  return metadata;
+  };
+  if (acquisition.name !== undefined) own[LOCK_METADATA.name] = encodeURIComponent(acquisition.name);
+  const all: Record<string, string> = { ...existing };
+  delete all[LOCK_METADATA.name];
+  return { all: Object.assign(all, own), own };
 }
 
 function safeDecode(value: string): string {

@@ -43,5 +43,6 @@ export {
   type TableLockScope,
   type GuardedTable,
   type GuardedTableOptions,
+  type GuardedEntity,
   type FencedWriteOptions,
 } from "./table-lock.js";

@@ -115,7 +115,13 @@ export class LeaseLock {
     checkOptionalSignal("abortSignal", options.abortSignal);
     const leaseId = newLeaseId();
     try {
-      return await this.#attempt(leaseId, options.abortSignal);
+      try {
+        return await this.#attempt(leaseId, options.abortSignal);
+      } catch (error) {
+        // The answer was lost: asking again with the same proposed id settles it (granted, or 409).
+        if (!isUncertain(error) || options.abortSignal?.aborted) throw error;
+        return await this.#attempt(leaseId, options.abortSignal);
+      }
     } catch (error) {
       await this.#forget(leaseId); // the service may have granted it before the failure
       throw error;
@@ -268,17 +274,26 @@ export class LeaseLock {
     const acquiredAt = new Date();
     const granted = await this.#acquireOrCreate(leaseId, abortSignal);
     if (!granted) return undefined;
-    let fencingToken: number | undefined;
+    let record: { fencingToken: number; lockMetadata: Record<string, string> } | undefined;
     try {
-      fencingToken = await this.#recordAcquisition(leaseId, acquiredAt, abortSignal);
+      record = await this.#recordAcquisition(leaseId, acquiredAt, abortSignal);
     } catch (error) {
       // The lease is ours but its record could not be written: give it back rather than hold it unfenced.
       await this.#forget(leaseId);
       if (isLeaseGone(error)) return undefined; // broken in between: someone else has it
       throw error;
     }
+    const fencingToken = record?.fencingToken;
     logger.info(`acquired the lock on ${this.leasable.description}${fencingToken === undefined ? "" : ` (fencing token ${fencingToken})`}`);
-    return startHandle({ leasable: this.leasable, options: this.options, leaseId, sentAt, acquiredAt, fencingToken });
+    return startHandle({
+      leasable: this.leasable,
+      options: this.options,
+      leaseId,
+      sentAt,
+      acquiredAt,
+      fencingToken,
+      lockMetadata: record?.lockMetadata ?? {},
+    });
   }
 
   async #acquireOrCreate(leaseId: string, abortSignal: AbortSignal | undefined): Promise<boolean> {
@@ -312,23 +327,24 @@ export class LeaseLock {
    * the acquire, so no earlier holder can write any more; the write sets an absolute value, so the
    * SDK re-sending it after a lost response changes nothing.
    */
-  async #recordAcquisition(leaseId: string, acquiredAt: Date, abortSignal: AbortSignal | undefined): Promise<number | undefined> {
+  async #recordAcquisition(
+    leaseId: string,
+    acquiredAt: Date,
+    abortSignal: AbortSignal | undefined,
+  ): Promise<{ fencingToken: number; lockMetadata: Record<string, string> } | undefined> {
     if (!this.leasable.setMetadata) return undefined;
     const properties = await this.leasable.getProperties({ abortSignal });
-    const metadata = properties?.metadata ?? {};
-    const fencingToken = readLockRecord(metadata).fencingToken + 1;
-    await this.leasable.setMetadata(
-      lockMetadata(metadata, {
-        fencingToken,
-        name: this.options.holderName,
-        acquiredAt,
-        durationInSeconds: this.options.durationInSeconds,
-        renewIntervalInMs: this.options.renewIntervalInMs,
-      }),
-      leaseId,
-      { abortSignal },
-    );
-    return fencingToken;
+    const existing = properties?.metadata ?? {};
+    const fencingToken = readLockRecord(existing).fencingToken + 1;
+    const { all, own } = lockMetadata(existing, {
+      fencingToken,
+      name: this.options.holderName,
+      acquiredAt,
+      durationInSeconds: this.options.durationInSeconds,
+      renewIntervalInMs: this.options.renewIntervalInMs,
+    });
+    await this.leasable.setMetadata(all, leaseId, { abortSignal });
+    return { fencingToken, lockMetadata: own };
   }
 
   /** Best-effort release of a lease id this call may hold without knowing it (bounded: 5 s). */

@@ -51,6 +51,9 @@ export interface TableLockOptions extends LeaseLockOptions, GuardedTableOptions 
   readonly blobName?: string;
 }
 
+/** An entity as read through a {@link GuardedTable}: its keys are always there, ready to write back. */
+export type GuardedEntity<T extends object> = TableEntityResult<T> & { partitionKey: string; rowKey: string };
+
 /** Options for a fenced write. */
 export interface FencedWriteOptions {
   /**
@@ -83,7 +86,7 @@ export interface GuardedTable {
     partitionKey: string,
     rowKey: string,
     options?: { abortSignal?: AbortSignal },
-  ): Promise<TableEntityResult<T>>;
+  ): Promise<GuardedEntity<T>>;
   /** Creates an entity stamped with the fencing token (409 if it exists). */
   createEntity<T extends object>(entity: TableEntity<T>, options?: { abortSignal?: AbortSignal }): Promise<void>;
   /** Updates an existing entity (Merge by default), fenced. */
@@ -270,7 +273,7 @@ export function guardTable(
     handle,
     table,
     getEntity: <T extends object>(partitionKey: string, rowKey: string, opts: { abortSignal?: AbortSignal } = {}) =>
-      table.getEntity<T>(partitionKey, rowKey, opts) as Promise<TableEntityResult<T>>,
+      table.getEntity<T>(partitionKey, rowKey, opts) as Promise<GuardedEntity<T>>,
     async createEntity(entity, opts = {}) {
       check(entity.partitionKey, entity.rowKey);
       await table.createEntity(stamp(entity), opts);
