@@ -4,7 +4,13 @@
 import type { ContainerClient } from "@azure/storage-blob";
 import { statusOf } from "../errors.js";
 import { checkNonEmptyString } from "../internal/validate.js";
-import { toLeaseDurationType, toLeaseState, type Leasable, type LeasableRequestOptions } from "./leasable.js";
+import {
+  toLeaseDurationType,
+  toLeaseState,
+  type Leasable,
+  type LeasableMetadataWriteOptions,
+  type LeasableRequestOptions,
+} from "./leasable.js";
 import { sdkLeaseOperations, unlessNotFound } from "./lease-client.js";
 import { LeaseLock } from "./lock.js";
 import type { LeaseLockOptions } from "./options.js";
@@ -44,8 +50,12 @@ export function blobLeasable(container: ContainerClient, blobName: string): Leas
         }
       );
     },
-    async setMetadata(metadata, leaseId, options: LeasableRequestOptions = {}) {
-      await blob.setMetadata({ ...metadata }, { conditions: { leaseId }, abortSignal: options.abortSignal });
+    conditionalMetadataWrites: true,
+    async setMetadata(metadata, leaseId, options: LeasableMetadataWriteOptions = {}) {
+      await blob.setMetadata(
+        { ...metadata },
+        { conditions: { leaseId, ...(options.ifMatch === undefined ? {} : { ifMatch: options.ifMatch }) }, abortSignal: options.abortSignal },
+      );
     },
     async createIfMissing(options: LeasableRequestOptions = {}) {
       const create = () =>

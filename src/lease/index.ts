@@ -2,6 +2,7 @@ export {
   type Leasable,
   type LeasableProperties,
   type LeasableRequestOptions,
+  type LeasableMetadataWriteOptions,
   type LeaseState,
   type LeaseDurationType,
   INFINITE_LEASE_SECONDS,

@@ -62,6 +62,15 @@ export interface LeasableRequestOptions {
   readonly abortSignal?: AbortSignal;
 }
 
+/** Options for {@link Leasable.setMetadata}. */
+export interface LeasableMetadataWriteOptions extends LeasableRequestOptions {
+  /**
+   * Write only if the resource's ETag is still this one (else the service's 412 ConditionNotMet).
+   * The engine passes it only to leasables with {@link Leasable.conditionalMetadataWrites}.
+   */
+  readonly ifMatch?: string;
+}
+
 /**
  * Something Azure Storage can lease: the port the lease lock engine runs over.
  *
@@ -122,7 +131,14 @@ export interface Leasable {
    * Replaces the resource's metadata, under the lease held by `leaseId` (the write fails with
    * 409/412 when that lease does not hold it). Absent when the leasable cannot store metadata.
    */
-  setMetadata?(metadata: Readonly<Record<string, string>>, leaseId: string, options?: LeasableRequestOptions): Promise<void>;
+  setMetadata?(metadata: Readonly<Record<string, string>>, leaseId: string, options?: LeasableMetadataWriteOptions): Promise<void>;
+
+  /**
+   * Whether `setMetadata` honours `ifMatch` (blobs do; containers do not). With it, a waiter that
+   * read the lock's record just before acquiring writes the next record without reading it again
+   * (leasing does not change the ETag, so the condition holds unless someone wrote in between).
+   */
+  readonly conditionalMetadataWrites?: boolean;
 
   /**
    * Creates the resource (and what it lives in) when missing, without races: creating something

@@ -8,8 +8,10 @@
  * goes straight to the service again instead of reading a lease state that may be its own; and a
  * call that gives up after such an attempt releases that id, leaving no orphaned lease behind.
  *
- * Waiting reads the lease state (one HEAD) at jittered intervals and only tries to acquire when the
- * lease looks free, so waiters do not flood the service with 409s.
+ * Every attempt first reads the lease state and the lock's record (one HEAD) and only tries to
+ * acquire when the lease looks free, so waiters do not flood the service with 409s; waiting repeats
+ * that at jittered intervals. The read costs nothing extra: its ETag lets the new record be written
+ * without reading it again after the acquire (see `#recordAcquisition`).
  */
 import { classifyError } from "../retry/classify.js";
 import { serviceCodeOf, statusOf } from "../errors.js";
@@ -19,7 +21,13 @@ import { checkNumber, checkOptionalSignal } from "../internal/validate.js";
 import { LeaseTargetNotFoundError, LockTimeoutError } from "./errors.js";
 import { isLeaseGone, newLeaseId, startHandle, type LockHandle } from "./handle.js";
 import { lockMetadata, readLockRecord, type LockHolder } from "./holder.js";
-import { INFINITE_LEASE_SECONDS, type Leasable, type LeasableRequestOptions, type LeaseDurationType, type LeaseState } from "./leasable.js";
+import {
+  INFINITE_LEASE_SECONDS,
+  type Leasable,
+  type LeasableProperties,
+  type LeaseDurationType,
+  type LeaseState,
+} from "./leasable.js";
 import { resolveLeaseLockOptions, type LeaseLockOptions, type ResolvedLeaseLockOptions } from "./options.js";
 
 /** Options for {@link LeaseLock.tryAcquire}. */
@@ -114,9 +122,11 @@ export class LeaseLock {
   async tryAcquire(options: TryAcquireOptions = {}): Promise<LockHandle | undefined> {
     checkOptionalSignal("abortSignal", options.abortSignal);
     const leaseId = newLeaseId();
+    const known = await this.leasable.getProperties({ abortSignal: options.abortSignal });
+    if (isHeld(known)) return undefined;
     try {
       try {
-        return await this.#attempt(leaseId, options.abortSignal);
+        return await this.#attempt(leaseId, options.abortSignal, known);
       } catch (error) {
         // The answer was lost: asking again with the same proposed id settles it (granted, or 409).
         if (!isUncertain(error) || options.abortSignal?.aborted) throw error;
@@ -164,20 +174,22 @@ export class LeaseLock {
     let uncertain = false;
     try {
       for (let first = true; ; first = false) {
+        let known: LeasableProperties | undefined;
         if (!first) await sleep(this.#pollDelay(), signal);
-        if (!first && !uncertain) {
+        if (!uncertain) {
           const properties = await this.leasable.getProperties({ abortSignal: signal }).catch((error: unknown) => {
             if (classifyError(error).transient) return "unknown" as const;
             throw error;
           });
           if (properties === "unknown") continue;
-          if (properties && (properties.state === "leased" || properties.state === "breaking")) {
-            lastHolder = readLockRecord(properties.metadata).holder;
+          if (isHeld(properties)) {
+            lastHolder = readLockRecord(properties!.metadata).holder;
             continue;
           }
+          known = properties;
         }
         try {
-          const handle = await this.#attempt(leaseId, signal);
+          const handle = await this.#attempt(leaseId, signal, known);
           if (handle) return handle;
           uncertain = false;
         } catch (error) {
@@ -268,15 +280,22 @@ export class LeaseLock {
     return this.leasable.breakLease(breakPeriodInSeconds, { abortSignal: options.abortSignal });
   }
 
-  /** One acquire attempt; `undefined` when someone else holds the lease. */
-  async #attempt(leaseId: string, abortSignal: AbortSignal | undefined): Promise<LockHandle | undefined> {
+  /**
+   * One acquire attempt; `undefined` when someone else holds the lease. `known` is what a look at
+   * the lease state just before found (it saves reading the lock's record again).
+   */
+  async #attempt(
+    leaseId: string,
+    abortSignal: AbortSignal | undefined,
+    known?: LeasableProperties,
+  ): Promise<LockHandle | undefined> {
     const sentAt = performance.now();
     const acquiredAt = new Date();
     const granted = await this.#acquireOrCreate(leaseId, abortSignal);
     if (!granted) return undefined;
     let record: { fencingToken: number; lockMetadata: Record<string, string> } | undefined;
     try {
-      record = await this.#recordAcquisition(leaseId, acquiredAt, abortSignal);
+      record = await this.#recordAcquisition(leaseId, acquiredAt, abortSignal, known);
     } catch (error) {
       // The lease is ours but its record could not be written: give it back rather than hold it unfenced.
       await this.#forget(leaseId);
@@ -323,28 +342,50 @@ export class LeaseLock {
   }
 
   /**
-   * Writes the holder record and the next fencing token under the new lease. The read happens after
-   * the acquire, so no earlier holder can write any more; the write sets an absolute value, so the
-   * SDK re-sending it after a lost response changes nothing.
+   * Writes the holder record and the next fencing token under the new lease.
+   *
+   * The token must be one more than the latest recorded, so the record read must be the latest:
+   * - with `known` (read just before the acquire) and a leasable whose metadata writes can be
+   *   conditional, the write is made `If-Match` the ETag read then. Leasing does not change the
+   *   ETag, so it only fails (412 ConditionNotMet) if someone wrote in between;
+   * - otherwise, or after such a 412, the record is read after the acquire: from then on no earlier
+   *   holder can write, so that read is the latest.
+   * The unconditional write sets an absolute value, so the SDK re-sending it after a lost response
+   * changes nothing. A conditional write whose response was lost is re-sent, fails with 412 (its
+   * ETag moved), and the read that follows skips one token number: tokens stay unique and
+   * increasing, which is all fencing needs.
    */
   async #recordAcquisition(
     leaseId: string,
     acquiredAt: Date,
     abortSignal: AbortSignal | undefined,
+    known: LeasableProperties | undefined,
   ): Promise<{ fencingToken: number; lockMetadata: Record<string, string> } | undefined> {
     if (!this.leasable.setMetadata) return undefined;
+    const next = (existing: Readonly<Record<string, string>>) => {
+      const fencingToken = readLockRecord(existing).fencingToken + 1;
+      const { all, own } = lockMetadata(existing, {
+        fencingToken,
+        name: this.options.holderName,
+        acquiredAt,
+        durationInSeconds: this.options.durationInSeconds,
+        renewIntervalInMs: this.options.renewIntervalInMs,
+      });
+      return { fencingToken, all, lockMetadata: own };
+    };
+    if (known?.etag !== undefined && this.leasable.conditionalMetadataWrites) {
+      const record = next(known.metadata);
+      try {
+        await this.leasable.setMetadata(record.all, leaseId, { abortSignal, ifMatch: known.etag });
+        return record;
+      } catch (error) {
+        if (statusOf(error) !== 412 || serviceCodeOf(error) !== "ConditionNotMet") throw error;
+      }
+    }
     const properties = await this.leasable.getProperties({ abortSignal });
-    const existing = properties?.metadata ?? {};
-    const fencingToken = readLockRecord(existing).fencingToken + 1;
-    const { all, own } = lockMetadata(existing, {
-      fencingToken,
-      name: this.options.holderName,
-      acquiredAt,
-      durationInSeconds: this.options.durationInSeconds,
-      renewIntervalInMs: this.options.renewIntervalInMs,
-    });
-    await this.leasable.setMetadata(all, leaseId, { abortSignal });
-    return { fencingToken, lockMetadata: own };
+    const record = next(properties?.metadata ?? {});
+    await this.leasable.setMetadata(record.all, leaseId, { abortSignal });
+    return record;
   }
 
   /** Best-effort release of a lease id this call may hold without knowing it (bounded: 5 s). */
@@ -355,6 +396,10 @@ export class LeaseLock {
   #pollDelay(): number {
     return uniform(0.5, 1.5) * this.options.pollIntervalInMs;
   }
+}
+
+function isHeld(properties: LeasableProperties | undefined): boolean {
+  return properties?.state === "leased" || properties?.state === "breaking";
 }
 
 /** An acquire attempt whose outcome is unknown: the service may have granted it. */

@@ -174,6 +174,34 @@ describe("lease lock", () => {
     expect((await blobLock(c, "lost-try").inspect()).state).toBe("available");
   });
 
+  it("fencing tokens stay unique when someone takes and releases the lock between a waiter's look and its acquire", async () => {
+    const c = container();
+    const { proxy, connectionString } = await faultProxyFor("blob");
+    await using _ = proxy;
+    const direct = blobLock(c, "race", { durationInSeconds: 15 });
+    const holder = await direct.acquire(); // token 1
+    const waiter = blobLock(blobService(connectionString).getContainerClient(c.containerName), "race", { pollIntervalInMs: 20 });
+    const waiting = waiter.acquire({ timeoutInMs: 10_000 });
+    await new Promise((resolve) => setTimeout(resolve, 100)); // its first try got 409; now it polls
+    let intruder: Promise<void> | undefined;
+    proxy.addRule({
+      times: 1,
+      when: (r) => {
+        if (r.headers["x-ms-lease-action"] !== "acquire") return false;
+        // The waiter saw the lease free and sent its acquire: someone else gets in first.
+        intruder = direct.withLock((h) => void expect(h.fencingToken).toBe(2));
+        return true;
+      },
+      action: { type: "delay", delayInMs: 400 },
+    });
+    await holder.release();
+    const handle = await waiting;
+    await intruder;
+    expect(handle.fencingToken).toBe(3);
+    expect(proxy.requests.some((r) => r.path.includes("comp=metadata") && r.statusCode === 412)).toBe(true);
+    await handle.release();
+  });
+
   it("many first users of a new container and blob race to create them: no errors, one holder", async () => {
     const c = container();
     const results = await Promise.all(
