@@ -176,7 +176,6 @@ async function contend(mode: "library" | "anchor", connectionString: string, con
     if (code !== 0) throw new Error(`contender process ${i} exited with ${code}: ${workers[i]!.stderr()}`);
   });
   const messages = workers.flatMap((w) => w.messages) as Array<Acquisition | UnfinishedWait>;
-  if (process.env.BENCH_DEBUG) for (const m of messages) process.stderr.write(`${JSON.stringify(m)}\n`);
   const acquisitions = messages.filter((m): m is Acquisition => "acquiredAt" in m);
   const unfinished = messages.filter((m): m is UnfinishedWait => "waitEnd" in m);
   const { overlaps, handoffs, selfReacquisitions } = analyse(acquisitions, unfinished);
