@@ -37,7 +37,7 @@ describe("leader election", () => {
           onStartedLeading: async (signal) => {
             leading.add(identity);
             maxLeaders = Math.max(maxLeaders, leading.size);
-            await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+            if (!signal.aborted) await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
             leading.delete(identity);
           },
           onStoppedLeading: () => void stopped.push(identity),

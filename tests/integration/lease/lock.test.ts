@@ -18,7 +18,9 @@ import { blobService, faultProxyFor, uniqueName } from "../../support/storage.js
 
 const container = () => blobService().getContainerClient(uniqueName("lk"));
 const aborted = (signal: AbortSignal) =>
-  new Promise<unknown>((resolve) => signal.addEventListener("abort", () => resolve(signal.reason), { once: true }));
+  new Promise<unknown>((resolve) =>
+    signal.aborted ? resolve(signal.reason) : signal.addEventListener("abort", () => resolve(signal.reason), { once: true }),
+  );
 
 describe("lease lock", () => {
   it("creates the lock blob and container on first use, then excludes a second holder until released", async () => {
