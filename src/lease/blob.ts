@@ -5,13 +5,11 @@ import type { ContainerClient } from "@azure/storage-blob";
 import { statusOf } from "../errors.js";
 import { checkNonEmptyString } from "../internal/validate.js";
 import {
-  toLeaseDurationType,
-  toLeaseState,
   type Leasable,
   type LeasableMetadataWriteOptions,
   type LeasableRequestOptions,
 } from "./leasable.js";
-import { sdkLeaseOperations, unlessNotFound } from "./lease-client.js";
+import { sdkLeaseOperations, readProperties } from "./lease-client.js";
 import { LeaseLock } from "./lock.js";
 import type { LeaseLockOptions } from "./options.js";
 
@@ -38,18 +36,8 @@ export function blobLeasable(container: ContainerClient, blobName: string): Leas
     description: `blob '${container.containerName}/${blobName}'`,
     finiteDurations: true,
     ...sdkLeaseOperations(blob),
-    async getProperties(options: LeasableRequestOptions = {}) {
-      const p = await unlessNotFound(() => blob.getProperties({ abortSignal: options.abortSignal }));
-      return (
-        p && {
-          state: toLeaseState(p.leaseState),
-          durationType: toLeaseDurationType(p.leaseDuration),
-          metadata: p.metadata ?? {},
-          etag: p.etag,
-          lastModified: p.lastModified,
-        }
-      );
-    },
+    getProperties: (options: LeasableRequestOptions = {}) =>
+      readProperties(() => blob.getProperties({ abortSignal: options.abortSignal })),
     conditionalMetadataWrites: true,
     async setMetadata(metadata, leaseId, options: LeasableMetadataWriteOptions = {}) {
       await blob.setMetadata(

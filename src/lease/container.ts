@@ -4,8 +4,8 @@
  * docs/lease-locks.md). The library never creates the container: it is the user's.
  */
 import type { ContainerClient } from "@azure/storage-blob";
-import { toLeaseDurationType, toLeaseState, type Leasable, type LeasableRequestOptions } from "./leasable.js";
-import { sdkLeaseOperations, unlessNotFound } from "./lease-client.js";
+import type { Leasable, LeasableRequestOptions } from "./leasable.js";
+import { sdkLeaseOperations, readProperties } from "./lease-client.js";
 import { LeaseLock } from "./lock.js";
 import type { LeaseLockOptions } from "./options.js";
 
@@ -27,18 +27,8 @@ export function containerLeasable(container: ContainerClient): Leasable {
     description: `container '${container.containerName}'`,
     finiteDurations: true,
     ...sdkLeaseOperations(container),
-    async getProperties(options: LeasableRequestOptions = {}) {
-      const p = await unlessNotFound(() => container.getProperties({ abortSignal: options.abortSignal }));
-      return (
-        p && {
-          state: toLeaseState(p.leaseState),
-          durationType: toLeaseDurationType(p.leaseDuration),
-          metadata: p.metadata ?? {},
-          etag: p.etag,
-          lastModified: p.lastModified,
-        }
-      );
-    },
+    getProperties: (options: LeasableRequestOptions = {}) =>
+      readProperties(() => container.getProperties({ abortSignal: options.abortSignal })),
     async setMetadata(metadata, leaseId, options: LeasableRequestOptions = {}) {
       await container.setMetadata({ ...metadata }, { conditions: { leaseId }, abortSignal: options.abortSignal });
     },

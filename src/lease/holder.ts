@@ -10,7 +10,14 @@
  */
 import { hostname } from "node:os";
 
-/** The metadata names the lock owns. */
+/**
+ * The metadata names the lock owns.
+ *
+ * @example
+ * ```ts
+ * const token = (await blob.getProperties()).metadata?.[LOCK_METADATA.fencingToken];
+ * ```
+ */
 export const LOCK_METADATA = {
   fencingToken: "lockfencingtoken",
   host: "lockholderhost",
@@ -45,7 +52,14 @@ export interface LockRecord {
   readonly holder: LockHolder | undefined;
 }
 
-/** Reads the lock's record out of the resource's metadata. */
+/**
+ * Reads the lock's record out of the resource's metadata.
+ *
+ * @example
+ * ```ts
+ * const { fencingToken, holder } = readLockRecord((await blob.getProperties()).metadata ?? {});
+ * ```
+ */
 export function readLockRecord(metadata: Readonly<Record<string, string>>): LockRecord {
   const token = Number(metadata[LOCK_METADATA.fencingToken] ?? 0);
   const host = metadata[LOCK_METADATA.host];
@@ -77,7 +91,7 @@ export function readLockRecord(metadata: Readonly<Record<string, string>>): Lock
  * The metadata to write for a new acquisition: `all` is the existing metadata with the lock's
  * entries replaced, `own` the lock's entries alone.
  */
-export function lockMetadata(
+export function buildLockMetadata(
   existing: Readonly<Record<string, string>>,
   acquisition: {
     readonly fencingToken: number;

@@ -148,10 +148,24 @@ export interface Leasable {
   createIfMissing?(options?: LeasableRequestOptions): Promise<void>;
 }
 
-/** The service's `-1` for an infinite lease duration. */
+/**
+ * The service's `-1` for an infinite lease duration, as a leasable's `acquire` receives it.
+ *
+ * @example
+ * ```ts
+ * await leasable.acquire(INFINITE_LEASE_SECONDS, proposedLeaseId);
+ * ```
+ */
 export const INFINITE_LEASE_SECONDS = -1;
 
-/** Reads the SDKs' lease state strings (`"leased"`, …) into a {@link LeaseState}. */
+/**
+ * Reads the SDKs' lease state strings (`"leased"`, …) into a {@link LeaseState}.
+ *
+ * @example
+ * ```ts
+ * const state = toLeaseState((await blob.getProperties()).leaseState); // "available" when absent
+ * ```
+ */
 export function toLeaseState(value: string | undefined): LeaseState {
   switch (value?.toLowerCase()) {
     case "leased":
@@ -164,7 +178,14 @@ export function toLeaseState(value: string | undefined): LeaseState {
   }
 }
 
-/** Reads the SDKs' lease duration strings into a {@link LeaseDurationType}. */
+/**
+ * Reads the SDKs' lease duration strings into a {@link LeaseDurationType}.
+ *
+ * @example
+ * ```ts
+ * const durationType = toLeaseDurationType((await blob.getProperties()).leaseDuration); // "fixed" | "infinite" | undefined
+ * ```
+ */
 export function toLeaseDurationType(value: string | undefined): LeaseDurationType | undefined {
   const lower = value?.toLowerCase();
   return lower === "fixed" || lower === "infinite" ? lower : undefined;

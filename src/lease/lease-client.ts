@@ -5,7 +5,7 @@
  */
 import type { BlobClient, ContainerClient } from "@azure/storage-blob";
 import { statusOf } from "../errors.js";
-import type { Leasable, LeasableRequestOptions } from "./leasable.js";
+import { toLeaseDurationType, toLeaseState, type Leasable, type LeasableProperties, type LeasableRequestOptions } from "./leasable.js";
 
 type LeaseOwner = Pick<BlobClient | ContainerClient, "getBlobLeaseClient">;
 
@@ -36,12 +36,29 @@ export function sdkLeaseOperations(
   };
 }
 
-/** Runs a HEAD request; a 404 gives `undefined`. */
-export async function unlessNotFound<T>(read: () => Promise<T>): Promise<T | undefined> {
+/** What blob and container `getProperties` responses share. */
+interface SdkProperties {
+  leaseState?: string;
+  leaseDuration?: string;
+  metadata?: Record<string, string>;
+  etag?: string;
+  lastModified?: Date;
+}
+
+/** Runs a `getProperties` (a HEAD) and reads it as {@link LeasableProperties}; a 404 gives `undefined`. */
+export async function readProperties(read: () => Promise<SdkProperties>): Promise<LeasableProperties | undefined> {
+  let p: SdkProperties;
   try {
-    return await read();
+    p = await read();
   } catch (error) {
     if (statusOf(error) === 404) return undefined;
     throw error;
   }
+  return {
+    state: toLeaseState(p.leaseState),
+    durationType: toLeaseDurationType(p.leaseDuration),
+    metadata: p.metadata ?? {},
+    etag: p.etag,
+    lastModified: p.lastModified,
+  };
 }

@@ -13,14 +13,14 @@
  * that at jittered intervals. The read costs nothing extra: its ETag lets the new record be written
  * without reading it again after the acquire (see `#recordAcquisition`).
  */
-import { classifyError } from "../retry/classify.js";
+import { classifyError, wrapStorageError } from "../retry/classify.js";
 import { serviceCodeOf, statusOf } from "../errors.js";
 import { logger } from "../internal/logger.js";
 import { sleep, uniform } from "../internal/sleep.js";
 import { checkNumber, checkOptionalSignal } from "../internal/validate.js";
 import { LeaseTargetNotFoundError, LockTimeoutError } from "./errors.js";
 import { isLeaseGone, newLeaseId, startHandle, type LockHandle } from "./handle.js";
-import { lockMetadata, readLockRecord, type LockHolder } from "./holder.js";
+import { buildLockMetadata, readLockRecord, type LockHolder } from "./holder.js";
 import {
   INFINITE_LEASE_SECONDS,
   type Leasable,
@@ -122,7 +122,9 @@ export class LeaseLock {
   async tryAcquire(options: TryAcquireOptions = {}): Promise<LockHandle | undefined> {
     checkOptionalSignal("abortSignal", options.abortSignal);
     const leaseId = newLeaseId();
-    const known = await this.leasable.getProperties({ abortSignal: options.abortSignal });
+    const known = await this.leasable
+      .getProperties({ abortSignal: options.abortSignal })
+      .catch((error: unknown) => Promise.reject(wrapStorageError(error, `read the lease state of ${this.leasable.description}`)));
     if (isHeld(known)) return undefined;
     try {
       try {
@@ -134,7 +136,7 @@ export class LeaseLock {
       }
     } catch (error) {
       await this.#forget(leaseId); // the service may have granted it before the failure
-      throw error;
+      throw wrapStorageError(error, `take the lock on ${this.leasable.description}`);
     }
   }
 
@@ -202,7 +204,7 @@ export class LeaseLock {
       // An acquire in flight when the wait was cancelled (or one whose answer was lost) may have
       // been granted: give that lease id back so that nothing is left held until it expires.
       await this.#forget(leaseId);
-      throw signal.aborted ? signal.reason : error;
+      throw signal.aborted ? signal.reason : wrapStorageError(error, `take the lock on ${this.leasable.description}`);
     } finally {
       clearTimeout(timer);
       options.abortSignal?.removeEventListener("abort", onAbort);
@@ -247,7 +249,9 @@ export class LeaseLock {
    * ```
    */
   async inspect(options: TryAcquireOptions = {}): Promise<LockInfo> {
-    const properties = await this.leasable.getProperties({ abortSignal: options.abortSignal });
+    const properties = await this.leasable
+      .getProperties({ abortSignal: options.abortSignal })
+      .catch((error: unknown) => Promise.reject(wrapStorageError(error, `read the lease state of ${this.leasable.description}`)));
     const record = readLockRecord(properties?.metadata ?? {});
     const state = properties?.state ?? "available";
     return {
@@ -277,7 +281,9 @@ export class LeaseLock {
       integer: true,
     });
     logger.info(`breaking the lease on ${this.leasable.description} (break period ${breakPeriodInSeconds} s)`);
-    return this.leasable.breakLease(breakPeriodInSeconds, { abortSignal: options.abortSignal });
+    return this.leasable
+      .breakLease(breakPeriodInSeconds, { abortSignal: options.abortSignal })
+      .catch((error: unknown) => Promise.reject(wrapStorageError(error, `break the lease on ${this.leasable.description}`)));
   }
 
   /**
@@ -364,7 +370,7 @@ export class LeaseLock {
     if (!this.leasable.setMetadata) return undefined;
     const next = (existing: Readonly<Record<string, string>>) => {
       const fencingToken = readLockRecord(existing).fencingToken + 1;
-      const { all, own } = lockMetadata(existing, {
+      const { all, own } = buildLockMetadata(existing, {
         fencingToken,
         name: this.options.holderName,
         acquiredAt,
@@ -408,7 +414,15 @@ function isUncertain(error: unknown): boolean {
   return kind === "network" || kind === "timeout" || kind === "server" || kind === "throttled";
 }
 
-/** "host pid 123 (name)" for messages. */
+/**
+ * A holder as one phrase for messages: `'name' on host (pid 123)`.
+ *
+ * @example
+ * ```ts
+ * const info = await lock.inspect();
+ * if (info.held && info.holder) console.log(`held by ${describeHolder(info.holder)}`);
+ * ```
+ */
 export function describeHolder(holder: LockHolder): string {
   return `${holder.name ? `'${holder.name}' on ` : ""}${holder.host} (pid ${holder.pid})`;
 }

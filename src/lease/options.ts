@@ -55,8 +55,23 @@ export interface ResolvedLeaseLockOptions {
   readonly createIfMissing: boolean;
 }
 
-/** The shortest and longest finite lease the services grant, in seconds. */
+/**
+ * The shortest finite lease the services grant, in seconds.
+ *
+ * @example
+ * ```ts
+ * const lock = blobLock(container, "quick", { durationInSeconds: MIN_LEASE_SECONDS });
+ * ```
+ */
 export const MIN_LEASE_SECONDS = 15;
+/**
+ * The longest finite lease the services grant, in seconds.
+ *
+ * @example
+ * ```ts
+ * const lock = blobLock(container, "slow", { durationInSeconds: MAX_LEASE_SECONDS });
+ * ```
+ */
 export const MAX_LEASE_SECONDS = 60;
 
 /** Fills in defaults and rejects impossible settings with a `TypeError`/`RangeError` naming the option. */

@@ -119,7 +119,19 @@ export function tableLock(container: ContainerClient, table: TableClient, option
   return new TableLock(container, table, options);
 }
 
-/** A lock guarding a table, partition or entity; see {@link tableLock}. */
+/**
+ * A lock guarding a table, partition or entity; see {@link tableLock}.
+ *
+ * @example
+ * ```ts
+ * const lock = new TableLock(locks, orders, { scope: { partitionKey: "customer-42" } });
+ * const guarded = await lock.tryAcquire();
+ * if (guarded) {
+ *   try { await guarded.upsertEntity({ partitionKey: "customer-42", rowKey: "r", done: true }); }
+ *   finally { await guarded.handle.release(); }
+ * }
+ * ```
+ */
 export class TableLock {
   /** The blob lease lock underneath. */
   readonly lock: LeaseLock;

@@ -172,7 +172,11 @@ describe("lease lock", () => {
     await handle!.release();
 
     proxy.addRule({ times: 2, when: isAcquire, action: { type: "dropResponse" } });
-    await expect(blobLock(flaky, "lost-try").tryAcquire()).rejects.toMatchObject({ name: "RestError" });
+    await expect(blobLock(flaky, "lost-try").tryAcquire()).rejects.toMatchObject({
+      name: "StorageRequestError",
+      transient: true,
+      message: expect.stringContaining("Could not take the lock on blob"),
+    });
     expect((await blobLock(c, "lost-try").inspect()).state).toBe("available");
   });
 

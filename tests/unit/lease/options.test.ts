@@ -3,7 +3,7 @@
  * fails the test if any request is made.
  */
 import { LeaseLock, LOCK_METADATA, readLockRecord, type Leasable } from "../../../src/index.js";
-import { lockMetadata } from "../../../src/lease/holder.js";
+import { buildLockMetadata } from "../../../src/lease/holder.js";
 import { resolveLeaseLockOptions } from "../../../src/lease/options.js";
 
 const noRequests = (): never => {
@@ -72,7 +72,7 @@ describe("lease lock options", () => {
 describe("lock record in metadata", () => {
   it("round-trips the holder and token, keeps the user's metadata, encodes non-ASCII names", () => {
     const acquiredAt = new Date("2024-05-01T10:00:00.000Z");
-    const { all, own } = lockMetadata(
+    const { all, own } = buildLockMetadata(
       { mine: "kept", [LOCK_METADATA.name]: "old" },
       { fencingToken: 7, name: "café ☕", acquiredAt, durationInSeconds: Infinity, renewIntervalInMs: 10_000 },
     );
@@ -82,7 +82,7 @@ describe("lock record in metadata", () => {
     const record = readLockRecord(all);
     expect(record.fencingToken).toBe(7);
     expect(record.holder).toMatchObject({ pid: process.pid, name: "café ☕", acquiredAt, durationInSeconds: Infinity, renewIntervalInMs: 10_000 });
-    const unnamed = lockMetadata(all, { fencingToken: 8, name: undefined, acquiredAt, durationInSeconds: 15, renewIntervalInMs: 5_000 });
+    const unnamed = buildLockMetadata(all, { fencingToken: 8, name: undefined, acquiredAt, durationInSeconds: 15, renewIntervalInMs: 5_000 });
     expect(readLockRecord(unnamed.all).holder?.name).toBeUndefined();
   });
 
