@@ -19,3 +19,4 @@ export {
 } from "./errors.js";
 export * from "./retry/index.js";
 export * from "./files/index.js";
+export * from "./lease/index.js";

@@ -1,9 +1,11 @@
 /** Every benchmark scenario, by name. Later capabilities add theirs here. */
 import type { BenchScenario } from "../harness.js";
 import { filesScenario } from "./files.js";
+import { lockScenario } from "./lock.js";
 import { retryScenario } from "./retry.js";
 
 export const scenarios: Readonly<Record<string, BenchScenario>> = {
   retry: retryScenario,
   files: filesScenario,
+  lock: lockScenario,
 };

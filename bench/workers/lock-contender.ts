@@ -1,0 +1,105 @@
+/**
+ * One process of the `lock` benchmark: runs C contenders, each with its own SDK client, that take
+ * the same lock in a loop until the deadline (wait, hold, release, rest), counting every HTTP
+ * request each contender makes, by kind. Prints one JSON line per acquisition (or unfinished wait).
+ *
+ * Modes: `library` uses blobLock(); `anchor` is the raw-SDK loop of the anchor (DistributedLock):
+ * try to acquire, and on 409 sleep 250-1000 ms.
+ *
+ * Args: <mode> <container> <blob> <contenders> <deadline (epoch ms)> <hold ms> <rest ms> <poll interval ms>
+ * Env: BENCH_CONNECTION_STRING, BENCH_START_AT (epoch ms).
+ */
+import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import { BlobServiceClient, newPipeline, type ContainerClient } from "@azure/storage-blob";
+import { blobLock, isLockTimeoutError, statusOf } from "../../src/index.js";
+
+const [mode, containerName, blobName, contenders, deadlineArg, holdMs, restMs, pollIntervalInMs] = process.argv.slice(2);
+const deadline = Number(deadlineArg);
+const now = () => performance.timeOrigin + performance.now();
+
+/** A container client whose every HTTP request is counted by kind (`head-leased`, `acquire-409`, …). */
+function countingContainer(kinds: Record<string, number>): ContainerClient {
+  const base = BlobServiceClient.fromConnectionString(process.env.BENCH_CONNECTION_STRING!);
+  const pipeline = newPipeline(base.credential);
+  const count = (kind: string) => void (kinds[kind] = (kinds[kind] ?? 0) + 1);
+  // Last in the pipeline, after the SDK's retries: one count per request on the wire.
+  pipeline.factories.push({
+    create: (next) => ({
+      sendRequest: async (request) => {
+        const what =
+          request.method === "HEAD"
+            ? "head"
+            : request.url.includes("comp=lease")
+              ? (request.headers.get("x-ms-lease-action") ?? "lease")
+              : request.url.includes("comp=metadata")
+                ? "metadata"
+                : request.method.toLowerCase();
+        try {
+          const response = await next.sendRequest(request);
+          count(`${what}-${what === "head" ? (response.headers.get("x-ms-lease-state") ?? response.status) : response.status}`);
+          return response;
+        } catch (error) {
+          count(`${what}-${statusOf(error) ?? "failed"}`); // error statuses (a 409 on acquire) arrive as errors
+          throw error;
+        }
+      },
+    }),
+  });
+  return new BlobServiceClient(base.url, pipeline).getContainerClient(containerName!);
+}
+
+type Taken = { release: () => Promise<void>; token: number | undefined } | undefined;
+
+async function contender(index: number): Promise<void> {
+  const kinds: Record<string, number> = {};
+  const container = countingContainer(kinds);
+  const id = `${process.pid}-${index}`;
+  const lock = blobLock(container, blobName!, { durationInSeconds: 15, holderName: id, pollIntervalInMs: Number(pollIntervalInMs) });
+  const raw = container.getBlobClient(blobName!);
+
+  const takeWithLibrary = async (): Promise<Taken> => {
+    try {
+      const handle = await lock.acquire({ timeoutInMs: Math.max(1, deadline - now()) });
+      return { release: () => handle.release(), token: handle.fencingToken };
+    } catch (error) {
+      if (isLockTimeoutError(error)) return undefined;
+      throw error;
+    }
+  };
+  const takeLikeTheAnchor = async (): Promise<Taken> => {
+    const lease = raw.getBlobLeaseClient(randomUUID());
+    while (now() < deadline) {
+      try {
+        await lease.acquireLease(15);
+        return { release: async () => void (await lease.releaseLease()), token: undefined };
+      } catch (error) {
+        if (statusOf(error) !== 409) throw error;
+        await sleep(250 + Math.random() * 750);
+      }
+    }
+    return undefined;
+  };
+
+  while (now() < deadline) {
+    const waitStart = now();
+    const kindsBefore = { ...kinds };
+    const waitKinds = () =>
+      Object.fromEntries(Object.entries(kinds).map(([k, v]) => [k, v - (kindsBefore[k] ?? 0)]).filter(([, v]) => v !== 0));
+    const taken = await (mode === "anchor" ? takeLikeTheAnchor() : takeWithLibrary());
+    if (!taken) {
+      console.log(JSON.stringify({ id, waitStart, waitEnd: now(), waitKinds: waitKinds() }));
+      break;
+    }
+    const acquiredAt = now();
+    const kindsOfWait = waitKinds();
+    await sleep(Number(holdMs));
+    const releaseStart = now();
+    await taken.release();
+    console.log(JSON.stringify({ id, waitStart, acquiredAt, releaseStart, releasedAt: now(), token: taken.token, waitKinds: kindsOfWait }));
+    await sleep(Number(restMs));
+  }
+}
+
+await sleep(Math.max(0, Number(process.env.BENCH_START_AT ?? 0) - Date.now())); // start together
+await Promise.all(Array.from({ length: Number(contenders) }, (_, i) => contender(i)));

@@ -1,0 +1,173 @@
+/**
+ * `azure-storage-concurrency lock`: list lease locks, show one lock's holder, age, state and
+ * fencing token, and break a stuck lock (only with --yes).
+ */
+import type { ContainerClient } from "@azure/storage-blob";
+import { blobLeasable } from "../../lease/blob.js";
+import { containerLeasable } from "../../lease/container.js";
+import { readLockRecord, type LockHolder } from "../../lease/holder.js";
+import { describeHolder, LeaseLock, type LockInfo } from "../../lease/lock.js";
+import { numberFlag, stringFlag, UsageError, type Flags } from "../args.js";
+import type { Command, CommandContext } from "../command.js";
+import { openConnection } from "../connection.js";
+
+const help = `Usage:
+  azure-storage-concurrency lock list <container> [--prefix <p>] [--json]
+  azure-storage-concurrency lock show <container> [<blob>] [--json]
+  azure-storage-concurrency lock break <container> [<blob>] --yes [--break-period <seconds> | --now]
+
+Lease locks are blob leases (or, without <blob>, the container's own lease) taken by this
+library's LeaseLock; each acquisition records its holder and fencing token in the metadata.
+
+  list    every blob in <container> that is leased or carries a lock record
+  show    one lock: state, holder (host, pid, name), age, fencing token, lease timings
+  break   break the lease whoever holds it. By default the break waits a little longer than the
+          holder's renewal interval (recorded at acquisition; at most 60 s, and never longer than
+          the lease has left), so a live holder notices and stops before the lock is free.
+          --now breaks it at once; --break-period sets the wait. Needs --yes.
+
+Exit codes: 0 done, 1 failed, 2 usage, 3 --yes missing, 4 not found.
+Connection: --connection-string <cs>, AZURE_STORAGE_CONNECTION_STRING, or --azurite.`;
+
+export const lockCommand: Command = {
+  name: "lock",
+  summary: "list lease locks, show a lock's holder and token, break a stuck lock",
+  help,
+  async run(context) {
+    const [action, containerName, blobName, ...extra] = context.positional;
+    if (!action || !["list", "show", "break"].includes(action)) {
+      throw new UsageError("lock needs an action: list, show or break (see `lock --help`)");
+    }
+    if (!containerName) throw new UsageError(`lock ${action} needs a container name`);
+    if (extra.length > 0 || (action === "list" && blobName)) throw new UsageError(`unexpected argument "${extra[0] ?? blobName}"`);
+    if (action === "break" && !context.flags["yes"]) {
+      context.progress("Breaking a lock lets someone else take it while its holder may still be working. Add --yes to break it.");
+      return 3;
+    }
+    const breakPeriodInSeconds = action === "break" ? breakPeriodFlag(context.flags) : undefined;
+    const connection = await openConnection(context.flags);
+    try {
+      const { BlobServiceClient } = await import("@azure/storage-blob");
+      const container = BlobServiceClient.fromConnectionString(connection.connectionString).getContainerClient(containerName);
+      if (action === "list") return await list(context, container);
+      const lock = new LeaseLock(blobName ? blobLeasable(container, blobName) : containerLeasable(container), {
+        createIfMissing: false,
+      });
+      const info = await lock.inspect();
+      if (!info.exists) {
+        context.progress(`${info.description} does not exist`);
+        return 4;
+      }
+      if (action === "show") {
+        context.out(context.flags["json"] ? JSON.stringify(toJson(info)) : describe(info));
+        return 0;
+      }
+      if (!info.held) {
+        context.out(`${info.description} is not held (state ${info.state}); nothing to break`);
+        return 0;
+      }
+      const period = breakPeriodInSeconds ?? safeBreakPeriod(info.holder);
+      const seconds = await lock.break({ breakPeriodInSeconds: period });
+      context.out(
+        seconds === 0
+          ? `broke the lease on ${info.description}; it is free now`
+          : `breaking the lease on ${info.description}: free in ${seconds} s (its holder stops at its next renewal)`,
+      );
+      return 0;
+    } finally {
+      await connection.close();
+    }
+  },
+};
+
+function breakPeriodFlag(flags: Flags): number | undefined {
+  if (flags["now"]) {
+    if (flags["break-period"] !== undefined) throw new UsageError("use --now or --break-period, not both");
+    return 0;
+  }
+  if (flags["break-period"] === undefined) return undefined;
+  const seconds = numberFlag(flags, "break-period", 0, 0);
+  if (!Number.isInteger(seconds) || seconds > 60) throw new UsageError("--break-period must be a whole number of seconds from 0 to 60");
+  return seconds;
+}
+
+/** A little longer than the holder's renewal (or check) interval, so a live holder notices first. */
+function safeBreakPeriod(holder: LockHolder | undefined): number {
+  const renewIntervalInMs = holder?.renewIntervalInMs;
+  if (renewIntervalInMs === undefined) return 60;
+  return Math.min(60, Math.ceil(renewIntervalInMs / 1000) + 1);
+}
+
+async function list(context: CommandContext, container: ContainerClient): Promise<number> {
+  if (!(await container.exists())) {
+    context.progress(`container '${container.containerName}' does not exist`);
+    return 4;
+  }
+  const prefix = stringFlag(context.flags, "prefix");
+  const rows: Record<string, unknown>[] = [];
+  for await (const blob of container.listBlobsFlat({ includeMetadata: true, ...(prefix ? { prefix } : {}) })) {
+    const record = readLockRecord(blob.metadata ?? {});
+    const state = blob.properties.leaseState ?? "available";
+    if (state === "available" && record.holder === undefined) continue;
+    rows.push({
+      name: blob.name,
+      state,
+      held: state === "leased" || state === "breaking",
+      holder: record.holder ? describeHolder(record.holder) : undefined,
+      acquiredAt: record.holder?.acquiredAt?.toISOString(),
+      fencingToken: record.fencingToken,
+    });
+  }
+  if (context.flags["json"]) {
+    context.out(JSON.stringify(rows));
+    return 0;
+  }
+  if (rows.length === 0) {
+    context.out(`no locks in container '${container.containerName}'`);
+    return 0;
+  }
+  const table = [
+    ["NAME", "STATE", "TOKEN", "AGE", "HOLDER (last, when not held)"],
+    ...rows.map((r) => [
+      String(r.name),
+      String(r.state),
+      String(r.fencingToken),
+      age(r.acquiredAt === undefined ? undefined : new Date(String(r.acquiredAt))),
+      String(r.holder ?? "-"),
+    ]),
+  ];
+  const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
+  for (const row of table) context.out(row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  "));
+  return 0;
+}
+
+function age(acquiredAt: Date | undefined): string {
+  if (!acquiredAt) return "-";
+  const seconds = Math.max(0, Math.round((Date.now() - acquiredAt.getTime()) / 1000));
+  return seconds < 120 ? `${seconds}s` : seconds < 7200 ? `${Math.round(seconds / 60)}m` : `${Math.round(seconds / 3600)}h`;
+}
+
+function toJson(info: LockInfo) {
+  return {
+    ...info,
+    holder: info.holder && {
+      ...info.holder,
+      acquiredAt: info.holder.acquiredAt?.toISOString(),
+      durationInSeconds: info.holder.durationInSeconds === Infinity ? "infinite" : info.holder.durationInSeconds,
+    },
+    ageInSeconds: info.holder?.acquiredAt ? Math.round((Date.now() - info.holder.acquiredAt.getTime()) / 1000) : undefined,
+  };
+}
+
+function describe(info: LockInfo): string {
+  const holder = info.holder;
+  return [
+    `lock:          ${info.description}`,
+    `state:         ${info.state}${info.durationType ? ` (${info.durationType} lease)` : ""}`,
+    `fencing token: ${info.fencingToken}`,
+    `${info.held ? "holder:       " : "last holder:  "} ${holder ? describeHolder(holder) : "-"}`,
+    `acquired:      ${holder?.acquiredAt ? `${holder.acquiredAt.toISOString()} (${age(holder.acquiredAt)} ago)` : "-"}`,
+    `lease:         ${holder?.durationInSeconds === undefined ? "-" : holder.durationInSeconds === Infinity ? "infinite" : `${holder.durationInSeconds} s`}` +
+      `${holder?.renewIntervalInMs === undefined ? "" : `, renewed every ${holder.renewIntervalInMs} ms`}`,
+  ].join("\n");
+}

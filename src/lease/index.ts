@@ -1,0 +1,49 @@
+export {
+  type Leasable,
+  type LeasableProperties,
+  type LeasableRequestOptions,
+  type LeasableMetadataWriteOptions,
+  type LeaseState,
+  type LeaseDurationType,
+  INFINITE_LEASE_SECONDS,
+  toLeaseState,
+  toLeaseDurationType,
+} from "./leasable.js";
+export { blobLeasable, blobLock } from "./blob.js";
+export { containerLeasable, containerLock } from "./container.js";
+export {
+  LeaseLock,
+  describeHolder,
+  type AcquireOptions,
+  type TryAcquireOptions,
+  type BreakLockOptions,
+  type LockInfo,
+} from "./lock.js";
+export { type LockHandle, type LockStatus, type AssertHeldOptions } from "./handle.js";
+export { type LeaseLockOptions, MIN_LEASE_SECONDS, MAX_LEASE_SECONDS } from "./options.js";
+export { LOCK_METADATA, readLockRecord, type LockHolder, type LockRecord } from "./holder.js";
+export {
+  LeaseLostError,
+  isLeaseLostError,
+  LockTimeoutError,
+  isLockTimeoutError,
+  LeaseTargetNotFoundError,
+  isLeaseTargetNotFoundError,
+  LockNotHeldError,
+  isLockNotHeldError,
+  FencedWriteRejectedError,
+  isFencedWriteRejectedError,
+  type LeaseLossReason,
+} from "./errors.js";
+export { startLeaderElection, type LeaderElection, type LeaderElectionOptions } from "./election.js";
+export {
+  tableLock,
+  guardTable,
+  TableLock,
+  type TableLockOptions,
+  type TableLockScope,
+  type GuardedTable,
+  type GuardedTableOptions,
+  type GuardedEntity,
+  type FencedWriteOptions,
+} from "./table-lock.js";

@@ -1,0 +1,138 @@
+/**
+ * The lease lock's options, their defaults, and the checks that reject impossible combinations
+ * before any request is made.
+ */
+import { checkNumber, optionalNumber } from "../internal/validate.js";
+import type { Leasable } from "./leasable.js";
+
+/** Options for {@link LeaseLock}. */
+export interface LeaseLockOptions {
+  /**
+   * How long the lease lasts without a renewal: 15 to 60 seconds, or `Infinity` for an infinite
+   * lease (held until released or broken; never expires, so a crashed holder keeps it until an
+   * operator breaks it). Infinite-only leasables (file leases) default to, and accept only, `Infinity`.
+   * @default 30
+   */
+  readonly durationInSeconds?: number;
+  /**
+   * How often the lease is renewed while held. For an infinite lease, how often the lock checks
+   * that the lease is still its own (someone may have broken it). Must be shorter than the
+   * duration minus {@link LeaseLockOptions.safetyMarginInMs}.
+   * @default durationInSeconds * 1000 / 3, or 10000 for an infinite lease
+   */
+  readonly renewIntervalInMs?: number;
+  /**
+   * The local expiry guard: the handle's signal aborts this long before the lease could expire at
+   * the service, counted from when the last successful renewal (or the acquire) was *sent*, so
+   * that no delay of a response can make the holder outlive its lease. Finite leases only.
+   * @default max(1000, 10% of the duration)
+   */
+  readonly safetyMarginInMs?: number;
+  /**
+   * While waiting in `acquire`, the average time between two looks at the lease state (each wait
+   * is drawn uniformly from 50% to 150% of it, so that waiters do not move in step). One look is
+   * one HEAD request, so a waiter makes about `1000 / pollIntervalInMs` requests a second.
+   * @default 100
+   */
+  readonly pollIntervalInMs?: number;
+  /** A name for the holder, recorded in the lock's metadata next to its host and process id. */
+  readonly holderName?: string;
+  /**
+   * Create the lock blob (and its container) when missing. With `false`, a missing one gives a
+   * `LeaseTargetNotFoundError`. Leasables that the library must not create (containers) ignore it.
+   * @default true
+   */
+  readonly createIfMissing?: boolean;
+}
+
+/** The options with defaults filled in and checked. */
+export interface ResolvedLeaseLockOptions {
+  readonly durationInSeconds: number;
+  readonly renewIntervalInMs: number;
+  readonly safetyMarginInMs: number;
+  readonly pollIntervalInMs: number;
+  readonly holderName: string | undefined;
+  readonly createIfMissing: boolean;
+}
+
+/**
+ * The shortest finite lease the services grant, in seconds.
+ *
+ * @example
+ * ```ts
+ * const lock = blobLock(container, "quick", { durationInSeconds: MIN_LEASE_SECONDS });
+ * ```
+ */
+export const MIN_LEASE_SECONDS = 15;
+/**
+ * The longest finite lease the services grant, in seconds.
+ *
+ * @example
+ * ```ts
+ * const lock = blobLock(container, "slow", { durationInSeconds: MAX_LEASE_SECONDS });
+ * ```
+ */
+export const MAX_LEASE_SECONDS = 60;
+
+/** Fills in defaults and rejects impossible settings with a `TypeError`/`RangeError` naming the option. */
+export function resolveLeaseLockOptions(leasable: Leasable, options: LeaseLockOptions = {}): ResolvedLeaseLockOptions {
+  if (typeof options !== "object" || options === null) throw new TypeError("`options` must be an object.");
+  const durationInSeconds = resolveDuration(leasable, options.durationInSeconds);
+  const infinite = durationInSeconds === Infinity;
+  const durationInMs = durationInSeconds * 1000;
+  const safetyMarginInMs = infinite
+    ? 0
+    : optionalNumber("safetyMarginInMs", options.safetyMarginInMs, Math.max(1000, durationInMs / 10), {
+        min: 0,
+        max: durationInMs - 100,
+      });
+  const renewIntervalInMs = optionalNumber(
+    "renewIntervalInMs",
+    options.renewIntervalInMs,
+    infinite ? 10_000 : durationInMs / 3,
+    { min: 100 },
+  );
+  if (!infinite && renewIntervalInMs >= durationInMs - safetyMarginInMs) {
+    throw new RangeError(
+      `\`renewIntervalInMs\` (${renewIntervalInMs}) must be shorter than the lease duration minus the safety margin ` +
+        `(${durationInMs} - ${safetyMarginInMs} = ${durationInMs - safetyMarginInMs} ms), so that a renewal can happen ` +
+        `before the lock gives itself up; the default is a third of the duration.`,
+    );
+  }
+  const pollIntervalInMs = optionalNumber("pollIntervalInMs", options.pollIntervalInMs, 100, { min: 10 });
+  const holderName = options.holderName;
+  if (holderName !== undefined && (typeof holderName !== "string" || holderName.length === 0 || holderName.length > 256)) {
+    throw new TypeError("`holderName` must be a non-empty string of at most 256 characters.");
+  }
+  if (options.createIfMissing !== undefined && typeof options.createIfMissing !== "boolean") {
+    throw new TypeError("`createIfMissing` must be a boolean.");
+  }
+  return {
+    durationInSeconds,
+    renewIntervalInMs,
+    safetyMarginInMs,
+    pollIntervalInMs,
+    holderName,
+    createIfMissing: options.createIfMissing ?? true,
+  };
+}
+
+function resolveDuration(leasable: Leasable, value: unknown): number {
+  if (!leasable.finiteDurations) {
+    if (value !== undefined && value !== Infinity) {
+      throw new RangeError(
+        `\`durationInSeconds\` must be Infinity: ${leasable.description} only has infinite leases, got ${String(value)}.`,
+      );
+    }
+    return Infinity;
+  }
+  if (value === undefined) return 30;
+  const seconds = checkNumber("durationInSeconds", value, { allowInfinity: true });
+  if (seconds !== Infinity && (!Number.isInteger(seconds) || seconds < MIN_LEASE_SECONDS || seconds > MAX_LEASE_SECONDS)) {
+    throw new RangeError(
+      `\`durationInSeconds\` must be a whole number of seconds from ${MIN_LEASE_SECONDS} to ${MAX_LEASE_SECONDS}, ` +
+        `or Infinity for an infinite lease, got ${seconds}.`,
+    );
+  }
+  return seconds;
+}
