@@ -16,7 +16,6 @@ class ResultsReporter {
       failed: results.numFailedTests + results.numRuntimeErrorTestSuites,
       skipped: results.numPendingTests + results.numTodoTests,
       suitesFailedToRun: results.numRuntimeErrorTestSuites,
-      success: results.success,
       node: process.version,
     };
     writeFileSync(join(dir, "summary.json"), JSON.stringify(summary, null, 2) + "\n");
