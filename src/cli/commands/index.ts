@@ -1,4 +1,5 @@
 /** The command line tool's subcommands. Each capability adds its own here. */
 import type { Command } from "../command.js";
+import { stressCommand } from "./stress.js";
 
-export const commands: readonly Command[] = [];
+export const commands: readonly Command[] = [stressCommand];
