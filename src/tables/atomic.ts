@@ -7,13 +7,12 @@
  * (github.com/Azure/Azurite/issues/1215; the SDK checks it client-side with a plain Error), and a
  * check that relies on the service would let an emulator-tested program half-write in production.
  */
-import type { TransactionAction } from "@azure/data-tables";
 import { checkOptionalSignal } from "../internal/validate.js";
 import { retryPolicy, type RetryOptions } from "../retry/retry.js";
 import { TransactionRefusedError } from "./errors.js";
 import { estimateActionBytes, tableUrlBytes, transactionBytes, TRANSACTION_LIMITS } from "./payload.js";
 import { sendTransaction, type TransactionClient } from "./transaction.js";
-import { checkActions } from "./validation.js";
+import { checkActions, type TableAction } from "./validation.js";
 
 /** Options for {@link writeAtomic}. */
 export interface WriteAtomicOptions {
@@ -62,7 +61,7 @@ export interface WriteAtomicResult {
  */
 export async function writeAtomic(
   client: TransactionClient,
-  actions: readonly TransactionAction[],
+  actions: readonly TableAction[],
   options: WriteAtomicOptions = {},
 ): Promise<WriteAtomicResult> {
   checkOptionalSignal("abortSignal", options.abortSignal);

@@ -7,7 +7,6 @@
  * Each transaction is atomic, the batch is not: when one fails, the others still commit. Writes
  * that must commit together belong in {@link writeAtomic}, which refuses instead of splitting.
  */
-import type { TransactionAction } from "@azure/data-tables";
 import { runPool } from "../internal/pool.js";
 import { checkNumber, checkOptionalFunction, checkOptionalSignal } from "../internal/validate.js";
 import { logger } from "../internal/logger.js";
@@ -15,7 +14,7 @@ import { retryPolicy, type RetryOptions } from "../retry/retry.js";
 import { TableTransactionError } from "./errors.js";
 import { planChecked, type PlannedTransaction, type PlanTransactionsOptions } from "./plan.js";
 import { sendTransaction, type TransactionClient } from "./transaction.js";
-import { checkActions } from "./validation.js";
+import { checkActions, type TableAction } from "./validation.js";
 
 /** Options for {@link writeBatch}. */
 export interface WriteBatchOptions extends PlanTransactionsOptions {
@@ -118,7 +117,7 @@ function notSent(plan: PlannedTransaction, reason: TransactionOutcome["reason"])
  */
 export async function writeBatch(
   client: TransactionClient,
-  actions: readonly TransactionAction[],
+  actions: readonly TableAction[],
   options: WriteBatchOptions = {},
 ): Promise<WriteBatchResult> {
   const maxConcurrency = checkNumber("maxConcurrency", options.maxConcurrency ?? 4, { min: 1, max: 1000, integer: true });

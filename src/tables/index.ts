@@ -29,7 +29,7 @@ export {
   type CompositeKeyOptions,
   type BucketedKeyOptions,
 } from "./keys.js";
-export { tableKeyProblem, validateTableKey, MAX_TABLE_KEY_LENGTH } from "./validation.js";
+export { tableKeyProblem, validateTableKey, MAX_TABLE_KEY_LENGTH, type TableAction } from "./validation.js";
 export { TRANSACTION_LIMITS } from "./payload.js";
 export { planTransactions, type PlanTransactionsOptions, type PlannedTransaction, type TableLocation } from "./plan.js";
 export type { TransactionClient } from "./transaction.js";

@@ -8,7 +8,7 @@ import type { TransactionAction } from "@azure/data-tables";
 import { checkNumber } from "../internal/validate.js";
 import { TableActionError } from "./errors.js";
 import { estimateActionBytes, tableUrlBytes, transactionBytes, TRANSACTION_LIMITS } from "./payload.js";
-import { checkActions, type CheckedAction } from "./validation.js";
+import { checkActions, type CheckedAction, type TableAction } from "./validation.js";
 
 /** The client properties planning needs (a `TableClient` has them). */
 export interface TableLocation {
@@ -125,7 +125,7 @@ export function planChecked(checked: readonly CheckedAction[], location: TableLo
  */
 export function planTransactions(
   location: TableLocation,
-  actions: readonly TransactionAction[],
+  actions: readonly TableAction[],
   options: PlanTransactionsOptions = {},
 ): PlannedTransaction[] {
   return planChecked(checkActions(actions), location, options);

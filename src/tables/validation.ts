@@ -88,6 +88,12 @@ export function validateTableKey(value: unknown, keyName: TableKeyName, options:
   throw new TableKeyError(message, { keyName, rule, value, actionIndex: options.actionIndex });
 }
 
+/**
+ * An action as `TableClient.submitTransaction` takes it, also as a readonly tuple (so that
+ * `["upsert", entity] as const` works).
+ */
+export type TableAction = TransactionAction | Readonly<TransactionAction>;
+
 /** An action after the checks: its kind, keys and entity. */
 export interface CheckedAction {
   readonly kind: "create" | "update" | "upsert" | "delete";
