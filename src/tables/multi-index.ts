@@ -258,6 +258,14 @@ export function multiIndexTable<T extends MultiIndexRecord>(client: MultiIndexCl
         if (error.statusCode === 409 && rowKey !== undefined && !etags.has(rowKey) && round < 5) {
           const existing = await readRow(partitionKey, rowKey, call);
           if (existing && !isDeleted(existing)) {
+            // Taken: by this very record written meanwhile by someone else (then the read is stale), or by another record.
+            const [anchor, anchorEtag] = [...expected][0] ?? [];
+            if (anchor !== undefined && (await readRow(partitionKey, anchor, call))?.etag !== anchorEtag) {
+              throw new MultiIndexConflictError(
+                `The record in partition ${JSON.stringify(partitionKey)} changed since it was read: read it again and reapply the change. Nothing was written.`,
+                { reason: "changed", partitionKey, rowKey: anchor, cause: error },
+              );
+            }
             throw new MultiIndexConflictError(
               `Row ${JSON.stringify(rowKey)} in partition ${JSON.stringify(partitionKey)} belongs to another record: the key is taken. Nothing was written.`,
               { reason: "exists", partitionKey, rowKey, cause: error },
@@ -311,7 +319,7 @@ export function multiIndexTable<T extends MultiIndexRecord>(client: MultiIndexCl
       const rowKey = rowKeyOf(index, key);
       validateTableKey(partitionKey, "partitionKey");
       validateTableKey(rowKey, "rowKey");
-      for (let round = 0; round < 5; round++) {
+      for (let round = 0; round < 8; round++) {
         const first = await readRow(partitionKey, rowKey, call);
         if (isDeleted(first)) return undefined;
         const record = recordOf(first!);
@@ -364,10 +372,11 @@ export function multiIndexTable<T extends MultiIndexRecord>(client: MultiIndexCl
       const backoff = call.backoff ?? decorrelatedJitterBackoff({ baseInMs: 10, maxInMs: 1000 });
       let previousDelayInMs = 0;
       for (let attempt = 1; ; attempt++) {
-        const snapshot = await table.get(partitionKey, index, key, call);
-        if (!snapshot) return undefined;
-        const next = await mutate({ ...snapshot.record });
         try {
+          // A read that keeps seeing rows of different writes is a conflict too: read again later.
+          const snapshot = await table.get(partitionKey, index, key, call);
+          if (!snapshot) return undefined;
+          const next = await mutate({ ...snapshot.record });
           return await table.update(snapshot, next, call);
         } catch (error) {
           if (!isMultiIndexConflictError(error) || error.reason !== "changed" || attempt >= maxAttempts) throw error;
