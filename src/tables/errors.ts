@@ -48,7 +48,20 @@ export class TableKeyError extends StorageConcurrencyError {
   }
 }
 
-/** True when `error` is a {@link TableKeyError}. */
+/**
+ * True when `error` is a {@link TableKeyError}.
+ *
+ * @example
+ * ```ts
+ * import { writeBatch, isTableKeyError } from "azure-storage-concurrency";
+ *
+ * try {
+ *   await writeBatch(table, actions);
+ * } catch (error) {
+ *   if (isTableKeyError(error)) console.log(`action ${error.actionIndex}: ${error.keyName} breaks ${error.rule}`);
+ * }
+ * ```
+ */
 export function isTableKeyError(error: unknown): error is TableKeyError {
   return isStorageConcurrencyError(error) && error.name === "TableKeyError";
 }
@@ -89,7 +102,17 @@ export class TableActionError extends StorageConcurrencyError {
   }
 }
 
-/** True when `error` is a {@link TableActionError}. */
+/**
+ * True when `error` is a {@link TableActionError}.
+ *
+ * @example
+ * ```ts
+ * import { writeBatch, isTableActionError } from "azure-storage-concurrency";
+ *
+ * const error = await writeBatch(table, [["upsert", { partitionKey: "p", rowKey: "r", tags: ["a"] }]]).catch((e) => e);
+ * if (isTableActionError(error)) console.log(error.rule, error.property); // "unsupported-value" "tags"
+ * ```
+ */
 export function isTableActionError(error: unknown): error is TableActionError {
   return isStorageConcurrencyError(error) && error.name === "TableActionError";
 }
@@ -141,7 +164,17 @@ export class TransactionRefusedError extends StorageConcurrencyError {
   }
 }
 
-/** True when `error` is a {@link TransactionRefusedError}. */
+/**
+ * True when `error` is a {@link TransactionRefusedError}.
+ *
+ * @example
+ * ```ts
+ * import { writeAtomic, isTransactionRefusedError } from "azure-storage-concurrency";
+ *
+ * const error = await writeAtomic(table, actions).catch((e) => e);
+ * if (isTransactionRefusedError(error)) console.log(error.reason); // e.g. "multiple-partitions"; nothing was sent
+ * ```
+ */
 export function isTransactionRefusedError(error: unknown): error is TransactionRefusedError {
   return isStorageConcurrencyError(error) && error.name === "TransactionRefusedError";
 }
@@ -186,7 +219,17 @@ export class TableTransactionError extends StorageRequestError {
   }
 }
 
-/** True when `error` is a {@link TableTransactionError}. */
+/**
+ * True when `error` is a {@link TableTransactionError}.
+ *
+ * @example
+ * ```ts
+ * import { writeAtomic, isTableTransactionError } from "azure-storage-concurrency";
+ *
+ * const error = await writeAtomic(table, actions).catch((e) => e);
+ * if (isTableTransactionError(error)) console.log(error.statusCode, error.serviceCode, error.failedActionIndex);
+ * ```
+ */
 export function isTableTransactionError(error: unknown): error is TableTransactionError {
   return isStorageConcurrencyError(error) && error.name === "TableTransactionError";
 }
@@ -224,7 +267,19 @@ export class MultiIndexConflictError extends StorageConcurrencyError {
   }
 }
 
-/** True when `error` is a {@link MultiIndexConflictError}. */
+/**
+ * True when `error` is a {@link MultiIndexConflictError}.
+ *
+ * @example
+ * ```ts
+ * import { isMultiIndexConflictError } from "azure-storage-concurrency";
+ *
+ * const error = await runners.update(snapshot, next).catch((e) => e);
+ * if (isMultiIndexConflictError(error) && error.reason === "changed") {
+ *   // read again, reapply the change, write again (runners.modify() does this loop)
+ * }
+ * ```
+ */
 export function isMultiIndexConflictError(error: unknown): error is MultiIndexConflictError {
   return isStorageConcurrencyError(error) && error.name === "MultiIndexConflictError";
 }

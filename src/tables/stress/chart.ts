@@ -13,11 +13,11 @@ function escapeXml(text: string): string {
   return text.replace(/[<>&"']/g, (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", '"': "&quot;", "'": "&apos;" })[c]!);
 }
 
-/** A round axis maximum at or above `value`: 1, 2 or 5 times a power of ten. */
+/** A round axis maximum at or above `value` that divides well into five ticks. */
 function niceMax(value: number): number {
   if (value <= 0) return 1;
   const power = 10 ** Math.floor(Math.log10(value));
-  for (const step of [1, 2, 5, 10]) if (step * power >= value) return step * power;
+  for (const step of [1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10]) if (step * power >= value) return step * power;
   return 10 * power;
 }
 
@@ -61,7 +61,7 @@ export function renderStressChart(result: PartitionStressResult): string {
       `<text x="${PLOT.left - 8}" y="${(y(value) + 4).toFixed(1)}" text-anchor="end">${fmt(value)}</text>`,
     );
   }
-  const secStep = niceMax(maxSec / 6);
+  const secStep = [0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600].find((step) => maxSec / step <= 10) ?? 3600;
   for (let sec = 0; sec <= maxSec + 1e-9; sec += secStep) {
     out.push(
       `<line x1="${x(sec).toFixed(1)}" y1="${PLOT.bottom}" x2="${x(sec).toFixed(1)}" y2="${PLOT.bottom + 5}" stroke="#333333"/>`,

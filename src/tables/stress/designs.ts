@@ -21,6 +21,8 @@ export interface StressKeyDesign {
    * @default the PartitionKey
    */
   partitionOf?(partitionKey: string): string;
+  /** What to do when its busiest partition goes over the target (the verdict's last sentence). */
+  readonly advice?: string;
 }
 
 /** The built-in designs, by name. */
@@ -35,18 +37,21 @@ export const stressDesigns: Readonly<Record<BuiltInStressDesign, StressKeyDesign
     name: "single",
     description: "every entity in one PartitionKey (the design guide's stress test: load one target partition)",
     keyOf: (sequence: number) => ({ partitionKey: "target", rowKey: padNumber(sequence, WIDTH) }),
+    advice: "The PartitionKey is too coarse: spread the load over more partitions.",
   },
   append: {
     name: "append",
     description: "append-only: each entity a new, ascending PartitionKey (all served by the last range partition)",
     keyOf: (sequence: number) => ({ partitionKey: padNumber(sequence, WIDTH), rowKey: "0" }),
     partitionOf: () => "last range partition",
+    advice: "Append-only keys send every insert to the last range partition: prefix them with a hash bucket (bucketedKey) so that they spread.",
   },
   prepend: {
     name: "prepend",
     description: "prepend-only: each entity a new, descending PartitionKey (all served by the first range partition)",
     keyOf: (sequence: number) => ({ partitionKey: padNumber(9_999_999_999 - sequence, WIDTH), rowKey: "0" }),
     partitionOf: () => "first range partition",
+    advice: "Prepend-only keys send every insert to the first range partition: prefix them with a hash bucket (bucketedKey) so that they spread.",
   },
   bucketed: {
     name: "bucketed",

@@ -392,7 +392,7 @@ async function runDesign(client: StressTableClient, design: StressKeyDesign, set
     const puts = totals.inserts + totals.updates;
     const verdict = [
       overTarget
-        ? `The busiest partition (${busiest.partition}) took ${busiest.entitiesPerSec} entities/s, over the ${PARTITION_TARGET_ENTITIES_PER_SEC} entities/s target of one partition: on Azure this load would be throttled (503 ServerBusy, timeouts) until the partition is rebalanced, so the PartitionKey is too coarse; spread the load over more partitions.`
+        ? `The busiest partition (${busiest.partition}) took ${busiest.entitiesPerSec} entities/s, over the ${PARTITION_TARGET_ENTITIES_PER_SEC} entities/s target of one partition: on Azure this load would be throttled (503 ServerBusy, timeouts) until the partition is rebalanced. ${design.advice ?? "Spread the load over more partitions."}`
         : `The busiest partition (${busiest.partition || "none"}) took ${busiest.entitiesPerSec} entities/s, within the ${PARTITION_TARGET_ENTITIES_PER_SEC} entities/s target of one partition.`,
       totals.throttled > 0 ? `${totals.throttled} answers were ServerBusy or timeouts: the service was at a limit.` : "",
     ]
