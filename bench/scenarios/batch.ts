@@ -7,8 +7,10 @@
  * - `rawTransactions`: hand-cut 100-entity `submitTransaction` calls (the raw SDK, the ceiling);
  * - `batched`: the library's `writeBatch()` (grouping, 100-operation and 4 MiB cuts, checks).
  * The transactional ways insert ten times as many entities as `single`, so that every way runs for
- * about as long (a run of a fraction of a second is mostly noise). A warm-up round is not counted; the measured rounds alternate the order of the three so that drift
- * on a shared machine hits them alike. Rates are medians over the rounds; `ratio` (goal: at least 8)
+ * about as long, and the three take turns in slices (100 entities per partition for the
+ * transactional ways, a tenth of that for single, the first turn rotating), so that a shared
+ * machine's changing load falls on all three alike. A warm-up round is not counted. Rates are
+ * medians over the rounds; `ratio` (goal: at least 8)
  * is the median of each round's batched / single, a paired comparison that drift between rounds
  * does not skew (`ratioOfMedians` is batchedPerSec / singlePerSec).
  *
@@ -22,24 +24,19 @@
  */
 import { TableClient, type TransactionAction } from "@azure/data-tables";
 import { numberFlag } from "../../src/cli/args.js";
+import { runPool } from "../../src/internal/pool.js";
 import { padNumber, writeBatch } from "../../src/index.js";
 import { median, round, type BenchScenario } from "../harness.js";
 
-async function pool(count: number, concurrency: number, task: (index: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, count) }, async () => {
-      while (next < count) await task(next++);
-    }),
-  );
-}
+/** Runs task(0..count-1) with `concurrency` in flight. */
+const pool = (count: number, concurrency: number, task: (index: number) => Promise<void>) =>
+  runPool(Array.from({ length: count }, (_, i) => () => task(i)), concurrency);
 
 export const batchScenario: BenchScenario = {
   name: "batch",
   description: "inserts: one request per entity vs 100-entity transactions (raw SDK) vs writeBatch()",
   async run({ connectionString, args, log }) {
     const entities = numberFlag(args, "entities", 2000, 100);
-    const counts = { single: entities, rawTransactions: entities * 10, batched: entities * 10 };
     const partitions = numberFlag(args, "partitions", 8, 1);
     const concurrency = numberFlag(args, "concurrency", 1, 1);
     const rounds = numberFlag(args, "rounds", 5, 1);
@@ -78,21 +75,34 @@ export const batchScenario: BenchScenario = {
     const ways = { single, rawTransactions, batched };
     const perSec: Record<keyof typeof ways, number[]> = { single: [], rawTransactions: [], batched: [] };
 
+    // Each round inserts into fresh tables in slices: a slice is 100 entities per partition for the
+    // transactional ways and a tenth of that for single, and the three ways take turns slice by slice
+    // (rotating who goes first), so that the machine's load at any moment falls on all three alike.
+    const sliceSingle = Math.max(1, Math.round((100 * partitions) / 10));
+    const slices = Math.max(1, Math.round(entities / sliceSingle));
+    const sliceSize = { single: sliceSingle, rawTransactions: 100 * partitions, batched: 100 * partitions };
     try {
       const names = Object.keys(ways) as (keyof typeof ways)[];
       for (let r = 0; r <= rounds; r++) {
         const warmUp = r === 0;
-        for (const way of r % 2 ? [...names].reverse() : names) {
-          const client = await freshTable(way.toLowerCase());
-          const data = rows(`${way}${r}`, counts[way]);
-          const started = performance.now();
-          await ways[way](client, data);
-          const seconds = (performance.now() - started) / 1000;
-          if (!warmUp) perSec[way].push(counts[way] / seconds);
-          log(`${warmUp ? "warm-up" : `round ${r}`}: ${way} ${counts[way]} in ${round(seconds, 2)} s: ${round(counts[way] / seconds, 0)} entities/s`);
+        const clients = Object.fromEntries(await Promise.all(names.map(async (way) => [way, await freshTable(way.toLowerCase())] as const)));
+        const seconds = { single: 0, rawTransactions: 0, batched: 0 };
+        for (let slice = 0; slice < slices; slice++) {
+          for (let k = 0; k < names.length; k++) {
+            const way = names[(slice + k) % names.length]!;
+            const data = rows(`${way}${r}s${padNumber(slice, 4)}`, sliceSize[way]);
+            const started = performance.now();
+            await ways[way](clients[way]!, data);
+            seconds[way] += (performance.now() - started) / 1000;
+          }
+        }
+        for (const way of names) {
+          const count = sliceSize[way] * slices;
+          if (!warmUp) perSec[way].push(count / seconds[way]);
+          log(`${warmUp ? "warm-up" : `round ${r}`}: ${way} ${count} in ${round(seconds[way], 2)} s: ${round(count / seconds[way], 0)} entities/s`);
           let stored = 0;
-          for await (const page of client.listEntities({ queryOptions: { select: ["RowKey"] } }).byPage({ maxPageSize: 1000 })) stored += page.length;
-          if (stored !== counts[way]) throw new Error(`${way}: ${stored} entities stored, expected ${counts[way]}`);
+          for await (const page of clients[way]!.listEntities({ queryOptions: { select: ["RowKey"] } }).byPage({ maxPageSize: 1000 })) stored += page.length;
+          if (stored !== count) throw new Error(`${way}: ${stored} entities stored, expected ${count}`);
         }
       }
     } finally {
@@ -102,7 +112,7 @@ export const batchScenario: BenchScenario = {
     const batchedPerSec = median(perSec.batched);
     const rawTransactionPerSec = median(perSec.rawTransactions);
     return {
-      entities: counts,
+      entities: { single: sliceSingle * slices, rawTransactions: 100 * partitions * slices, batched: 100 * partitions * slices },
       partitions,
       concurrency,
       rounds,
