@@ -12,7 +12,7 @@ import { stressDesigns, type BuiltInStressDesign } from "../../tables/stress/des
 import { PARTITION_TARGET_ENTITIES_PER_SEC, runPartitionStressTest, type PartitionStressResult } from "../../tables/stress/engine.js";
 import { numberFlag, stringFlag, UsageError } from "../args.js";
 import type { Command } from "../command.js";
-import { openConnection } from "../connection.js";
+import { openConnection, type Connection } from "../connection.js";
 
 const help = `Usage: azure-storage-concurrency stress [options]
 
@@ -37,12 +37,19 @@ Options:
   --json                  print the JSON result on stdout instead of the summary
   --keep                  keep the test tables (default: delete them)
 
-Connection: --connection-string <cs>, or AZURE_STORAGE_CONNECTION_STRING, or --azurite for an
-embedded emulator. Azurite has no partition servers: its figures show the load a design puts on
-its busiest partition, not what Azure would sustain.
+Connection: an embedded Azurite by default (and always with --azurite); a real account with
+--connection-string <cs>, or AZURE_STORAGE_CONNECTION_STRING when --azurite is not given. Azurite
+has no partition servers: its figures show the load a design puts on its busiest partition, not
+what Azure would sustain.
 
 Example:
   azure-storage-concurrency stress --azurite --duration 20 --workers 4 --designs append,bucketed --out result.json --svg chart.svg`;
+
+async function embeddedAzurite(): Promise<Connection> {
+  const { startAzurite } = await import("../../testing/azurite.js");
+  const azurite = await startAzurite();
+  return { connectionString: azurite.connectionString, embedded: true, close: () => azurite.stop() };
+}
 
 function parseMix(text: string | undefined): { read: number; insert: number; update: number } | undefined {
   if (text === undefined) return undefined;
@@ -90,7 +97,9 @@ export const stressCommand: Command = {
     const svgFile = stringFlag(flags, "svg");
     if (!Number.isInteger(workers) || !Number.isInteger(preloadEntities)) throw new UsageError("--workers and --preload take whole numbers");
 
-    const connection = await openConnection(flags);
+    // Azurite unless an account is given; an explicit --azurite wins over the environment, so that a
+    // stress test never lands on a real account by accident.
+    const connection = flags["azurite"] && flags["connection-string"] === undefined ? await embeddedAzurite() : await openConnection({ ...flags, azurite: true });
     const abort = new AbortController();
     const onSignal = () => {
       progress("stopping: finishing the measurements and deleting the test tables (Ctrl-C again to quit at once)");
@@ -99,7 +108,8 @@ export const stressCommand: Command = {
     };
     process.on("SIGINT", onSignal);
     try {
-      progress(`stress test on ${connection.embedded ? "an embedded Azurite" : "the given account"}: designs ${designs.join(", ")}, ${durationInSeconds} s each, ${workers} workers`);
+      const account = /AccountName=([^;]+)/i.exec(connection.connectionString)?.[1] ?? /https?:\/\/([^/;]+)/.exec(connection.connectionString)?.[1] ?? "the given account";
+      progress(`stress test on ${connection.embedded ? "an embedded Azurite" : `account ${account}`}: designs ${designs.join(", ")}, ${durationInSeconds} s each, ${workers} workers`);
       const result = await runPartitionStressTest({
         createTableClient: (tableName) =>
           TableClient.fromConnectionString(connection.connectionString, tableName, {
