@@ -7,6 +7,7 @@
  */
 
 const BRAND = Symbol.for("azure-storage-concurrency.error");
+const REQUEST_BRAND = Symbol.for("azure-storage-concurrency.request-error");
 
 /** Constructor options shared by the library's error classes. */
 export interface StorageConcurrencyErrorOptions {
@@ -73,12 +74,16 @@ export class StorageRequestError extends StorageConcurrencyError {
     this.transient = options.transient;
     this.requestId = options.requestId;
     this.attempts = options.attempts ?? 1;
+    Object.defineProperty(this, REQUEST_BRAND, { value: true });
   }
 }
 
-/** True when `error` is a {@link StorageRequestError}. */
+/**
+ * True when `error` is a {@link StorageRequestError}, or one of the feature-specific subclasses that
+ * carry more detail (such as a failed table transaction), so that {@link classifyError} reads them all.
+ */
 export function isStorageRequestError(error: unknown): error is StorageRequestError {
-  return isStorageConcurrencyError(error) && error.name === "StorageRequestError";
+  return isStorageConcurrencyError(error) && (error as unknown as Record<symbol, unknown>)[REQUEST_BRAND] === true;
 }
 
 /** What the library reads out of an SDK `RestError` (or a bare network error). */

@@ -20,3 +20,4 @@ export {
 export * from "./retry/index.js";
 export * from "./files/index.js";
 export * from "./lease/index.js";
+export * from "./tables/index.js";

@@ -2,10 +2,12 @@
 import type { BenchScenario } from "../harness.js";
 import { filesScenario } from "./files.js";
 import { lockScenario } from "./lock.js";
+import { batchScenario } from "./batch.js";
 import { retryScenario } from "./retry.js";
 
 export const scenarios: Readonly<Record<string, BenchScenario>> = {
   retry: retryScenario,
   files: filesScenario,
   lock: lockScenario,
+  batch: batchScenario,
 };

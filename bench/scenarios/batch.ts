@@ -1,0 +1,130 @@
+/**
+ * `batch`: inserting many entities, one request per entity versus entity group transactions.
+ *
+ * Entities spread over P partitions are inserted three ways into fresh tables, each with the same
+ * number of concurrent requests in flight:
+ * - `single`: one `createEntity` per entity (the raw SDK);
+ * - `rawTransactions`: hand-cut 100-entity `submitTransaction` calls (the raw SDK, the ceiling);
+ * - `batched`: the library's `writeBatch()` (grouping, 100-operation and 4 MiB cuts, checks).
+ * The transactional ways insert ten times as many entities as `single`, so that every way runs for
+ * about as long, and the three take turns in slices (100 entities per partition for the
+ * transactional ways, a tenth of that for single, the first turn rotating), so that a shared
+ * machine's changing load falls on all three alike. A warm-up round is not counted. Rates are
+ * medians over the rounds; `ratio` (goal: at least 8)
+ * is the median of each round's batched / single, a paired comparison that drift between rounds
+ * does not skew (`ratioOfMedians` is batchedPerSec / singlePerSec).
+ *
+ * One request in flight (`--concurrency 1`, the default) measures what a transaction saves per
+ * entity: one round trip and one service operation for up to 100 entities. With more in flight,
+ * single inserts overlap on the wire too, and on a small machine the emulator's CPU becomes the
+ * bound for both; run with `--concurrency 8` to see that regime.
+ *
+ * Flags: --entities 2000 (single; the others insert 10x), --partitions 8, --concurrency 1, --rounds 5,
+ * --payload-bytes 100.
+ */
+import { TableClient, type TransactionAction } from "@azure/data-tables";
+import { numberFlag } from "../../src/cli/args.js";
+import { runPool } from "../../src/internal/pool.js";
+import { padNumber, writeBatch } from "../../src/index.js";
+import { median, round, type BenchScenario } from "../harness.js";
+
+/** Runs task(0..count-1) with `concurrency` in flight. */
+const pool = (count: number, concurrency: number, task: (index: number) => Promise<void>) =>
+  runPool(Array.from({ length: count }, (_, i) => () => task(i)), concurrency);
+
+export const batchScenario: BenchScenario = {
+  name: "batch",
+  description: "inserts: one request per entity vs 100-entity transactions (raw SDK) vs writeBatch()",
+  async run({ connectionString, args, log }) {
+    const entities = numberFlag(args, "entities", 2000, 100);
+    const partitions = numberFlag(args, "partitions", 8, 1);
+    const concurrency = numberFlag(args, "concurrency", 1, 1);
+    const rounds = numberFlag(args, "rounds", 5, 1);
+    const payload = "p".repeat(numberFlag(args, "payload-bytes", 100, 0));
+    const insecure = connectionString.includes("http://");
+    const tables: TableClient[] = [];
+    const freshTable = async (kind: string) => {
+      const name = `bench${kind}${Date.now().toString(36)}${Math.floor(Math.random() * 1e6)}`;
+      const client = TableClient.fromConnectionString(connectionString, name, { allowInsecureConnection: insecure });
+      await client.createTable();
+      tables.push(client);
+      return client;
+    };
+    const rows = (tag: string, count: number) =>
+      Array.from({ length: count }, (_, i) => ({
+        partitionKey: `p${padNumber(i % partitions, 3)}`,
+        rowKey: `${tag}-${padNumber(i, 8)}`,
+        payload,
+        n: i,
+      }));
+
+    const single = async (client: TableClient, data: ReturnType<typeof rows>) =>
+      pool(data.length, concurrency, async (i) => void (await client.createEntity(data[i]!)));
+    const rawTransactions = async (client: TableClient, data: ReturnType<typeof rows>) => {
+      const chunks: TransactionAction[][] = [];
+      for (let p = 0; p < partitions; p++) {
+        const mine = data.filter((_, i) => i % partitions === p);
+        for (let at = 0; at < mine.length; at += 100) chunks.push(mine.slice(at, at + 100).map((e): TransactionAction => ["create", e]));
+      }
+      await pool(chunks.length, concurrency, async (i) => void (await client.submitTransaction(chunks[i]!)));
+    };
+    const batched = async (client: TableClient, data: ReturnType<typeof rows>) => {
+      const result = await writeBatch(client, data.map((e): TransactionAction => ["create", e]), { maxConcurrency: concurrency });
+      if (!result.ok) throw new Error(`writeBatch failed: ${result.transactions.find((t) => t.error)?.error?.message}`);
+    };
+    const ways = { single, rawTransactions, batched };
+    const perSec: Record<keyof typeof ways, number[]> = { single: [], rawTransactions: [], batched: [] };
+
+    // Each round inserts into fresh tables in slices: a slice is 100 entities per partition for the
+    // transactional ways and a tenth of that for single, and the three ways take turns slice by slice
+    // (rotating who goes first), so that the machine's load at any moment falls on all three alike.
+    const sliceSingle = Math.max(1, Math.round((100 * partitions) / 10));
+    const slices = Math.max(1, Math.round(entities / sliceSingle));
+    const sliceSize = { single: sliceSingle, rawTransactions: 100 * partitions, batched: 100 * partitions };
+    try {
+      const names = Object.keys(ways) as (keyof typeof ways)[];
+      for (let r = 0; r <= rounds; r++) {
+        const warmUp = r === 0;
+        const clients = Object.fromEntries(await Promise.all(names.map(async (way) => [way, await freshTable(way.toLowerCase())] as const)));
+        const seconds = { single: 0, rawTransactions: 0, batched: 0 };
+        for (let slice = 0; slice < slices; slice++) {
+          for (let k = 0; k < names.length; k++) {
+            const way = names[(slice + k) % names.length]!;
+            const data = rows(`${way}${r}s${padNumber(slice, 4)}`, sliceSize[way]);
+            const started = performance.now();
+            await ways[way](clients[way]!, data);
+            seconds[way] += (performance.now() - started) / 1000;
+          }
+        }
+        for (const way of names) {
+          const count = sliceSize[way] * slices;
+          if (!warmUp) perSec[way].push(count / seconds[way]);
+          log(`${warmUp ? "warm-up" : `round ${r}`}: ${way} ${count} in ${round(seconds[way], 2)} s: ${round(count / seconds[way], 0)} entities/s`);
+          let stored = 0;
+          for await (const page of clients[way]!.listEntities({ queryOptions: { select: ["RowKey"] } }).byPage({ maxPageSize: 1000 })) stored += page.length;
+          if (stored !== count) throw new Error(`${way}: ${stored} entities stored, expected ${count}`);
+        }
+      }
+    } finally {
+      await Promise.all(tables.map((t) => t.deleteTable().catch(() => undefined)));
+    }
+    const singlePerSec = median(perSec.single);
+    const batchedPerSec = median(perSec.batched);
+    const rawTransactionPerSec = median(perSec.rawTransactions);
+    return {
+      entities: { single: sliceSingle * slices, rawTransactions: 100 * partitions * slices, batched: 100 * partitions * slices },
+      partitions,
+      concurrency,
+      rounds,
+      singlePerSec: round(singlePerSec, 1),
+      batchedPerSec: round(batchedPerSec, 1),
+      rawTransactionPerSec: round(rawTransactionPerSec, 1),
+      ratio: round(median(perSec.batched.map((b, i) => b / perSec.single[i]!)), 2),
+      ratioOfMedians: round(batchedPerSec / singlePerSec, 2),
+      rawRatio: round(median(perSec.rawTransactions.map((t, i) => t / perSec.single[i]!)), 2),
+      batchedVsRaw: round(batchedPerSec / rawTransactionPerSec, 2),
+      goal: "ratio >= 8",
+      runs: Object.fromEntries(Object.entries(perSec).map(([way, values]) => [way, values.map((v) => round(v, 1))])),
+    };
+  },
+};

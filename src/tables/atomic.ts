@@ -1,0 +1,114 @@
+/**
+ * `writeAtomic()`: writes that must commit together, as one entity group transaction, or not at all.
+ * When they cannot be one transaction (several partitions, over 100 operations, over 4 MiB, an
+ * entity twice), it refuses before sending anything instead of silently splitting them.
+ *
+ * The library checks every limit itself: Azurite does not enforce the one-partition rule
+ * (github.com/Azure/Azurite/issues/1215; the SDK checks it client-side with a plain Error), and a
+ * check that relies on the service would let an emulator-tested program half-write in production.
+ */
+import { checkOptionalSignal } from "../internal/validate.js";
+import { retryPolicy, type RetryOptions } from "../retry/retry.js";
+import { TransactionRefusedError } from "./errors.js";
+import { estimateActionBytes, tableUrlBytes, transactionBytes, TRANSACTION_LIMITS } from "./payload.js";
+import { sendTransaction, type TransactionClient } from "./transaction.js";
+import { checkActions, type TableAction } from "./validation.js";
+
+/** Options for {@link writeAtomic}. */
+export interface WriteAtomicOptions {
+  /**
+   * Retry the transaction with these settings (408, 429, 5xx and network failures; never a 4xx).
+   * By default the library does not retry and the client's own pipeline does.
+   * @default undefined
+   */
+  readonly retry?: RetryOptions;
+  /** Cancels the request, or the wait between retries. */
+  readonly abortSignal?: AbortSignal;
+}
+
+/** What {@link writeAtomic} committed. */
+export interface WriteAtomicResult {
+  /** The one PartitionKey. */
+  readonly partitionKey: string;
+  /** The new ETag of each action's entity, in the order of the actions (undefined for deletes). */
+  readonly etags: readonly (string | undefined)[];
+  /** How many requests it took. */
+  readonly attempts: number;
+  /** The estimated request body, in bytes. */
+  readonly estimatedBytes: number;
+}
+
+/**
+ * Commits `actions` together in one entity group transaction: all of them, or none.
+ *
+ * @throws TableKeyError or TableActionError for an action the service would refuse, and
+ *   TransactionRefusedError when the actions cannot be one transaction; in both cases nothing was sent.
+ * @throws TableTransactionError when the service refused the transaction (`failedActionIndex` says
+ *   which action); nothing was applied.
+ *
+ * @example
+ * ```ts
+ * import { writeAtomic } from "azure-storage-concurrency";
+ *
+ * // A transfer: both legs and the record share the transaction id as PartitionKey (the document's
+ * // bank example), so they commit together or not at all.
+ * const partitionKey = `transfer-${transferId}`;
+ * await writeAtomic(ledger, [
+ *   ["create", { partitionKey, rowKey: "debit", account: "alice", amount: -25 }],
+ *   ["create", { partitionKey, rowKey: "credit", account: "bob", amount: 25 }],
+ * ]);
+ * ```
+ */
+export async function writeAtomic(
+  client: TransactionClient,
+  actions: readonly TableAction[],
+  options: WriteAtomicOptions = {},
+): Promise<WriteAtomicResult> {
+  checkOptionalSignal("abortSignal", options.abortSignal);
+  const policy = options.retry ? retryPolicy(options.retry) : undefined;
+  const checked = checkActions(actions);
+  const partitionKeys = [...new Set(checked.map((a) => a.partitionKey))];
+  const refuse = (reason: TransactionRefusedError["reason"], message: string, estimatedBytes?: number) =>
+    new TransactionRefusedError(`${message} Nothing was sent.`, { reason, operationCount: checked.length, partitionKeys, estimatedBytes });
+
+  if (checked.length === 0) throw refuse("empty", "There are no actions to commit.");
+  if (partitionKeys.length > 1) {
+    const shown = partitionKeys.slice(0, 3).map((k) => JSON.stringify(k)).join(", ");
+    throw refuse(
+      "multiple-partitions",
+      `These ${checked.length} writes span ${partitionKeys.length} partitions (${shown}${partitionKeys.length > 3 ? ", …" : ""}); an entity group transaction covers one PartitionKey, so they cannot commit together. Give them a PartitionKey they share (the design guide's bank example uses the transaction id), or use writeBatch() if they need not be atomic.`,
+    );
+  }
+  const seen = new Map<string, number>();
+  for (const action of checked) {
+    const earlier = seen.get(action.rowKey);
+    if (earlier !== undefined) {
+      throw refuse(
+        "duplicate-entity",
+        `Actions ${earlier} and ${action.index} both write RowKey ${JSON.stringify(action.rowKey)}; an entity may appear only once in a transaction: merge them into one action.`,
+      );
+    }
+    seen.set(action.rowKey, action.index);
+  }
+  if (checked.length > TRANSACTION_LIMITS.maxOperations) {
+    throw refuse(
+      "too-many-operations",
+      `${checked.length} operations cannot commit together: a transaction holds at most ${TRANSACTION_LIMITS.maxOperations}. Use writeBatch() if they need not be atomic.`,
+    );
+  }
+  const urlBytes = tableUrlBytes(client);
+  const estimatedBytes = transactionBytes(checked.map((a) => estimateActionBytes(a, urlBytes)));
+  if (estimatedBytes > TRANSACTION_LIMITS.maxPayloadBytes) {
+    throw refuse(
+      "payload-too-large",
+      `These writes make a request of about ${estimatedBytes} bytes; a transaction carries at most ${TRANSACTION_LIMITS.maxPayloadBytes} (4 MiB). Make the entities smaller (keep large values in a blob and store its name).`,
+      estimatedBytes,
+    );
+  }
+  const committed = await sendTransaction(
+    client,
+    { partitionKey: partitionKeys[0]!, actions: checked.map((a) => a.action), actionIndexes: checked.map((a) => a.index) },
+    { policy, abortSignal: options.abortSignal },
+  );
+  return { partitionKey: partitionKeys[0]!, etags: committed.etags, attempts: committed.attempts, estimatedBytes };
+}

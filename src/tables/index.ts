@@ -1,0 +1,75 @@
+export {
+  TableKeyError,
+  isTableKeyError,
+  TableActionError,
+  isTableActionError,
+  TransactionRefusedError,
+  isTransactionRefusedError,
+  TableTransactionError,
+  isTableTransactionError,
+  MultiIndexConflictError,
+  isMultiIndexConflictError,
+  type TableKeyName,
+  type TableKeyRule,
+  type TableActionRule,
+  type TransactionRefusalReason,
+  type MultiIndexConflictReason,
+} from "./errors.js";
+export {
+  padNumber,
+  parsePaddedNumber,
+  invertedTimestampKey,
+  parseInvertedTimestampKey,
+  compositeKey,
+  parseCompositeKey,
+  stableHash,
+  bucketOf,
+  bucketedKey,
+  bucketPrefixes,
+  type CompositeKeyOptions,
+  type BucketedKeyOptions,
+} from "./keys.js";
+export { tableKeyProblem, validateTableKey, MAX_TABLE_KEY_LENGTH, type TableAction } from "./validation.js";
+export { TRANSACTION_LIMITS } from "./payload.js";
+export { planTransactions, type PlanTransactionsOptions, type PlannedTransaction, type TableLocation } from "./plan.js";
+export type { TransactionClient } from "./transaction.js";
+export { writeBatch, type WriteBatchOptions, type WriteBatchResult, type TransactionOutcome } from "./batch.js";
+export { writeAtomic, type WriteAtomicOptions, type WriteAtomicResult } from "./atomic.js";
+export {
+  multiIndexTable,
+  type MultiIndexTable,
+  type MultiIndexOptions,
+  type MultiIndexSnapshot,
+  type MultiIndexRecord,
+  type MultiIndexCallOptions,
+  type MultiIndexModifyOptions,
+  type MultiIndexListEntry,
+  type MultiIndexClient,
+} from "./multi-index.js";
+export { classifyQuery, type QueryShape, type QueryKind, type KeyConstraint, type KeyBound } from "./query-shape.js";
+export {
+  odataString,
+  prefixUpperBound,
+  keyFilter,
+  queryEntityPages,
+  queryEntities,
+  type KeyFilterOptions,
+  type QueryEntitiesOptions,
+  type QueryEntitiesResult,
+  type EntityPage,
+  type QueryClient,
+} from "./query.js";
+export {
+  runPartitionStressTest,
+  PARTITION_TARGET_ENTITIES_PER_SEC,
+  type PartitionStressOptions,
+  type PartitionStressResult,
+  type StressDesignResult,
+  type StressSample,
+  type StressProgress,
+  type StressMix,
+  type StressTableClient,
+  type LatencySummary,
+} from "./stress/engine.js";
+export { stressDesigns, type StressKeyDesign, type BuiltInStressDesign } from "./stress/designs.js";
+export { renderStressChart } from "./stress/chart.js";

@@ -1,0 +1,195 @@
+/**
+ * Queries that say what they cost: filters built with the quoting done right, and paging that
+ * follows continuation tokens while counting round trips. A query that crosses partition-server
+ * boundaries gets a continuation token at each one, so every boundary is one more request
+ * (the partitioning guide: "a continuation token ... adds at least one more request").
+ */
+import type { TableClient, TableEntityResult } from "@azure/data-tables";
+import { checkNumber, checkOptionalSignal } from "../internal/validate.js";
+import { classifyQuery, type QueryShape } from "./query-shape.js";
+
+/**
+ * Quotes a string for an OData filter: wraps it in single quotes and doubles the single quotes in it.
+ *
+ * @example
+ * ```ts
+ * import { odataString } from "azure-storage-concurrency";
+ *
+ * `PartitionKey eq ${odataString("O'Brien")}`; // "PartitionKey eq 'O''Brien'"
+ * ```
+ */
+export function odataString(value: string): string {
+  if (typeof value !== "string") throw new TypeError("`value` must be a string.");
+  return `'${value.replace(/'/g, "''")}'`;
+}
+
+/**
+ * The smallest string greater than every string that starts with `prefix`: the exclusive upper
+ * bound of a prefix range (`"AGE:"` gives `"AGE;"`).
+ *
+ * @example
+ * ```ts
+ * import { prefixUpperBound } from "azure-storage-concurrency";
+ *
+ * prefixUpperBound("AGE:"); // "AGE;"
+ * ```
+ */
+export function prefixUpperBound(prefix: string): string | undefined {
+  if (typeof prefix !== "string") throw new TypeError("`prefix` must be a string.");
+  for (let i = prefix.length - 1; i >= 0; i--) {
+    const code = prefix.charCodeAt(i);
+    if (code < 0xffff) return prefix.slice(0, i) + String.fromCharCode(code + 1);
+  }
+  return undefined; // empty, or all U+FFFF: no upper bound
+}
+
+/** What {@link keyFilter} selects. */
+export interface KeyFilterOptions {
+  /** An exact PartitionKey. */
+  readonly partitionKey?: string;
+  /** RowKeys that start with this (a row range scan when `partitionKey` is given). */
+  readonly rowKeyPrefix?: string;
+  /** RowKey at least this. */
+  readonly rowKeyFrom?: string;
+  /** RowKey below this. */
+  readonly rowKeyBefore?: string;
+}
+
+/**
+ * Builds a filter from key conditions, quoting every value: an exact PartitionKey and a RowKey
+ * prefix or range make a row range scan, the second-best kind of query.
+ *
+ * @example
+ * ```ts
+ * import { keyFilter } from "azure-storage-concurrency";
+ *
+ * keyFilter({ partitionKey: "2011 New York City Marathon__Full", rowKeyPrefix: "AGE:055" });
+ * // "PartitionKey eq '2011 New York City Marathon__Full' and RowKey ge 'AGE:055' and RowKey lt 'AGE:056'"
+ * ```
+ */
+export function keyFilter(options: KeyFilterOptions): string {
+  const parts: string[] = [];
+  if (options.partitionKey !== undefined) parts.push(`PartitionKey eq ${odataString(options.partitionKey)}`);
+  if (options.rowKeyPrefix !== undefined && options.rowKeyPrefix !== "") {
+    parts.push(`RowKey ge ${odataString(options.rowKeyPrefix)}`);
+    const upper = prefixUpperBound(options.rowKeyPrefix);
+    if (upper !== undefined) parts.push(`RowKey lt ${odataString(upper)}`);
+  }
+  if (options.rowKeyFrom !== undefined) parts.push(`RowKey ge ${odataString(options.rowKeyFrom)}`);
+  if (options.rowKeyBefore !== undefined) parts.push(`RowKey lt ${odataString(options.rowKeyBefore)}`);
+  return parts.join(" and ");
+}
+
+/** Options for {@link queryEntityPages} and {@link queryEntities}. */
+export interface QueryEntitiesOptions {
+  /** The OData filter; none reads the whole table. */
+  readonly filter?: string;
+  /** Only these properties. */
+  readonly select?: readonly string[];
+  /**
+   * At most this many entities per response (the service sends at most 1,000).
+   * @default 1000
+   */
+  readonly pageSize?: number;
+  /**
+   * Stop after this many round trips; the result's `continuationToken` resumes from there.
+   * @default Infinity
+   */
+  readonly maxRoundTrips?: number;
+  /** Resume a query from a token a previous call returned. */
+  readonly continuationToken?: string;
+  /** Cancels the query. */
+  readonly abortSignal?: AbortSignal;
+}
+
+/** One response of a query. */
+export interface EntityPage<T extends object> {
+  readonly entities: readonly TableEntityResult<T>[];
+  /** Which round trip this was, from 1. */
+  readonly roundTrip: number;
+  /** Where the next page starts; undefined after the last one. */
+  readonly continuationToken: string | undefined;
+}
+
+/** The part of a `TableClient` queries use. */
+export type QueryClient = Pick<TableClient, "listEntities">;
+
+function settings(options: QueryEntitiesOptions) {
+  checkOptionalSignal("abortSignal", options.abortSignal);
+  return {
+    pageSize: checkNumber("pageSize", options.pageSize ?? 1000, { min: 1, max: 1000, integer: true }),
+    maxRoundTrips: checkNumber("maxRoundTrips", options.maxRoundTrips ?? Infinity, { min: 1, integer: true, allowInfinity: true }),
+  };
+}
+
+/**
+ * The responses of a query, one per round trip, following continuation tokens. A response may be
+ * empty and still carry a token (the service stops at partition-server boundaries and time limits).
+ *
+ * @example
+ * ```ts
+ * import { queryEntityPages } from "azure-storage-concurrency";
+ *
+ * for await (const page of queryEntityPages(table, { filter: "Age gt 50" })) {
+ *   console.log(`round trip ${page.roundTrip}: ${page.entities.length} entities`);
+ * }
+ * ```
+ */
+export async function* queryEntityPages<T extends object = Record<string, unknown>>(
+  client: QueryClient,
+  options: QueryEntitiesOptions = {},
+): AsyncGenerator<EntityPage<T>, void, undefined> {
+  const { pageSize, maxRoundTrips } = settings(options);
+  const pages = client
+    .listEntities<T>({
+      queryOptions: { ...(options.filter ? { filter: options.filter } : {}), ...(options.select ? { select: [...options.select] } : {}) },
+      ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}),
+    })
+    .byPage({ maxPageSize: pageSize, ...(options.continuationToken ? { continuationToken: options.continuationToken } : {}) });
+  let roundTrip = 0;
+  for await (const page of pages) {
+    roundTrip += 1;
+    const continuationToken = (page as { continuationToken?: string }).continuationToken || undefined;
+    yield { entities: page, roundTrip, continuationToken };
+    if (!continuationToken || roundTrip >= maxRoundTrips) return;
+  }
+}
+
+/** What {@link queryEntities} read. */
+export interface QueryEntitiesResult<T extends object> {
+  readonly entities: TableEntityResult<T>[];
+  /** Requests made: one per response. */
+  readonly roundTrips: number;
+  /** Set when `maxRoundTrips` stopped the query early: pass it back to continue. */
+  readonly continuationToken: string | undefined;
+  /** Which kind of query the filter is ({@link classifyQuery}). */
+  readonly shape: QueryShape;
+}
+
+/**
+ * Runs a query to the end (or to `maxRoundTrips`), following continuation tokens, and says how many
+ * round trips it took and which kind of query it was.
+ *
+ * @example
+ * ```ts
+ * import { queryEntities, keyFilter } from "azure-storage-concurrency";
+ *
+ * const result = await queryEntities(table, { filter: keyFilter({ partitionKey: race, rowKeyPrefix: "AGE:" }) });
+ * console.log(`${result.entities.length} runners, ${result.roundTrips} round trips, ${result.shape.kind}`);
+ * ```
+ */
+export async function queryEntities<T extends object = Record<string, unknown>>(
+  client: QueryClient,
+  options: QueryEntitiesOptions = {},
+): Promise<QueryEntitiesResult<T>> {
+  const shape = classifyQuery(options.filter);
+  const entities: TableEntityResult<T>[] = [];
+  let roundTrips = 0;
+  let continuationToken: string | undefined;
+  for await (const page of queryEntityPages<T>(client, options)) {
+    entities.push(...page.entities);
+    roundTrips = page.roundTrip;
+    continuationToken = page.continuationToken;
+  }
+  return { entities, roundTrips, continuationToken, shape };
+}

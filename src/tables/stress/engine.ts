@@ -1,0 +1,427 @@
+/**
+ * The partition stress test of "Designing a Scalable Partitioning Strategy for Azure Table Storage",
+ * as a function. For each key design, the document's four steps:
+ *
+ * 1. create a test table;
+ * 2. load it so that the target partition(s) hold entities (through {@link writeBatch});
+ * 3. drive a peak load (point reads, inserts, updates) from several concurrent workers;
+ * 4. measure GET and PUT throughput, per second and per partition, against the scalability target
+ *    of one partition: 500 entities per second.
+ *
+ * "If one partition's throughput is over 500 entities/s, the server may run overloaded in
+ * production: the PartitionKey is too coarse." The test reports the busiest partition's rate for
+ * each design, and how many answers were ServerBusy or timeouts.
+ *
+ * An emulator says nothing about Azure's partition limits: Azurite has no partition servers, so on
+ * it the figures show the load a design would put on one partition, not what Azure would sustain.
+ */
+import type { TableClient } from "@azure/data-tables";
+import { statusOf } from "../../errors.js";
+import { checkNumber, checkOptionalFunction, checkOptionalSignal } from "../../internal/validate.js";
+import { sleep } from "../../internal/sleep.js";
+import { classifyError } from "../../retry/classify.js";
+import { writeBatch } from "../batch.js";
+import { resolveDesign, type BuiltInStressDesign, type StressKeyDesign } from "./designs.js";
+
+/** The scalability target of one partition, in entities per second (the design guide). */
+export const PARTITION_TARGET_ENTITIES_PER_SEC = 500;
+
+/** The part of a `TableClient` the stress test uses. */
+export type StressTableClient = Pick<
+  TableClient,
+  "createTable" | "deleteTable" | "getEntity" | "createEntity" | "updateEntity" | "submitTransaction" | "url" | "tableName"
+>;
+
+/** The share of each operation in the load (normalised; they need not add up to 1). */
+export interface StressMix {
+  /** Point reads (GET) of loaded entities. @default 0.5 */
+  readonly read?: number;
+  /** Inserts (PUT) of new entities, keyed by the design. @default 0.25 */
+  readonly insert?: number;
+  /** Merge updates (PUT) of loaded entities. @default 0.25 */
+  readonly update?: number;
+}
+
+/** Options for {@link runPartitionStressTest}. */
+export interface PartitionStressOptions {
+  /** Gives a client for a table name. Build it with the SDK's retries off (`SDK_SINGLE_ATTEMPT.tables`) to see ServerBusy answers. */
+  readonly createTableClient: (tableName: string) => StressTableClient;
+  /**
+   * The key designs to compare, one after another.
+   * @default ["single"]
+   */
+  readonly designs?: readonly (BuiltInStressDesign | StressKeyDesign)[];
+  /** @default 10 */
+  readonly durationInSeconds?: number;
+  /** Concurrent workers driving the load. @default 4 */
+  readonly workers?: number;
+  /** Entities loaded before the load starts (step 2). @default 200 */
+  readonly preloadEntities?: number;
+  readonly mix?: StressMix;
+  /** Cap on operations per second over all workers; unlimited drives the peak the workers reach. @default Infinity */
+  readonly targetOpsPerSec?: number;
+  /** Size of each entity's payload property. @default 256 */
+  readonly entityBytes?: number;
+  /** Keep the test tables instead of deleting them. @default false */
+  readonly keepTables?: boolean;
+  /** Prefix of the test tables' names (letters and digits). @default "stress" */
+  readonly tablePrefix?: string;
+  /** How often a sample (and a progress report) is taken. @default 1000 */
+  readonly sampleIntervalInMs?: number;
+  /** Whether the target is an emulator; by default guessed from the endpoint (loopback or devstoreaccount1). */
+  readonly emulator?: boolean;
+  /** Called after each sample, for live progress. */
+  readonly onProgress?: (progress: StressProgress) => void;
+  /** Stops the load early; the result holds what was measured and the tables are still cleaned up. */
+  readonly abortSignal?: AbortSignal;
+}
+
+/** One sample of throughput. */
+export interface StressSample {
+  /** Seconds since the load started, at the end of the sample. */
+  readonly atSec: number;
+  readonly getPerSec: number;
+  readonly putPerSec: number;
+  /** The busiest partition's entities per second in this sample. */
+  readonly busiestPartitionPerSec: number;
+  readonly errorsPerSec: number;
+}
+
+/** A live progress report. */
+export interface StressProgress extends StressSample {
+  readonly design: string;
+  readonly phase: "load";
+  readonly durationInSeconds: number;
+}
+
+/** Latency percentiles, in milliseconds. */
+export interface LatencySummary {
+  readonly p50: number;
+  readonly p95: number;
+  readonly p99: number;
+}
+
+/** What one design measured. */
+export interface StressDesignResult {
+  readonly design: string;
+  readonly description: string;
+  readonly table: string;
+  readonly preloaded: number;
+  readonly durationSec: number;
+  readonly operations: { readonly reads: number; readonly inserts: number; readonly updates: number; readonly errors: number; readonly throttled: number };
+  readonly getPerSec: number;
+  readonly putPerSec: number;
+  readonly entitiesPerSec: number;
+  /** Distinct PartitionKeys the load touched. */
+  readonly partitionKeysTouched: number;
+  /** Distinct partitions the load touched, as the design counts them (append-only keys share one range partition). */
+  readonly partitionsTouched: number;
+  /** The partition that took the most entities per second over the run. */
+  readonly busiestPartition: { readonly partition: string; readonly entitiesPerSec: number };
+  /** Whether the busiest partition went over the 500 entities/s target. */
+  readonly overTarget: boolean;
+  readonly latencyMs: { readonly get: LatencySummary; readonly put: LatencySummary };
+  /** The first few distinct error messages. */
+  readonly errorSamples: readonly string[];
+  readonly verdict: string;
+  readonly samples: readonly StressSample[];
+}
+
+/** The whole test's result: what the JSON file holds. */
+export interface PartitionStressResult {
+  readonly tool: "partition-stress-test";
+  readonly endpoint: string;
+  readonly emulator: boolean;
+  readonly note: string;
+  readonly targetEntitiesPerSecPerPartition: number;
+  readonly settings: {
+    readonly durationInSeconds: number;
+    readonly workers: number;
+    readonly preloadEntities: number;
+    readonly mix: Required<StressMix>;
+    readonly targetOpsPerSec: number | null;
+    readonly entityBytes: number;
+  };
+  readonly startedAt: string;
+  readonly finishedAt: string;
+  readonly aborted: boolean;
+  readonly tablesKept: boolean;
+  readonly designs: readonly StressDesignResult[];
+}
+
+const round = (value: number, digits = 1) => Math.round(value * 10 ** digits) / 10 ** digits;
+
+function percentiles(values: number[]): LatencySummary {
+  if (values.length === 0) return { p50: 0, p95: 0, p99: 0 };
+  values.sort((a, b) => a - b);
+  const at = (q: number) => round(values[Math.min(values.length - 1, Math.floor(q * values.length))]!, 2);
+  return { p50: at(0.5), p95: at(0.95), p99: at(0.99) };
+}
+
+function guessEmulator(url: string): boolean {
+  return /\/\/(127\.0\.0\.1|localhost|\[::1\]|0\.0\.0\.0)[:/]/i.test(url) || url.includes("devstoreaccount1");
+}
+
+/**
+ * Runs the partition stress test and returns its measurements; see the module documentation.
+ *
+ * @example
+ * ```ts
+ * import { TableClient } from "@azure/data-tables";
+ * import { runPartitionStressTest, renderStressChart, SDK_SINGLE_ATTEMPT } from "azure-storage-concurrency";
+ *
+ * const result = await runPartitionStressTest({
+ *   createTableClient: (name) => TableClient.fromConnectionString(cs, name, { retryOptions: SDK_SINGLE_ATTEMPT.tables }),
+ *   designs: ["single", "bucketed"],
+ *   durationInSeconds: 20,
+ *   onProgress: (p) => console.error(`${p.design} ${p.atSec}s GET ${p.getPerSec}/s PUT ${p.putPerSec}/s`),
+ * });
+ * for (const d of result.designs) console.log(d.design, d.verdict);
+ * await writeFile("chart.svg", renderStressChart(result));
+ * ```
+ */
+export async function runPartitionStressTest(options: PartitionStressOptions): Promise<PartitionStressResult> {
+  if (typeof options?.createTableClient !== "function") throw new TypeError("`createTableClient` must be a function of a table name.");
+  const designs = (options.designs ?? ["single"]).map(resolveDesign);
+  if (designs.length === 0) throw new RangeError("`designs` must name at least one key design.");
+  const durationInSeconds = checkNumber("durationInSeconds", options.durationInSeconds ?? 10, { min: 0.5, max: 86_400 });
+  const workers = checkNumber("workers", options.workers ?? 4, { min: 1, max: 1000, integer: true });
+  const preloadEntities = checkNumber("preloadEntities", options.preloadEntities ?? 200, { min: 1, max: 1_000_000, integer: true });
+  const targetOpsPerSec = checkNumber("targetOpsPerSec", options.targetOpsPerSec ?? Infinity, { min: 1, allowInfinity: true });
+  const entityBytes = checkNumber("entityBytes", options.entityBytes ?? 256, { min: 0, max: 32_768, integer: true });
+  const sampleIntervalInMs = checkNumber("sampleIntervalInMs", options.sampleIntervalInMs ?? 1000, { min: 50, max: 60_000 });
+  const tablePrefix = options.tablePrefix ?? "stress";
+  if (!/^[A-Za-z][A-Za-z0-9]{0,39}$/.test(tablePrefix)) throw new RangeError("`tablePrefix` must be a letter then letters or digits, at most 40.");
+  const mixIn = options.mix ?? {};
+  const mix = {
+    read: checkNumber("mix.read", mixIn.read ?? 0.5, { min: 0 }),
+    insert: checkNumber("mix.insert", mixIn.insert ?? 0.25, { min: 0 }),
+    update: checkNumber("mix.update", mixIn.update ?? 0.25, { min: 0 }),
+  };
+  const mixTotal = mix.read + mix.insert + mix.update;
+  if (mixTotal <= 0) throw new RangeError("`mix` must give at least one operation a share above 0.");
+  checkOptionalFunction("onProgress", options.onProgress);
+  checkOptionalSignal("abortSignal", options.abortSignal);
+
+  const runId = `${Date.now().toString(36)}${Math.floor(Math.random() * 36 ** 4).toString(36)}`;
+  const startedAt = new Date().toISOString();
+  const results: StressDesignResult[] = [];
+  let endpoint = "";
+  let emulator = options.emulator ?? false;
+  for (const [i, design] of designs.entries()) {
+    if (options.abortSignal?.aborted) break;
+    const client = options.createTableClient(`${tablePrefix}${runId}${i}`.slice(0, 63));
+    endpoint = client.url;
+    emulator = options.emulator ?? guessEmulator(client.url);
+    results.push(
+      await runDesign(client, design, {
+        durationInSeconds,
+        workers,
+        preloadEntities,
+        targetOpsPerSec,
+        entityBytes,
+        sampleIntervalInMs,
+        keepTables: options.keepTables ?? false,
+        mix: { read: mix.read / mixTotal, insert: mix.insert / mixTotal, update: mix.update / mixTotal },
+        onProgress: options.onProgress,
+        abortSignal: options.abortSignal,
+      }),
+    );
+  }
+  return {
+    tool: "partition-stress-test",
+    endpoint,
+    emulator,
+    note: emulator
+      ? "Measured on an emulator: Azurite has no partition servers and no 500 entities/s limit, so these figures show the load each key design puts on its busiest partition, not what Azure would sustain. Run against a real account to measure Azure."
+      : "Measured against a real account. Azure balances load by moving partitions after a few minutes above target; short runs show the first minutes only.",
+    targetEntitiesPerSecPerPartition: PARTITION_TARGET_ENTITIES_PER_SEC,
+    settings: { durationInSeconds, workers, preloadEntities, mix, targetOpsPerSec: Number.isFinite(targetOpsPerSec) ? targetOpsPerSec : null, entityBytes },
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    aborted: options.abortSignal?.aborted ?? false,
+    tablesKept: options.keepTables ?? false,
+    designs: results,
+  };
+}
+
+interface DesignSettings {
+  durationInSeconds: number;
+  workers: number;
+  preloadEntities: number;
+  targetOpsPerSec: number;
+  entityBytes: number;
+  sampleIntervalInMs: number;
+  keepTables: boolean;
+  mix: Required<StressMix>;
+  onProgress: ((progress: StressProgress) => void) | undefined;
+  abortSignal: AbortSignal | undefined;
+}
+
+async function runDesign(client: StressTableClient, design: StressKeyDesign, settings: DesignSettings): Promise<StressDesignResult> {
+  const partitionOf = design.partitionOf ?? ((partitionKey: string) => partitionKey);
+  const payload = "x".repeat(settings.entityBytes);
+  const signal = settings.abortSignal ? { abortSignal: settings.abortSignal } : {};
+  // Step 1: a test table.
+  await client.createTable(signal);
+  try {
+    // Step 2: load it.
+    const loaded = Array.from({ length: settings.preloadEntities }, (_, sequence) => design.keyOf(sequence));
+    const preload = await writeBatch(
+      client,
+      loaded.map((keys) => ["upsert", { ...keys, payload, counter: 0 }] as const),
+      { maxConcurrency: 8, ...signal },
+    );
+    if (!preload.ok && !settings.abortSignal?.aborted) {
+      const failure = preload.transactions.find((t) => t.error)?.error;
+      throw new Error(`loading the test table failed: ${failure?.message ?? "transactions were not sent"}`);
+    }
+
+    // Step 3: the peak load.
+    let nextSequence = settings.preloadEntities;
+    const totals = { reads: 0, inserts: 0, updates: 0, errors: 0, throttled: 0 };
+    const perPartition = new Map<string, number>();
+    const partitionKeys = new Set<string>();
+    const latency = { get: [] as number[], put: [] as number[] };
+    const errorSamples = new Set<string>();
+    const samples: StressSample[] = [];
+    let interval = { gets: 0, puts: 0, errors: 0, partitions: new Map<string, number>() };
+    const started = performance.now();
+    const deadline = started + settings.durationInSeconds * 1000;
+    const stop = new AbortController();
+    const onAbort = () => stop.abort(settings.abortSignal?.reason);
+    settings.abortSignal?.addEventListener("abort", onAbort, { once: true });
+
+    let lastSampleAt = started;
+    const takeSample = () => {
+      const now = performance.now();
+      const seconds = Math.max(0.001, (now - lastSampleAt) / 1000);
+      lastSampleAt = now;
+      const sample: StressSample = {
+        atSec: round((now - started) / 1000, 2),
+        getPerSec: round(interval.gets / seconds),
+        putPerSec: round(interval.puts / seconds),
+        busiestPartitionPerSec: round(Math.max(0, ...interval.partitions.values()) / seconds),
+        errorsPerSec: round(interval.errors / seconds),
+      };
+      interval = { gets: 0, puts: 0, errors: 0, partitions: new Map() };
+      samples.push(sample);
+      settings.onProgress?.({ ...sample, design: design.name, phase: "load", durationInSeconds: settings.durationInSeconds });
+    };
+    const timer = setInterval(takeSample, settings.sampleIntervalInMs);
+    timer.unref();
+
+    const count = (partitionKey: string) => {
+      partitionKeys.add(partitionKey);
+      const partition = partitionOf(partitionKey);
+      perPartition.set(partition, (perPartition.get(partition) ?? 0) + 1);
+      interval.partitions.set(partition, (interval.partitions.get(partition) ?? 0) + 1);
+    };
+    const pick = () => loaded[Math.floor(Math.random() * loaded.length)]!;
+    const operation = async () => {
+      const roll = Math.random();
+      const t0 = performance.now();
+      let kind: "get" | "insert" | "update";
+      let keys: { partitionKey: string; rowKey: string };
+      try {
+        if (roll < settings.mix.read) {
+          kind = "get";
+          keys = pick();
+          await client.getEntity(keys.partitionKey, keys.rowKey, { abortSignal: stop.signal });
+        } else if (roll < settings.mix.read + settings.mix.insert) {
+          kind = "insert";
+          keys = design.keyOf(nextSequence++);
+          await client.createEntity({ ...keys, payload, counter: 0 }, { abortSignal: stop.signal });
+        } else {
+          kind = "update";
+          keys = pick();
+          await client.updateEntity({ ...keys, counter: Math.floor(Math.random() * 1e6) }, "Merge", { etag: "*", abortSignal: stop.signal });
+        }
+      } catch (error) {
+        if (stop.signal.aborted) return;
+        totals.errors += 1;
+        interval.errors += 1;
+        const { kind: failure } = classifyError(error);
+        if (failure === "throttled" || failure === "timeout") totals.throttled += 1;
+        if (errorSamples.size < 5) errorSamples.add(`${statusOf(error) ?? failure}: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`);
+        return;
+      }
+      const ms = performance.now() - t0;
+      if (kind === "get") {
+        totals.reads += 1;
+        interval.gets += 1;
+        latency.get.push(ms);
+      } else {
+        if (kind === "insert") totals.inserts += 1;
+        else totals.updates += 1;
+        interval.puts += 1;
+        latency.put.push(ms);
+      }
+      count(keys.partitionKey);
+    };
+    const perWorkerGapInMs = Number.isFinite(settings.targetOpsPerSec) ? (1000 * settings.workers) / settings.targetOpsPerSec : 0;
+    const worker = async (w: number) => {
+      let due = started + (perWorkerGapInMs * w) / settings.workers;
+      while (!stop.signal.aborted && performance.now() < deadline) {
+        if (perWorkerGapInMs > 0) {
+          const wait = due - performance.now();
+          if (wait > 0) await sleep(Math.min(wait, deadline - performance.now()), stop.signal).catch(() => undefined);
+          due += perWorkerGapInMs;
+          if (stop.signal.aborted || performance.now() >= deadline) break;
+        }
+        await operation();
+      }
+    };
+    try {
+      await Promise.all(Array.from({ length: settings.workers }, (_, w) => worker(w)));
+    } finally {
+      clearInterval(timer);
+      settings.abortSignal?.removeEventListener("abort", onAbort);
+      stop.abort();
+    }
+    const elapsedSec = Math.max(0.001, (performance.now() - started) / 1000);
+    // The last, partial interval: kept when it is long enough for its rates to mean something.
+    if (performance.now() - lastSampleAt >= settings.sampleIntervalInMs / 4) takeSample();
+
+    // Step 4: throughput against the target.
+    let busiest = { partition: "", entitiesPerSec: 0 };
+    for (const [partition, n] of perPartition) {
+      if (n / elapsedSec > busiest.entitiesPerSec) busiest = { partition, entitiesPerSec: round(n / elapsedSec) };
+    }
+    const overTarget = busiest.entitiesPerSec > PARTITION_TARGET_ENTITIES_PER_SEC;
+    const puts = totals.inserts + totals.updates;
+    const verdict = [
+      overTarget
+        ? `The busiest partition (${busiest.partition}) took ${busiest.entitiesPerSec} entities/s, over the ${PARTITION_TARGET_ENTITIES_PER_SEC} entities/s target of one partition: on Azure this load would be throttled (503 ServerBusy, timeouts) until the partition is rebalanced. ${design.advice ?? "Spread the load over more partitions."}`
+        : `The busiest partition (${busiest.partition || "none"}) took ${busiest.entitiesPerSec} entities/s, within the ${PARTITION_TARGET_ENTITIES_PER_SEC} entities/s target of one partition.`,
+      totals.throttled > 0 ? `${totals.throttled} answers were ServerBusy or timeouts: the service was at a limit.` : "",
+    ]
+      .filter(Boolean)
+      .join(" ");
+    return {
+      design: design.name,
+      description: design.description,
+      table: client.tableName,
+      preloaded: settings.preloadEntities,
+      durationSec: round(elapsedSec, 2),
+      operations: totals,
+      getPerSec: round(totals.reads / elapsedSec),
+      putPerSec: round(puts / elapsedSec),
+      entitiesPerSec: round((totals.reads + puts) / elapsedSec),
+      partitionKeysTouched: partitionKeys.size,
+      partitionsTouched: perPartition.size,
+      busiestPartition: busiest,
+      overTarget,
+      latencyMs: { get: percentiles(latency.get), put: percentiles(latency.put) },
+      errorSamples: [...errorSamples],
+      verdict,
+      samples,
+    };
+  } finally {
+    if (!settings.keepTables) {
+      await client.deleteTable().catch((error: unknown) => {
+        if (statusOf(error) !== 404) throw error;
+      });
+    }
+  }
+}

@@ -1,0 +1,186 @@
+/**
+ * The partition stress test on short runs against a real Azurite: as a function (sane figures,
+ * tables cleaned up or kept) and as the command line tool a user runs (progress on stderr, JSON on
+ * stdout, the JSON file and a well-formed SVG chart).
+ */
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { TableServiceClient } from "@azure/data-tables";
+import { XMLValidator } from "fast-xml-parser";
+import {
+  runPartitionStressTest,
+  SDK_SINGLE_ATTEMPT,
+  type PartitionStressResult,
+  type StressKeyDesign,
+  type StressProgress,
+} from "../../../src/index.js";
+import { spawnWorker } from "../../support/processes.js";
+import { connectionString, tableClient } from "../../support/storage.js";
+
+async function tableNames(): Promise<string[]> {
+  const service = TableServiceClient.fromConnectionString(connectionString(), { allowInsecureConnection: true });
+  const names: string[] = [];
+  for await (const table of service.listTables()) names.push(table.name!);
+  return names;
+}
+
+/** Equal within 2% (figures are rounded, durations to 10 ms). */
+function near(actual: number, expected: number): void {
+  expect(Math.abs(actual - expected)).toBeLessThanOrEqual(0.02 * expected + 0.2);
+}
+
+function checkSane(result: PartitionStressResult): void {
+  expect(result.tool).toBe("partition-stress-test");
+  expect(result.emulator).toBe(true);
+  expect(result.note).toMatch(/emulator/i);
+  expect(result.targetEntitiesPerSecPerPartition).toBe(500);
+  for (const design of result.designs) {
+    const { reads, inserts, updates, errors } = design.operations;
+    expect(errors).toBe(0);
+    expect(reads).toBeGreaterThan(0);
+    expect(inserts + updates).toBeGreaterThan(0);
+    expect(design.durationSec).toBeGreaterThan(0);
+    near(design.getPerSec, reads / design.durationSec);
+    near(design.putPerSec, (inserts + updates) / design.durationSec);
+    near(design.entitiesPerSec, design.getPerSec + design.putPerSec);
+    expect(design.busiestPartition.entitiesPerSec).toBeLessThanOrEqual(design.entitiesPerSec + 0.1);
+    expect(design.overTarget).toBe(design.busiestPartition.entitiesPerSec > 500);
+    expect(design.verdict).toContain(String(design.busiestPartition.entitiesPerSec));
+    expect(design.samples.length).toBeGreaterThan(0);
+    const times = design.samples.map((s) => s.atSec);
+    expect([...times].sort((a, b) => a - b)).toEqual(times);
+    expect(design.latencyMs.get.p50).toBeGreaterThan(0);
+    expect(design.latencyMs.get.p99).toBeGreaterThanOrEqual(design.latencyMs.get.p50);
+  }
+}
+
+describe("partition stress test", () => {
+  it("measures each key design and counts the busiest partition as the design guide models it", async () => {
+    const progress: StressProgress[] = [];
+    const everyOther: StressKeyDesign = {
+      name: "two-partitions",
+      description: "alternates between two partitions",
+      keyOf: (n) => ({ partitionKey: `half-${n % 2}`, rowKey: String(n).padStart(8, "0") }),
+    };
+    const result = await runPartitionStressTest({
+      createTableClient: (name) => tableClient(name, connectionString(), { retryOptions: SDK_SINGLE_ATTEMPT.tables }),
+      designs: ["single", "append", "bucketed", everyOther],
+      durationInSeconds: 1,
+      sampleIntervalInMs: 250,
+      workers: 3,
+      preloadEntities: 40,
+      keepTables: true,
+      tablePrefix: "stresskept",
+      onProgress: (p) => progress.push(p),
+    });
+    try {
+      checkSane(result);
+      const [single, append, bucketed, two] = result.designs;
+      expect(single).toMatchObject({ design: "single", partitionKeysTouched: 1, partitionsTouched: 1, busiestPartition: { partition: "target" } });
+      near(single!.busiestPartition.entitiesPerSec, single!.entitiesPerSec);
+      // Append-only keys are all different, but the last range partition serves them all.
+      expect(append!.partitionKeysTouched).toBeGreaterThan(10);
+      expect(append).toMatchObject({ partitionsTouched: 1, busiestPartition: { partition: "last range partition" } });
+      expect(bucketed!.partitionsTouched).toBe(16);
+      expect(bucketed!.busiestPartition.entitiesPerSec).toBeLessThan(bucketed!.entitiesPerSec / 3);
+      expect(two!.partitionsTouched).toBe(2);
+      expect(progress.some((p) => p.design === "bucketed")).toBe(true);
+      expect(result.tablesKept).toBe(true);
+
+      // The kept table holds what was loaded and inserted.
+      const table = tableClient(single!.table);
+      let count = 0;
+      for await (const _ of table.listEntities({ queryOptions: { filter: "PartitionKey eq 'target'" } })) count += 1;
+      expect(count).toBe(single!.preloaded + single!.operations.inserts);
+    } finally {
+      await Promise.all(result.designs.map((d) => tableClient(d.table).deleteTable()));
+    }
+  }, 60_000);
+
+  it("holds a rate cap, stops when cancelled, and deletes its tables", async () => {
+    const capped = await runPartitionStressTest({
+      createTableClient: (name) => tableClient(name),
+      durationInSeconds: 1,
+      workers: 2,
+      preloadEntities: 10,
+      targetOpsPerSec: 40,
+      tablePrefix: "stresscap",
+    });
+    const { reads, inserts, updates } = capped.designs[0]!.operations;
+    expect(reads + inserts + updates).toBeLessThanOrEqual(40 * capped.designs[0]!.durationSec + 2);
+    expect(capped.settings.targetOpsPerSec).toBe(40);
+
+    const controller = new AbortController();
+    const aborted = await runPartitionStressTest({
+      createTableClient: (name) => tableClient(name),
+      designs: ["single", "bucketed"],
+      durationInSeconds: 30,
+      sampleIntervalInMs: 100,
+      preloadEntities: 10,
+      tablePrefix: "stressabort",
+      onProgress: () => controller.abort(),
+      abortSignal: controller.signal,
+    });
+    expect(aborted.aborted).toBe(true);
+    expect(aborted.designs).toHaveLength(1);
+    expect(aborted.designs[0]!.durationSec).toBeLessThan(30);
+    const left = await tableNames();
+    expect(left.filter((name) => name.startsWith("stresscap") || name.startsWith("stressabort"))).toEqual([]);
+  }, 60_000);
+
+  it("runs as a command line tool: progress on stderr, JSON on stdout, a JSON file and an SVG chart", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "stress-"));
+    try {
+      const out = join(dir, "result.json");
+      const svg = join(dir, "chart.svg");
+      const run = spawnWorker("src/cli/main.ts", [
+        "stress",
+        "--connection-string",
+        connectionString(),
+        "--designs",
+        "single,bucketed",
+        "--duration",
+        "1.5",
+        "--workers",
+        "2",
+        "--preload",
+        "30",
+        "--out",
+        out,
+        "--svg",
+        svg,
+        "--json",
+      ]);
+      const { code } = await run.exited;
+      if (code !== 0) throw new Error(`stress exited with ${code}:\n${run.stderr()}`);
+      expect(run.stderr()).toMatch(/\[single\] +\d+\.\ds \/ 1\.5s +GET +\d+\/s +PUT +\d+\/s +busiest partition +\d+\/s \(target 500\)/);
+      expect(run.stderr()).toMatch(/\[bucketed\]/);
+      expect(run.messages).toHaveLength(1);
+      const printed = run.messages[0] as PartitionStressResult;
+      const written = JSON.parse(await readFile(out, "utf8")) as PartitionStressResult;
+      expect(written).toEqual(printed);
+      checkSane(written);
+      expect(written.designs.map((d) => d.design)).toEqual(["single", "bucketed"]);
+      const chart = await readFile(svg, "utf8");
+      expect(XMLValidator.validate(chart)).toBe(true);
+      expect(chart.match(/<polyline/g)).toHaveLength(6);
+      const left = await tableNames();
+      expect(written.designs.filter((d) => left.includes(d.table))).toEqual([]); // cleaned up
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it("refuses bad options before creating anything", async () => {
+    const run = spawnWorker("src/cli/main.ts", ["stress", "--connection-string", connectionString(), "--designs", "single,zigzag"]);
+    expect((await run.exited).code).toBe(2);
+    expect(run.stderr()).toMatch(/unknown design "zigzag"/);
+    let clients = 0;
+    const createTableClient = (name: string) => (clients++, tableClient(name));
+    await expect(runPartitionStressTest({ createTableClient, workers: 0 })).rejects.toThrow(/`workers`/);
+    await expect(runPartitionStressTest({ createTableClient, mix: { read: 0, insert: 0, update: 0 } })).rejects.toThrow(/`mix`/);
+    await expect(runPartitionStressTest({ createTableClient, designs: ["zigzag" as "single"] })).rejects.toThrow(/unknown key design/);
+    expect(clients).toBe(0);
+  }, 30_000);
+});
