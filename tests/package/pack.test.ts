@@ -2,7 +2,7 @@
  * The package as users get it: build, `npm pack`, install the tarball into a scratch project, then
  * import every entry point from ES modules and from CommonJS, and run the command line tool.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -65,5 +65,14 @@ describe("the packed package", () => {
       env: { ...process.env, PATH: `${join(root, "node_modules", ".bin")}:${process.env.PATH}` },
     });
     expect(out).toMatch(/^Usage: azure-storage-concurrency <command>/);
+  });
+
+  it("asks for a missing SDK in one line instead of crashing (the SDKs are optional peers)", () => {
+    const run = spawnSync(join(scratch, "node_modules", ".bin", "azure-storage-concurrency"), ["stress", "--azurite"], {
+      encoding: "utf8",
+      env: { ...process.env, PATH: `${join(root, "node_modules", ".bin")}:${process.env.PATH}` },
+    });
+    expect(run.status).toBe(2);
+    expect(run.stderr).toBe("azure-storage-concurrency: this command needs @azure/data-tables: run `npm install @azure/data-tables`\n");
   });
 });

@@ -10,6 +10,7 @@ import { describeHolder, LeaseLock, type LockInfo } from "../../lease/lock.js";
 import { numberFlag, stringFlag, UsageError, type Flags } from "../args.js";
 import type { Command, CommandContext } from "../command.js";
 import { openConnection } from "../connection.js";
+import { importSdk } from "../sdk.js";
 
 const help = `Usage:
   azure-storage-concurrency lock list <container> [--prefix <p>] [--json]
@@ -47,7 +48,7 @@ export const lockCommand: Command = {
     const breakPeriodInSeconds = action === "break" ? breakPeriodFlag(context.flags) : undefined;
     const connection = await openConnection(context.flags);
     try {
-      const { BlobServiceClient } = await import("@azure/storage-blob");
+      const { BlobServiceClient } = await importSdk(() => import("@azure/storage-blob"), "@azure/storage-blob");
       const container = BlobServiceClient.fromConnectionString(connection.connectionString).getContainerClient(containerName);
       if (action === "list") return await list(context, container);
       const lock = new LeaseLock(blobName ? blobLeasable(container, blobName) : containerLeasable(container), {

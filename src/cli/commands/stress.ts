@@ -5,7 +5,6 @@
  * the JSON result and an SVG chart when asked, and deletes the tables unless --keep.
  */
 import { writeFile } from "node:fs/promises";
-import { TableClient } from "@azure/data-tables";
 import { SDK_SINGLE_ATTEMPT } from "../../retry/retry.js";
 import { renderStressChart } from "../../tables/stress/chart.js";
 import { stressDesigns, type BuiltInStressDesign } from "../../tables/stress/designs.js";
@@ -13,6 +12,7 @@ import { PARTITION_TARGET_ENTITIES_PER_SEC, runPartitionStressTest, type Partiti
 import { numberFlag, stringFlag, UsageError } from "../args.js";
 import type { Command } from "../command.js";
 import { openConnection, type Connection } from "../connection.js";
+import { importSdk } from "../sdk.js";
 
 const help = `Usage: azure-storage-concurrency stress [options]
 
@@ -99,6 +99,7 @@ export const stressCommand: Command = {
 
     // Azurite unless an account is given; an explicit --azurite wins over the environment, so that a
     // stress test never lands on a real account by accident.
+    const { TableClient } = await importSdk(() => import("@azure/data-tables"), "@azure/data-tables");
     const connection = flags["azurite"] && flags["connection-string"] === undefined ? await embeddedAzurite() : await openConnection({ ...flags, azurite: true });
     const abort = new AbortController();
     const onSignal = () => {
