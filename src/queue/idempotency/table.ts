@@ -3,8 +3,8 @@
  *
  * Row layout: PartitionKey = the claim's partition (the key itself unless the consumer derives a
  * partition from the message), RowKey = `inbox:` + key; both escaped so that any key is a valid
- * table key. Properties: `Status` (`claimed` | `done`), `Owner`, `MessageId`, `DequeueCount`,
- * `ClaimExpiresOn`, and once done `CompletedOn` and `Result` (JSON).
+ * table key. Properties: `Key` (unescaped), `Status` (`claimed` | `done`), `Owner`, `MessageId`,
+ * `DequeueCount`, `ClaimExpiresOn`, and once done `CompletedOn` and `Result` (JSON).
  *
  * The concurrency comes from the service: a claim is an insert (409 EntityAlreadyExists if the row
  * exists), a take-over or a done mark is a Replace with `If-Match: <etag>` (412 if anyone wrote the
@@ -155,22 +155,19 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
     const result = serializeResult(claim.key, options.result);
     const effects = options.effects ?? [];
     checkEffects(claim, effects);
+    // A Merge of the changed properties only: the claim's Owner, MessageId and DequeueCount stay.
     const done = {
       partitionKey: claim.partitionKey,
       rowKey: claim.rowKey,
       Status: "done",
-      Key: claim.key,
-      Owner: claim.owner,
-      MessageId: (claim as TableClaim).messageId,
-      DequeueCount: (claim as TableClaim).dequeueCount,
       CompletedOn: new Date(),
       ...(result === undefined ? {} : { Result: result }),
     };
     try {
       if (effects.length === 0) {
-        await this.#table.updateEntity(done, "Replace", { etag: claim.etag, abortSignal: options.abortSignal });
+        await this.#table.updateEntity(done, "Merge", { etag: claim.etag, abortSignal: options.abortSignal });
       } else {
-        await this.#table.submitTransaction([...effects, ["update", done, "Replace", { etag: claim.etag }]], {
+        await this.#table.submitTransaction([...effects, ["update", done, "Merge", { etag: claim.etag }]], {
           abortSignal: options.abortSignal,
         });
       }
