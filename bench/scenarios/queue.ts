@@ -6,7 +6,10 @@
  *   flight, the same number of messages in flight as the consumer.
  * - consumer: QueueConsumer with batchSize 32 (at most `--concurrency`), concurrency `--concurrency`,
  *   a no-op handler, no idempotency.
- * - idempotent: the same with a TableIdempotencyStore (claim insert + done mark per message).
+ * - idempotent: the same with a TableIdempotencyStore and the default key, the message id (a first
+ *   delivery writes its inbox row once, with the done mark: one table request per message).
+ * - idempotentKeyed: keys derived from the body (`key` option), which catch producer duplicates too
+ *   and need a claim before the handler: two table requests per message.
  *
  * Each round fills the queue with `--messages` messages (not timed) before each run and times from
  * start to the last message settled; the runs of a round are adjacent and their order rotates, and
@@ -14,13 +17,16 @@
  * machine moves absolute numbers between rounds). `duplicates` counts messages handled (or, for
  * the raw loop, deleted) more than once, `lost` those never handled; both must be 0.
  *
- * Flags: --messages 1000, --concurrency 32, --rounds 5.
+ * Flags: --messages 1000, --concurrency 32, --rounds 5, --latency-ms 0. With --latency-ms N every
+ * queue and table request goes through a fault proxy that delays it by N ms, to see the
+ * latency-bound case of a real account (where the service does not run on the benchmark's CPUs).
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { TableClient } from "@azure/data-tables";
 import { QueueServiceClient, type QueueClient } from "@azure/storage-queue";
 import { numberFlag } from "../../src/cli/args.js";
 import { QueueConsumer, TableIdempotencyStore } from "../../src/index.js";
+import { buildConnectionString, createFaultProxy, type FaultProxy } from "../../src/testing/index.js";
 import { median, round, type BenchScenario } from "../harness.js";
 
 /**
@@ -105,7 +111,13 @@ async function rawRun(queue: QueueClient, messages: number, concurrency: number)
   return tally(counts, messages, (performance.now() - started) / 1000, cpu.client(), cpu.server());
 }
 
-async function consumerRun(queue: QueueClient, messages: number, concurrency: number, inbox: TableClient | undefined): Promise<Run> {
+async function consumerRun(
+  queue: QueueClient,
+  messages: number,
+  concurrency: number,
+  inbox: TableClient | undefined,
+  keyed = false,
+): Promise<Run> {
   const counts = new Map<string, number>();
   let settled = 0;
   let done!: () => void;
@@ -119,7 +131,9 @@ async function consumerRun(queue: QueueClient, messages: number, concurrency: nu
       batchSize: Math.min(32, concurrency),
       concurrency,
       visibilityTimeoutInSeconds: 30,
-      ...(inbox ? { idempotency: { store: new TableIdempotencyStore(inbox), key: (body: string) => body } } : {}),
+      ...(inbox
+        ? { idempotency: { store: new TableIdempotencyStore(inbox), ...(keyed ? { key: (body: string) => body } : {}) } }
+        : {}),
     },
   );
   const settle = () => {
@@ -140,39 +154,58 @@ async function consumerRun(queue: QueueClient, messages: number, concurrency: nu
   return tally(counts, messages, seconds, client, server);
 }
 
-function medians(runs: readonly { raw: Run; consumer: Run; idempotent: Run }[], pick: (run: Run) => number) {
-  return {
-    raw: round(median(runs.map((x) => pick(x.raw))), 3),
-    consumer: round(median(runs.map((x) => pick(x.consumer))), 3),
-    idempotent: round(median(runs.map((x) => pick(x.idempotent))), 3),
-  };
+interface Round {
+  raw: Run;
+  consumer: Run;
+  idempotent: Run;
+  idempotentKeyed: Run;
+}
+
+const KINDS = ["raw", "consumer", "idempotent", "idempotentKeyed"] as const;
+
+function medians(runs: readonly Round[], pick: (run: Run) => number) {
+  return Object.fromEntries(KINDS.map((kind) => [kind, round(median(runs.map((x) => pick(x[kind]))), 3)]));
 }
 
 export const queueScenario: BenchScenario = {
   name: "queue",
   description: "QueueConsumer (plain and with the Table idempotency store) vs a raw receive(32)+delete loop",
-  async run({ connectionString, args, log }) {
+  async run({ connectionString: direct, args, log }) {
     const messages = numberFlag(args, "messages", 1_000, 1);
     const concurrency = numberFlag(args, "concurrency", 32, 1);
     const rounds = numberFlag(args, "rounds", 5, 1);
+    const latencyMs = numberFlag(args, "latency-ms", 0, 0);
+    const proxies: FaultProxy[] = [];
+    let connectionString = direct;
+    if (latencyMs > 0) {
+      const endpoint = (name: string) => new RegExp(`${name}=([^;]+)`).exec(direct)?.[1];
+      const queueEndpoint = endpoint("QueueEndpoint");
+      const tableEndpoint = endpoint("TableEndpoint");
+      if (!queueEndpoint || !tableEndpoint) throw new Error("--latency-ms needs a connection string with QueueEndpoint and TableEndpoint.");
+      const delay = { action: { type: "delay", delayInMs: latencyMs } } as const;
+      proxies.push(await createFaultProxy({ target: queueEndpoint, rules: [delay] }), await createFaultProxy({ target: tableEndpoint, rules: [delay] }));
+      connectionString = buildConnectionString({ queueEndpoint: proxies[0]!.endpoint, tableEndpoint: proxies[1]!.endpoint });
+      log(`every queue and table request delayed by ${latencyMs} ms`);
+    }
     const queues = QueueServiceClient.fromConnectionString(connectionString);
     const tag = `${Date.now().toString(36)}${Math.floor(Math.random() * 1e6).toString(36)}`;
     const queue = queues.getQueueClient(`bench-queue-${tag}`);
     await queue.create();
     const inboxes: TableClient[] = [];
-    const runs: { raw: Run; consumer: Run; idempotent: Run }[] = [];
+    const runs: Round[] = [];
     try {
       for (let r = 0; r < rounds; r++) {
         const inbox = TableClient.fromConnectionString(connectionString, `benchinbox${tag}${r}`, { allowInsecureConnection: true });
         await inbox.createTable();
         inboxes.push(inbox);
-        const kinds = {
+        const kinds: Record<keyof Round, () => Promise<Run>> = {
           raw: () => rawRun(queue, messages, concurrency),
           consumer: () => consumerRun(queue, messages, concurrency, undefined),
           idempotent: () => consumerRun(queue, messages, concurrency, inbox),
+          idempotentKeyed: () => consumerRun(queue, messages, concurrency, inbox, true),
         };
-        const order = (["raw", "consumer", "idempotent"] as const).map((_, i, all) => all[(i + r) % all.length]!);
-        const round: Partial<Record<keyof typeof kinds, Run>> = {};
+        const order = KINDS.map((_, i) => KINDS[(i + r) % KINDS.length]!);
+        const round: Partial<Round> = {};
         for (const kind of order) {
           const filling = performance.now();
           await fill(queue, messages);
@@ -184,26 +217,31 @@ export const queueScenario: BenchScenario = {
               `client ${run.clientCpuMsPerMessage.toFixed(2)} ms, Azurite ${run.serverCpuMsPerMessage?.toFixed(2) ?? "n/a"} ms)`,
           );
         }
-        runs.push(round as { raw: Run; consumer: Run; idempotent: Run });
+        runs.push(round as Round);
       }
     } finally {
       await queue.delete();
       await Promise.all(inboxes.map((t) => t.deleteTable()));
+      await Promise.all(proxies.map((p) => p.close()));
     }
     const ratio = median(runs.map((x) => x.consumer.perSec / x.raw.perSec));
     const idempotentRatio = median(runs.map((x) => x.idempotent.perSec / x.raw.perSec));
-    const all = runs.flatMap((x) => [x.raw, x.consumer, x.idempotent]);
+    const idempotentKeyedRatio = median(runs.map((x) => x.idempotentKeyed.perSec / x.raw.perSec));
+    const all = runs.flatMap((x) => KINDS.map((kind) => x[kind]));
     const duplicates = all.reduce((sum, x) => sum + x.duplicates, 0);
     const lost = all.reduce((sum, x) => sum + x.lost, 0);
     return {
       messages,
       concurrency,
       rounds,
+      latencyMs,
       rawPerSec: round(median(runs.map((x) => x.raw.perSec)), 1),
       perSec: round(median(runs.map((x) => x.consumer.perSec)), 1),
       ratio: round(ratio, 3),
       idempotentPerSec: round(median(runs.map((x) => x.idempotent.perSec)), 1),
       idempotentRatio: round(idempotentRatio, 3),
+      idempotentKeyedPerSec: round(median(runs.map((x) => x.idempotentKeyed.perSec)), 1),
+      idempotentKeyedRatio: round(idempotentKeyedRatio, 3),
       duplicates,
       lost,
       clientCpuMsPerMessage: medians(runs, (x) => x.clientCpuMsPerMessage),
@@ -212,6 +250,7 @@ export const queueScenario: BenchScenario = {
         rawPerSec: round(x.raw.perSec, 1),
         perSec: round(x.consumer.perSec, 1),
         idempotentPerSec: round(x.idempotent.perSec, 1),
+        idempotentKeyedPerSec: round(x.idempotentKeyed.perSec, 1),
       })),
       goals: {
         ratio: { goal: ">= 0.95", met: ratio >= 0.95 },

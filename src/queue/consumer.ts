@@ -333,7 +333,15 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
         let outcome;
         try {
           outcome = await idempotency.store.claim(
-            { key, partitionKey, owner: this.#o.consumerId, messageId: message.messageId, dequeueCount: message.dequeueCount, ttlInMs },
+            {
+              key,
+              partitionKey,
+              owner: this.#o.consumerId,
+              messageId: message.messageId,
+              dequeueCount: message.dequeueCount,
+              ttlInMs,
+              firstDelivery: idempotency.keyIsMessageId && message.dequeueCount === 1,
+            },
             { abortSignal: controller.signal },
           );
         } catch (error) {

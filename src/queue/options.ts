@@ -35,6 +35,8 @@ export interface ResolvedOptions<T, TEffect> {
         readonly store: IdempotencyStore<TEffect>;
         readonly key: (body: T, message: ReceivedQueueMessage) => string;
         readonly partitionKey: ((body: T, message: ReceivedQueueMessage) => string) | undefined;
+        /** The key is the message id (no `key` option): a first delivery cannot collide with anyone. */
+        readonly keyIsMessageId: boolean;
       }
     | undefined;
   readonly gracePeriodInMs: number;
@@ -138,6 +140,7 @@ function resolveIdempotency<T, TEffect>(options: QueueConsumerOptions<T, TEffect
     store,
     key: idempotency.key ?? ((_body, message) => message.messageId),
     partitionKey: idempotency.partitionKey,
+    keyIsMessageId: idempotency.key === undefined,
   };
 }
 

@@ -28,6 +28,12 @@ export interface MemoryIdempotencyStoreOptions {
   readonly now?: () => number;
 }
 
+/** A `firstDelivery` claim: no record until its done mark, so it carries its delivery itself. */
+interface PendingClaim extends IdempotencyClaim {
+  readonly messageId: string;
+  readonly dequeueCount: number;
+}
+
 interface MemoryRecord {
   status: "claimed" | "done";
   owner: string;
@@ -72,7 +78,22 @@ export class MemoryIdempotencyStore implements IdempotencyStore<MemoryEffect> {
   }
 
   async claim(request: ClaimRequest): Promise<ClaimOutcome> {
-    const id = recordId(request.partitionKey ?? request.key, request.key);
+    const partitionKey = request.partitionKey ?? request.key;
+    if (request.firstDelivery) {
+      const claim: PendingClaim = {
+        key: request.key,
+        partitionKey,
+        rowKey: request.key,
+        etag: undefined,
+        expiresOn: new Date(this.#now() + request.ttlInMs),
+        owner: request.owner,
+        takenOverFrom: undefined,
+        messageId: request.messageId,
+        dequeueCount: request.dequeueCount,
+      };
+      return { status: "claimed", claim };
+    }
+    const id = recordId(partitionKey, request.key);
     const existing = this.#records.get(id);
     let takenOverFrom: string | undefined;
     if (existing) {
@@ -98,6 +119,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore<MemoryEffect> {
   }
 
   async extend(claim: IdempotencyClaim, ttlInMs: number): Promise<IdempotencyClaim> {
+    if (claim.etag === undefined) return this.#extendPending(claim, ttlInMs);
     const record = this.#held(claim, "extend");
     record.expiresOnMs = this.#now() + ttlInMs;
     record.etag = this.#nextEtag();
@@ -110,15 +132,17 @@ export class MemoryIdempotencyStore implements IdempotencyStore<MemoryEffect> {
     for (const effect of effects) {
       if (typeof effect !== "function") throw new TypeError("Effects for the memory idempotency store must be functions.");
     }
-    const record = this.#held(claim, "complete");
+    const record = claim.etag === undefined ? this.#createForPending(claim) : this.#held(claim, "complete");
     for (const effect of effects) effect();
     record.status = "done";
     record.resultJson = resultJson;
     record.completedOn = new Date(this.#now());
     record.etag = this.#nextEtag();
+    this.#records.set(recordId(claim.partitionKey, claim.key), record);
   }
 
   async release(claim: IdempotencyClaim): Promise<void> {
+    if (claim.etag === undefined) return; // nothing was written
     const id = recordId(claim.partitionKey, claim.key);
     const record = this.#records.get(id);
     if (record && record.etag === claim.etag && record.status === "claimed") this.#records.delete(id);
@@ -137,14 +161,36 @@ export class MemoryIdempotencyStore implements IdempotencyStore<MemoryEffect> {
     };
   }
 
+  #extendPending(claim: IdempotencyClaim, ttlInMs: number): IdempotencyClaim {
+    if (this.#records.has(recordId(claim.partitionKey, claim.key))) throw this.#lost(claim, "extend");
+    return { ...claim, expiresOn: new Date(this.#now() + ttlInMs) };
+  }
+
+  #createForPending(claim: IdempotencyClaim): MemoryRecord {
+    const delivery = claim as Partial<PendingClaim>;
+    if (this.#records.has(recordId(claim.partitionKey, claim.key))) throw this.#lost(claim, "complete");
+    return {
+      status: "claimed",
+      owner: claim.owner,
+      messageId: delivery.messageId ?? "",
+      dequeueCount: delivery.dequeueCount ?? 1,
+      expiresOnMs: claim.expiresOn.getTime(),
+      etag: this.#nextEtag(),
+      resultJson: undefined,
+      completedOn: undefined,
+    };
+  }
+
+  #lost(claim: IdempotencyClaim, operation: string): IdempotencyClaimLostError {
+    return new IdempotencyClaimLostError(
+      `Could not ${operation} the claim on key '${claim.key}': another consumer took it over or it is gone.`,
+      { key: claim.key },
+    );
+  }
+
   #held(claim: IdempotencyClaim, operation: string): MemoryRecord {
     const record = this.#records.get(recordId(claim.partitionKey, claim.key));
-    if (!record || record.etag !== claim.etag || record.status !== "claimed") {
-      throw new IdempotencyClaimLostError(
-        `Could not ${operation} the claim on key '${claim.key}': another consumer took it over or it is gone.`,
-        { key: claim.key },
-      );
-    }
+    if (!record || record.etag !== claim.etag || record.status !== "claimed") throw this.#lost(claim, operation);
     return record;
   }
 

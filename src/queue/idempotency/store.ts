@@ -20,6 +20,13 @@
  *   can commit the handler's effects in the same atomic write when the store supports it.
  * - `release` gives the claim up after a failure, so the next delivery can claim it at once.
  *
+ * One shortcut: when the key is the message id and this is the message's first delivery
+ * (`firstDelivery`), no other consumer can hold or have finished the key (the queue has never
+ * handed this message out before), so a store may write nothing at claim time and create the
+ * record together with the done mark, as an insert that fails if anyone wrote the key meanwhile
+ * (a redelivery of the same message, received because this consumer lost it). That saves one
+ * request per message and changes no guarantee.
+ *
  * Implementations: {@link TableIdempotencyStore} (Azure Table Storage, the inbox table) and
  * {@link MemoryIdempotencyStore} (one process; tests).
  */
@@ -41,6 +48,12 @@ export interface ClaimRequest {
   readonly dequeueCount: number;
   /** How long the claim lasts unless extended (the consumer uses the visibility timeout). */
   readonly ttlInMs: number;
+  /**
+   * The key is the message id and this is the message's first delivery (`dequeueCount` 1): no
+   * record can exist yet, so the store may defer writing one until the done mark.
+   * @default false
+   */
+  readonly firstDelivery?: boolean;
 }
 
 /** A claim held by one consumer. Treat it as opaque: stores return a new one on each extension. */
@@ -50,8 +63,11 @@ export interface IdempotencyClaim {
   readonly partitionKey: string;
   /** The record's row key, for stores with rows (the Table store); the key otherwise. */
   readonly rowKey: string;
-  /** The record's version: every write is conditioned on it. */
-  readonly etag: string;
+  /**
+   * The record's version: every write is conditioned on it. `undefined` when nothing was written
+   * yet (a `firstDelivery` claim): the done mark is then an insert that fails if the key exists.
+   */
+  readonly etag: string | undefined;
   /** When the claim expires unless extended. */
   readonly expiresOn: Date;
   readonly owner: string;

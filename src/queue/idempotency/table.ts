@@ -96,6 +96,10 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
   async claim(request: ClaimRequest, options: IdempotencyStoreCallOptions = {}): Promise<ClaimOutcome> {
     const { partitionKey, rowKey } = this.rowOf(request.key, request.partitionKey);
     const { abortSignal } = options;
+    if (request.firstDelivery) {
+      // Nothing can exist yet: the row is created with the done mark (see `complete`).
+      return { status: "claimed", claim: claimOf(request, partitionKey, rowKey, undefined, new Date(Date.now() + request.ttlInMs)) };
+    }
     for (let attempt = 1; attempt <= CLAIM_ATTEMPTS; attempt++) {
       const expiresOn = new Date(Date.now() + request.ttlInMs);
       const entity = { partitionKey, rowKey, ...claimProperties(request, expiresOn) };
@@ -137,6 +141,11 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
 
   async extend(claim: IdempotencyClaim, ttlInMs: number, options: IdempotencyStoreCallOptions = {}): Promise<IdempotencyClaim> {
     const expiresOn = new Date(Date.now() + ttlInMs);
+    if (claim.etag === undefined) {
+      // No row yet: only a redelivery of this message can have written one, and then it is theirs.
+      if (await this.#read(claim.partitionKey, claim.rowKey, options.abortSignal)) throw lost(claim, "extend", undefined);
+      return { ...claim, expiresOn };
+    }
     const patch = { partitionKey: claim.partitionKey, rowKey: claim.rowKey, ClaimExpiresOn: expiresOn };
     try {
       const updated = await this.#table.updateEntity(patch, "Merge", { etag: claim.etag, abortSignal: options.abortSignal });
@@ -156,6 +165,7 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
     const effects = options.effects ?? [];
     checkEffects(claim, effects);
     // A Merge of the changed properties only: the claim's Owner, MessageId and DequeueCount stay.
+    // A first-delivery claim has no row yet: the done mark creates it (409 if anyone wrote one).
     const done = {
       partitionKey: claim.partitionKey,
       rowKey: claim.rowKey,
@@ -163,24 +173,31 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
       CompletedOn: new Date(),
       ...(result === undefined ? {} : { Result: result }),
     };
+    const c = claim as TableClaim;
+    const created = { ...done, Key: c.key, Owner: c.owner, MessageId: c.messageId, DequeueCount: c.dequeueCount };
     try {
-      if (effects.length === 0) {
+      if (effects.length === 0 && claim.etag === undefined) {
+        await this.#table.createEntity(created, { abortSignal: options.abortSignal });
+      } else if (effects.length === 0) {
         await this.#table.updateEntity(done, "Merge", { etag: claim.etag, abortSignal: options.abortSignal });
       } else {
-        await this.#table.submitTransaction([...effects, ["update", done, "Merge", { etag: claim.etag }]], {
-          abortSignal: options.abortSignal,
-        });
+        const mark: TransactionAction =
+          claim.etag === undefined ? ["create", created] : ["update", done, "Merge", { etag: claim.etag }];
+        await this.#table.submitTransaction([...effects, mark], { abortSignal: options.abortSignal });
       }
     } catch (error) {
       if (!isConcurrencyOutcome(error) && effects.length === 0) throw error;
       const current = await this.#read(claim.partitionKey, claim.rowKey, options.abortSignal);
       if (current && current.Status === "done" && sameClaimant(current, claim)) return; // applied; the response was lost
-      if (current && current.Status === "claimed" && current.etag === claim.etag) throw error; // an effect failed: not a claim problem
+      if (claim.etag === undefined ? !current : current?.Status === "claimed" && current.etag === claim.etag) {
+        throw error; // an effect failed: not a claim problem
+      }
       throw lost(claim, "complete", error);
     }
   }
 
   async release(claim: IdempotencyClaim, options: IdempotencyStoreCallOptions = {}): Promise<void> {
+    if (claim.etag === undefined) return; // nothing was written
     try {
       await this.#table.deleteEntity(claim.partitionKey, claim.rowKey, { etag: claim.etag, abortSignal: options.abortSignal });
     } catch (error) {
@@ -219,7 +236,7 @@ function claimOf(
   request: ClaimRequest,
   partitionKey: string,
   rowKey: string,
-  etag: string,
+  etag: string | undefined,
   expiresOn: Date,
   takenOverFrom?: string,
 ): TableClaim {

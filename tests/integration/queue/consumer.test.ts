@@ -3,6 +3,7 @@
  * bodies, lost ownership (404 and 400 PopReceiptMismatch), graceful stop, polling backoff, bounded
  * concurrency and idempotency with the memory store.
  */
+import type { TransactionAction } from "@azure/data-tables";
 import type { QueueClient } from "@azure/storage-queue";
 import {
   exponentialBackoff,
@@ -13,10 +14,11 @@ import {
   MemoryIdempotencyStore,
   parsePoisonMessage,
   QueueConsumer,
+  TableIdempotencyStore,
   type QueueConsumerEvents,
   type QueueConsumerOptions,
 } from "../../../src/index.js";
-import { queueService, uniqueName } from "../../support/storage.js";
+import { queueService, tableClient, uniqueName } from "../../support/storage.js";
 
 const cleanup: QueueClient[] = [];
 afterAll(async () => {
@@ -381,6 +383,39 @@ describe("QueueConsumer", () => {
     expect(runs).toBe(1);
     expect(deferred!.delayInSeconds).toBeGreaterThanOrEqual(1);
     expect(deferred!.owner).toBe(consumer.consumerId);
+  });
+
+  it("keyed by message id: when a redelivery overtakes a slow first delivery, only the redelivery's effects are written", async () => {
+    const { queue } = await newQueue();
+    const inbox = tableClient(uniqueName("inbox"));
+    await inbox.createTable();
+    await queue.sendMessage("pay once");
+    let secondDone!: () => void;
+    const secondProcessed = new Promise<void>((resolve) => (secondDone = resolve));
+    const consumer = new QueueConsumer<string, TransactionAction>(queue, async (_body, { message, popReceipt, idempotency, addEffects }) => {
+      if (message.dequeueCount === 1) {
+        // This delivery stalls: the message becomes visible again and is received a second time.
+        await queue.updateMessage(message.messageId, popReceipt, undefined, 0);
+        await secondProcessed;
+      }
+      addEffects(["create", { partitionKey: idempotency!.partitionKey, rowKey: `effect-${message.dequeueCount}` }]);
+    }, { ...quick, concurrency: 2, idempotency: { store: new TableIdempotencyStore(inbox) } });
+    const events = record(consumer);
+    consumer.on("processed", () => secondDone());
+    consumer.start();
+    const [processed] = await events.next("processed");
+    const [lost] = await events.next("ownershipLost");
+    await consumer.stop();
+
+    expect(processed!.message.dequeueCount).toBe(2);
+    expect(lost!.message.dequeueCount).toBe(1);
+    expect(isMessageOwnershipLostError(lost!.error)).toBe(true);
+    const rows = new Map<string, Record<string, unknown>>();
+    for await (const e of inbox.listEntities()) rows.set(e.rowKey!, e);
+    expect([...rows.keys()].sort()).toEqual(["effect-2", `inbox:${processed!.message.messageId}`]);
+    expect(rows.get(`inbox:${processed!.message.messageId}`)).toMatchObject({ Status: "done", DequeueCount: 2 });
+    expect(await peekCount(queue)).toBe(0);
+    await inbox.deleteTable();
   });
 
   it("addEffects() without an idempotency store fails the attempt with a clear error", async () => {

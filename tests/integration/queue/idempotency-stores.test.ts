@@ -98,6 +98,26 @@ describe.each(stores)("%s contract", (_name, create) => {
     expect(await store.claim(request({ owner: "consumer-c", messageId: "m-3" }))).toMatchObject({ status: "busy", owner: "consumer-b" });
   });
 
+  it("writes nothing for a first-delivery claim, and creates the record with the done mark", async () => {
+    const store = await create();
+    const first = await claimed(store, request({ firstDelivery: true }));
+    expect(first.etag).toBeUndefined();
+    await store.release(first); // nothing to release
+    const extended = await store.extend(first, 60_000);
+    await store.complete(extended, { result: "first" });
+    expect(await store.claim(request({ dequeueCount: 2 }))).toMatchObject({ status: "done", result: "first" });
+  });
+
+  it("lets a redelivery overtake a first-delivery claim: the first can then neither extend nor complete", async () => {
+    const store = await create();
+    const first = await claimed(store, request({ firstDelivery: true }));
+    const redelivery = await claimed(store, request({ owner: "consumer-b", dequeueCount: 2 }));
+    await expectClaimLost(store.extend(first, 60_000));
+    await expectClaimLost(store.complete(first, { result: "first" }));
+    await store.complete(redelivery, { result: "second" });
+    expect(await store.claim(request({ dequeueCount: 3 }))).toMatchObject({ status: "done", result: "second" });
+  });
+
   it("refuses a result that is too large for a done mark, before writing", async () => {
     const store = await create();
     const claim = await claimed(store, request());
@@ -196,6 +216,18 @@ describe("TableIdempotencyStore", () => {
     } finally {
       await proxy.close();
     }
+  });
+
+  it("commits a first-delivery claim's effects with the row's creation, and none once a redelivery took the key", async () => {
+    const inbox = await newInbox();
+    const store = new TableIdempotencyStore(inbox);
+    const first = await claimed(store, request({ firstDelivery: true }));
+    const redelivery = await claimed(store, request({ owner: "consumer-b", dequeueCount: 2 }));
+    await expectClaimLost(store.complete(first, { effects: [["create", { partitionKey: first.partitionKey, rowKey: "effect-1" }]] }));
+    await store.complete(redelivery, { effects: [["create", { partitionKey: redelivery.partitionKey, rowKey: "effect-2" }]] });
+    const rows: string[] = [];
+    for await (const e of inbox.listEntities()) rows.push(e.rowKey!);
+    expect(rows.sort()).toEqual(["effect-2", redelivery.rowKey]);
   });
 
   it("recognises its own done mark when the transaction was applied but its response was lost", async () => {

@@ -36,8 +36,15 @@ async function until(what: string, condition: () => Promise<boolean>, timeoutInM
   }
 }
 
-describe("QueueConsumer across processes, with SIGKILLs", () => {
-  it("commits every good key's effect exactly once, poisons the poison messages, loses nothing", async () => {
+describe.each([
+  // Keys from the body: 1000 messages, 40 good keys sent twice in a row (so that both copies are
+  // often in flight at once, in one process or two).
+  { keyBy: "body", goodCount: 950, sentTwice: 40, kills: [100, 250] },
+  // Keys are the message ids (the default, where a first delivery writes its record only with the
+  // done mark): no duplicates to recognise, but the same kills and redeliveries.
+  { keyBy: "message-id", goodCount: 290, sentTwice: 0, kills: [40, 80] },
+])("QueueConsumer across processes, with SIGKILLs, keyed by $keyBy", ({ keyBy, goodCount, sentTwice, kills }) => {
+  it("commits every good message's effect exactly once, poisons the poison messages, loses nothing", async () => {
     const queueName = uniqueName("mp");
     const queue = queueService().getQueueClient(queueName);
     const poisonQueue = queueService().getQueueClient(`${queueName}-poison`);
@@ -45,19 +52,28 @@ describe("QueueConsumer across processes, with SIGKILLs", () => {
     await queue.create();
     await inbox.createTable();
 
-    // 1000 messages: 950 good keys, 40 of them sent twice in a row (so that both copies are often
-    // in flight at once, in one process or two); 5 that always fail; 5 that do not decode.
-    const goodKeys = Array.from({ length: 950 }, (_, i) => `good-${i}`);
+    // The good messages, `sentTwice` of them twice in a row; 5 that always fail; 5 that do not decode.
+    const goodKeys = Array.from({ length: goodCount }, (_, i) => `good-${i}`);
+    const twiceEvery = sentTwice > 0 ? Math.floor(goodCount / sentTwice) : Infinity;
     const bodies = [
-      ...goodKeys.flatMap((key, i) => (i % 24 === 0 ? [{ key }, { key }] : [{ key }])).map((b) => JSON.stringify(b)),
+      ...goodKeys
+        .flatMap((key, i) => (i % twiceEvery === 0 && i / twiceEvery < sentTwice ? [{ key }, { key }] : [{ key }]))
+        .map((b) => JSON.stringify(b)),
       ...Array.from({ length: 5 }, (_, i) => JSON.stringify({ key: `poison-${i}`, poison: true })),
       ...Array.from({ length: 5 }, (_, i) => `{"key": "undecodable-${i}", oops`),
     ];
-    expect(bodies).toHaveLength(1000);
+    expect(bodies).toHaveLength(goodCount + sentTwice + 10);
     const poisonTexts = bodies.filter((b) => b.includes("poison-") || b.includes("undecodable-"));
     for (let i = 0; i < bodies.length; i += 50) await Promise.all(bodies.slice(i, i + 50).map((b) => queue.sendMessage(b)));
 
-    const env = { ASC_QUEUE: queueName, ASC_INBOX: inbox.tableName, ASC_VISIBILITY_S: "3", ASC_MAX_DEQUEUE: "4", ASC_MAX_SLEEP_MS: "20" };
+    const env = {
+      ASC_QUEUE: queueName,
+      ASC_INBOX: inbox.tableName,
+      ASC_KEY: keyBy,
+      ASC_VISIBILITY_S: "3",
+      ASC_MAX_DEQUEUE: "4",
+      ASC_MAX_SLEEP_MS: "20",
+    };
     const workers: WorkerProcess[] = [];
     const start = () => {
       const worker = spawnWorker(WORKER, [], env);
@@ -68,11 +84,11 @@ describe("QueueConsumer across processes, with SIGKILLs", () => {
     try {
       // Kill two workers with SIGKILL while they are busy, and start replacements.
       let handledByA = 0;
-      await a!.waitFor<Line>((m) => m.event === "handling" && ++handledByA >= 100, 60_000);
+      await a!.waitFor<Line>((m) => m.event === "handling" && ++handledByA >= kills[0]!, 60_000);
       await a!.kill("SIGKILL");
       start();
       let handledByB = 0;
-      await b!.waitFor<Line>((m) => m.event === "handling" && ++handledByB >= 250, 60_000);
+      await b!.waitFor<Line>((m) => m.event === "handling" && ++handledByB >= kills[1]!, 60_000);
       await b!.kill("SIGKILL");
       start();
 
@@ -138,7 +154,7 @@ describe("QueueConsumer across processes, with SIGKILLs", () => {
 
     // The duplicates were recognised as duplicates across processes.
     const all = workers.flatMap((w) => w.messages as Line[]);
-    expect(all.filter((m) => m.event === "duplicate").length).toBeGreaterThanOrEqual(40);
+    expect(all.filter((m) => m.event === "duplicate").length).toBeGreaterThanOrEqual(sentTwice);
     expect(all.filter((m) => m.event === "error")).toEqual([]);
     await queue.delete();
     await poisonQueue.delete();

@@ -1,6 +1,6 @@
 /**
  * A consumer process for the queue tests: consumes ASC_QUEUE with a TableIdempotencyStore on
- * ASC_INBOX (keys from the body), and reports on stdout as JSON lines:
+ * ASC_INBOX (keys from the body, or the message id with ASC_KEY=message-id), and reports on stdout as JSON lines:
  * `ready`, `handling` (a handler started), `processed`, `duplicate`, `poisoned`, `ownershipLost`,
  * `error`, `stopped`. SIGTERM stops it gracefully.
  *
@@ -52,7 +52,11 @@ const consumer = new QueueConsumer<Body, import("@azure/data-tables").Transactio
     concurrency: Number(env("ASC_CONCURRENCY", "16")),
     batchSize: 16,
     retryBackoff: fixedBackoff({ delayInMs: 0 }),
-    idempotency: { store: new TableIdempotencyStore(inbox), key: (body) => body.key },
+    idempotency: {
+      store: new TableIdempotencyStore(inbox),
+      // ASC_KEY=message-id keys by the message id (the default), anything else by the body's key.
+      ...(process.env.ASC_KEY === "message-id" ? {} : { key: (body: Body) => body.key }),
+    },
   },
 );
 
