@@ -40,10 +40,10 @@ import {
   MessageOwnershipLostError,
 } from "./errors.js";
 import { TypedEvents, type ListenerDisposable } from "./events.js";
-import { isOwnershipLoss, ownershipLost, VisibilityHeartbeat } from "./heartbeat.js";
-import type { IdempotencyClaim } from "./idempotency/store.js";
+import { VisibilityHeartbeat } from "./heartbeat.js";
+import type { ClaimOutcome, IdempotencyClaim } from "./idempotency/store.js";
 import { checkGracePeriod, MAX_VISIBILITY_TIMEOUT_IN_SECONDS, resolveOptions, type ResolvedOptions } from "./options.js";
-import { buildPoisonMessageText, derivePoisonQueue, PoisonQueueWriter } from "./poison.js";
+import { describe, MessageSettler } from "./settle.js";
 import type {
   MessageContext,
   MessageHandler,
@@ -91,6 +91,7 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
   readonly #handler: MessageHandler<T, TEffect>;
   readonly #o: ResolvedOptions<T, TEffect>;
   readonly #events = new TypedEvents<QueueConsumerEvents>();
+  readonly #settle: MessageSettler;
   readonly #inFlight = new Set<Promise<void>>();
   readonly #handlerControllers = new Set<AbortController>();
   /** Aborts the wait between polls and wakes the loop when stopping. */
@@ -101,7 +102,6 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
   #loop: Promise<void> | undefined;
   #wake: (() => void) | undefined;
   #stopping: Promise<void> | undefined;
-  #poison: PoisonQueueWriter | undefined;
   #removeAbortListener: (() => void) | undefined;
 
   /**
@@ -113,6 +113,7 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
     this.#o = resolveOptions(queueClient, handler, options);
     this.#queue = queueClient;
     this.#handler = handler;
+    this.#settle = new MessageSettler(queueClient, this.#events, this.#o.poisonQueue, this.#o.poisonTimeToLiveInSeconds);
   }
 
   /** `idle` (not started), `running`, `stopping` (draining), `stopped`. */
@@ -227,12 +228,12 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
           items = response.receivedMessageItems;
         } catch (error) {
           if (this.#hardAbort.signal.aborted) break;
-          this.#reportError(error, "receive messages", undefined);
+          this.#settle.reportError(error, "receive messages", undefined);
           await backOff();
           continue;
         }
         if (this.#status !== "running") {
-          await Promise.all(items.map((item) => this.#release(toReceived(item), item.popReceipt)));
+          await Promise.all(items.map((item) => this.#settle.release(toReceived(item), item.popReceipt)));
           break;
         }
         if (items.length === 0) {
@@ -268,7 +269,7 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
         const reason =
           `The message was received ${message.dequeueCount} times (maxDequeueCount ${this.#o.maxDequeueCount}) without being settled: ` +
           "its consumers stopped or crashed while processing it.";
-        await this.#poisonMessage(message, item.popReceipt, reason, undefined);
+        await this.#settle.poison(message, item.popReceipt, reason, undefined);
         return;
       }
       let body: T;
@@ -282,12 +283,12 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
               messageId: message.messageId,
               cause: error,
             });
-        await this.#poisonMessage(message, item.popReceipt, decodeError.message, decodeError);
+        await this.#settle.poison(message, item.popReceipt, decodeError.message, decodeError);
         return;
       }
       await this.#handle(message, item.popReceipt, body);
     } catch (error) {
-      this.#reportError(error, "process message", message);
+      this.#settle.reportError(error, "process message", message);
     }
   }
 
@@ -296,96 +297,40 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
     const ttlInMs = this.#o.visibilityTimeoutInSeconds * 1000;
     const controller = new AbortController();
     this.#handlerControllers.add(controller);
-    let claim: IdempotencyClaim | undefined;
-    let lostError: MessageOwnershipLostError | undefined;
     const loseOwnership = (error: MessageOwnershipLostError) => {
-      lostError ??= error;
+      work.lostError ??= error;
       if (!controller.signal.aborted) controller.abort(error);
     };
+    // The callbacks run on the first beat at the earliest, once `work` exists.
     const heartbeat = new VisibilityHeartbeat(this.#queue, message.messageId, popReceipt, {
       intervalInMs: this.#o.heartbeatIntervalInMs,
       visibilityTimeoutInSeconds: this.#o.visibilityTimeoutInSeconds,
       onLost: loseOwnership,
-      onError: (error) => this.#reportError(error, "keep the message invisible", message),
+      onError: (error) => this.#settle.reportError(error, "keep the message invisible", message),
       onBeat: async () => {
-        if (!claim || !idempotency || lostError) return;
+        if (!work.claim || !idempotency || work.lostError) return;
         try {
-          claim = await idempotency.store.extend(claim, ttlInMs);
+          work.claim = await idempotency.store.extend(work.claim, ttlInMs);
         } catch (error) {
           if (!isIdempotencyClaimLostError(error)) throw error;
           loseOwnership(claimLost(message.messageId, "extend-claim", error));
         }
       },
     });
+    const work: Work = { message, controller, heartbeat, claim: undefined, lostError: undefined };
     try {
-      if (idempotency) {
-        let key: string;
-        let partitionKey: string | undefined;
-        try {
-          key = idempotency.key(body, message);
-          partitionKey = idempotency.partitionKey?.(body, message);
-          if (typeof key !== "string" || key === "") throw new TypeError(`the key function returned ${JSON.stringify(key)}`);
-        } catch (error) {
-          await heartbeat.stop();
-          await this.#poisonMessage(message, heartbeat.popReceipt, `Could not derive the idempotency key: ${describe(error)}`, error);
-          return;
-        }
-        let outcome;
-        try {
-          outcome = await idempotency.store.claim(
-            {
-              key,
-              partitionKey,
-              owner: this.#o.consumerId,
-              messageId: message.messageId,
-              dequeueCount: message.dequeueCount,
-              ttlInMs,
-              firstDelivery: idempotency.keyIsMessageId && message.dequeueCount === 1,
-            },
-            { abortSignal: controller.signal },
-          );
-        } catch (error) {
-          await heartbeat.stop();
-          if (controller.signal.aborted) await this.#afterAbort(message, heartbeat, controller.signal.reason, undefined);
-          else await this.#fail(message, heartbeat.popReceipt, new Error(`Could not claim idempotency key '${key}': ${describe(error)}`, { cause: error }), undefined);
-          return;
-        }
-        if (outcome.status === "done") {
-          await heartbeat.stop();
-          if (await this.#delete(message, heartbeat, lostError)) {
-            this.#events.emit("duplicate", { message, key, result: outcome.result });
-          }
-          return;
-        }
-        if (outcome.status === "busy") {
-          await heartbeat.stop();
-          const remaining = Math.ceil((outcome.expiresOn.getTime() - Date.now()) / 1000) + 1;
-          const delayInSeconds = Math.min(Math.max(1, remaining), this.#o.visibilityTimeoutInSeconds);
-          if (await this.#setVisibility(message, heartbeat.popReceipt, delayInSeconds, lostError)) {
-            this.#events.emit("deferred", { message, key, owner: outcome.owner, delayInSeconds });
-          }
-          return;
-        }
-        claim = outcome.claim;
-      }
-
+      if (idempotency && !(await this.#claimKey(work, body))) return;
+      const claim = work.claim;
       const effects: TEffect[] = [];
-      const claimed = claim;
       const context: MessageContext<TEffect> = {
         message,
         abortSignal: controller.signal,
         get popReceipt() {
           return heartbeat.popReceipt;
         },
-        idempotency: claimed && {
-          key: claimed.key,
-          partitionKey: claimed.partitionKey,
-          takenOverFrom: claimed.takenOverFrom,
-        },
+        idempotency: claim && { key: claim.key, partitionKey: claim.partitionKey, takenOverFrom: claim.takenOverFrom },
         addEffects(...added: TEffect[]) {
-          if (!claimed) {
-            throw new TypeError("addEffects() needs an idempotency store: set the consumer's `idempotency` option.");
-          }
+          if (!claim) throw new TypeError("addEffects() needs an idempotency store: set the consumer's `idempotency` option.");
           effects.push(...added);
         },
       };
@@ -399,23 +344,20 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
       }
       await heartbeat.stop();
       if (failure) {
-        if (controller.signal.aborted) await this.#afterAbort(message, heartbeat, controller.signal.reason, claim);
-        else await this.#fail(message, heartbeat.popReceipt, failure.error, claim);
+        if (controller.signal.aborted) await this.#afterAbort(work, controller.signal.reason);
+        else await this.#fail(message, heartbeat.popReceipt, failure.error, work.claim);
         return;
       }
-      if (claim && idempotency) {
+      if (work.claim && idempotency) {
         try {
-          await idempotency.store.complete(claim, { result, effects });
+          await idempotency.store.complete(work.claim, { result, effects });
         } catch (error) {
-          if (isIdempotencyClaimLostError(error)) {
-            this.#lost(message, claimLost(message.messageId, "complete-claim", error));
-            return;
-          }
-          await this.#fail(message, heartbeat.popReceipt, error, claim);
+          if (isIdempotencyClaimLostError(error)) this.#settle.lost(message, claimLost(message.messageId, "complete-claim", error));
+          else await this.#fail(message, heartbeat.popReceipt, error, work.claim);
           return;
         }
       }
-      if (await this.#delete(message, heartbeat, lostError)) {
+      if (await this.#settle.delete(message, heartbeat.popReceipt, work.lostError)) {
         this.#events.emit("processed", { message, result, durationInMs: performance.now() - started });
       }
     } finally {
@@ -424,17 +366,78 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
     }
   }
 
-  /** The handler failed because its signal was aborted: by `stop()`, or because ownership was lost. */
-  async #afterAbort(message: ReceivedQueueMessage, heartbeat: VisibilityHeartbeat, reason: unknown, claim: IdempotencyClaim | undefined) {
+  /**
+   * Claims the message's idempotency key into `work.claim`. False when the message was settled
+   * instead: its key is done (deleted as a duplicate), busy elsewhere (put back for later), the key
+   * could not be derived (poisoned), or the claim failed (a failed attempt).
+   */
+  async #claimKey(work: Work, body: T): Promise<boolean> {
+    const idempotency = this.#o.idempotency!;
+    const { message, heartbeat, controller } = work;
+    let key: string;
+    let partitionKey: string | undefined;
+    try {
+      key = idempotency.key(body, message);
+      partitionKey = idempotency.partitionKey?.(body, message);
+      if (typeof key !== "string" || key === "") throw new TypeError(`the key function returned ${JSON.stringify(key)}`);
+    } catch (error) {
+      await heartbeat.stop();
+      await this.#settle.poison(message, heartbeat.popReceipt, `Could not derive the idempotency key: ${describe(error)}`, error);
+      return false;
+    }
+    let outcome: ClaimOutcome;
+    try {
+      outcome = await idempotency.store.claim(
+        {
+          key,
+          partitionKey,
+          owner: this.#o.consumerId,
+          messageId: message.messageId,
+          dequeueCount: message.dequeueCount,
+          ttlInMs: this.#o.visibilityTimeoutInSeconds * 1000,
+          firstDelivery: idempotency.keyIsMessageId && message.dequeueCount === 1,
+        },
+        { abortSignal: controller.signal },
+      );
+    } catch (error) {
+      await heartbeat.stop();
+      if (controller.signal.aborted) await this.#afterAbort(work, controller.signal.reason);
+      else await this.#fail(message, heartbeat.popReceipt, new Error(`Could not claim idempotency key '${key}': ${describe(error)}`, { cause: error }), undefined);
+      return false;
+    }
+    if (outcome.status === "claimed") {
+      work.claim = outcome.claim;
+      return true;
+    }
+    await heartbeat.stop();
+    if (outcome.status === "done") {
+      if (await this.#settle.delete(message, heartbeat.popReceipt, work.lostError)) {
+        this.#events.emit("duplicate", { message, key, result: outcome.result });
+      }
+      return false;
+    }
+    // Busy: hide the message until the other claim would expire, then look again.
+    const remaining = Math.ceil((outcome.expiresOn.getTime() - Date.now()) / 1000) + 1;
+    const delayInSeconds = Math.min(Math.max(1, remaining), this.#o.visibilityTimeoutInSeconds);
+    if (await this.#settle.setVisibility(message, heartbeat.popReceipt, delayInSeconds, work.lostError)) {
+      this.#events.emit("deferred", { message, key, owner: outcome.owner, delayInSeconds });
+    }
+    return false;
+  }
+
+  /** The handler (or claim) failed because its signal was aborted: by `stop()`, or because ownership was lost. */
+  async #afterAbort(work: Work, reason: unknown): Promise<void> {
+    const { message, heartbeat, claim } = work;
     if (isMessageOwnershipLostError(reason)) {
       if (claim && reason.lost === "message") await this.#releaseClaim(message, claim);
-      this.#lost(message, reason);
+      this.#settle.lost(message, reason);
       return;
     }
     // Stopped: give the message back at once, without counting it as a failure of the message.
     if (claim) await this.#releaseClaim(message, claim);
-    if (await this.#release(message, heartbeat.popReceipt)) {
-      this.#events.emit("failed", { message, error: isConsumerStoppedError(reason) ? reason : new ConsumerStoppedError(), willRetry: true, retryInSeconds: 0 });
+    if (await this.#settle.release(message, heartbeat.popReceipt)) {
+      const error = isConsumerStoppedError(reason) ? reason : new ConsumerStoppedError();
+      this.#events.emit("failed", { message, error, willRetry: true, retryInSeconds: 0 });
     }
   }
 
@@ -443,74 +446,14 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
     if (message.dequeueCount >= this.#o.maxDequeueCount) {
       this.#events.emit("failed", { message, error, willRetry: false, retryInSeconds: undefined });
       const reason = `Failed on each of ${message.dequeueCount} receptions (maxDequeueCount ${this.#o.maxDequeueCount}); last error: ${describe(error)}`;
-      await this.#poisonMessage(message, popReceipt, reason, error);
+      await this.#settle.poison(message, popReceipt, reason, error);
       return;
     }
     const delayInMs = this.#o.retryBackoff.delayInMs(message.dequeueCount, 0);
     const retryInSeconds = Math.min(MAX_VISIBILITY_TIMEOUT_IN_SECONDS, Math.max(0, Math.ceil(delayInMs / 1000)));
-    if (await this.#setVisibility(message, popReceipt, retryInSeconds, undefined)) {
+    if (await this.#settle.setVisibility(message, popReceipt, retryInSeconds, undefined)) {
       this.#events.emit("failed", { message, error, willRetry: true, retryInSeconds });
     }
-  }
-
-  async #poisonMessage(message: ReceivedQueueMessage, popReceipt: string, reason: string, error: unknown): Promise<void> {
-    const writer = (this.#poison ??= new PoisonQueueWriter(
-      this.#o.poisonQueue ?? derivePoisonQueue(this.#queue),
-      this.#o.poisonTimeToLiveInSeconds,
-    ));
-    const code = typeof error === "object" && error !== null ? ((error as { code?: unknown }).code ?? (error as Error).name) : undefined;
-    const { text } = buildPoisonMessageText(message, this.#queue.name, reason, typeof code === "string" ? code : undefined);
-    try {
-      await writer.send(text);
-    } catch (sendError) {
-      // The message stays in its queue and comes back after its visibility timeout.
-      this.#reportError(sendError, `move the message to the poison queue '${writer.name}'`, message);
-      return;
-    }
-    try {
-      await this.#queue.deleteMessage(message.messageId, popReceipt);
-    } catch (deleteError) {
-      if (isOwnershipLoss(deleteError)) this.#lost(message, ownershipLost(message.messageId, "delete", deleteError));
-      else this.#reportError(deleteError, "delete the poisoned message", message);
-    }
-    logger.info(`message ${message.messageId} moved to '${writer.name}': ${reason}`);
-    this.#events.emit("poisoned", { message, reason, error, poisonQueueName: writer.name });
-  }
-
-  /** Deletes a settled message with the newest pop receipt; false (and reported) when it could not. */
-  async #delete(message: ReceivedQueueMessage, heartbeat: VisibilityHeartbeat, lostError: MessageOwnershipLostError | undefined): Promise<boolean> {
-    if (lostError) {
-      this.#lost(message, lostError);
-      return false;
-    }
-    try {
-      await this.#queue.deleteMessage(message.messageId, heartbeat.popReceipt);
-      return true;
-    } catch (error) {
-      if (isOwnershipLoss(error)) this.#lost(message, ownershipLost(message.messageId, "delete", error));
-      else this.#reportError(error, "delete the message", message);
-      return false;
-    }
-  }
-
-  async #setVisibility(message: ReceivedQueueMessage, popReceipt: string, seconds: number, lostError: MessageOwnershipLostError | undefined): Promise<boolean> {
-    if (lostError) {
-      this.#lost(message, lostError);
-      return false;
-    }
-    try {
-      await this.#queue.updateMessage(message.messageId, popReceipt, undefined, seconds);
-      return true;
-    } catch (error) {
-      if (isOwnershipLoss(error)) this.#lost(message, ownershipLost(message.messageId, "update", error));
-      else this.#reportError(error, "make the message visible again", message);
-      return false;
-    }
-  }
-
-  /** Makes a message visible again at once (received while stopping, or its handler was stopped). */
-  #release(message: ReceivedQueueMessage, popReceipt: string): Promise<boolean> {
-    return this.#setVisibility(message, popReceipt, 0, undefined);
   }
 
   async #releaseClaim(message: ReceivedQueueMessage, claim: IdempotencyClaim): Promise<void> {
@@ -518,19 +461,20 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
       await this.#o.idempotency!.store.release(claim);
     } catch (error) {
       // It expires with the visibility timeout anyway.
-      this.#reportError(error, "release the idempotency claim", message);
+      this.#settle.reportError(error, "release the idempotency claim", message);
     }
   }
 
-  #lost(message: ReceivedQueueMessage, error: MessageOwnershipLostError): void {
-    logger.warning(error.message);
-    this.#events.emit("ownershipLost", { message, error });
-  }
+}
 
-  #reportError(error: unknown, operation: string, message: ReceivedQueueMessage | undefined): void {
-    if (this.#events.has("error")) this.#events.emit("error", { error, operation, message });
-    else logger.warning(`queue consumer could not ${operation}${message ? ` (message ${message.messageId})` : ""}: ${describe(error)}`);
-  }
+/** One message being handled: what its settling needs to know. */
+interface Work {
+  readonly message: ReceivedQueueMessage;
+  readonly controller: AbortController;
+  readonly heartbeat: VisibilityHeartbeat;
+  claim: IdempotencyClaim | undefined;
+  /** Set once the heartbeat (or the claim's extension) found the message or its claim lost. */
+  lostError: MessageOwnershipLostError | undefined;
 }
 
 function toReceived(item: DequeuedMessageItem): ReceivedQueueMessage {
@@ -548,8 +492,4 @@ function claimLost(messageId: string, operation: string, cause: unknown): Messag
     `Another consumer took over the idempotency claim of message '${messageId}'; its done mark and effects were not written.`,
     { messageId, lost: "claim", operation, cause },
   );
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

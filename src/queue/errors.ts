@@ -23,7 +23,20 @@ export class MessageDecodeError extends StorageConcurrencyError {
   }
 }
 
-/** True when `error` is a {@link MessageDecodeError}. */
+/**
+ * True when `error` is a {@link MessageDecodeError}.
+ *
+ * @example
+ * ```ts
+ * import { isMessageDecodeError, jsonCodec } from "azure-storage-concurrency";
+ *
+ * try {
+ *   jsonCodec().decode("{ not json");
+ * } catch (error) {
+ *   if (isMessageDecodeError(error)) console.log(`${error.codec}: ${error.message}`);
+ * }
+ * ```
+ */
 export function isMessageDecodeError(error: unknown): error is MessageDecodeError {
   return isStorageConcurrencyError(error) && error.name === "MessageDecodeError";
 }
@@ -67,7 +80,18 @@ export class MessageOwnershipLostError extends StorageConcurrencyError {
   }
 }
 
-/** True when `error` is a {@link MessageOwnershipLostError}. */
+/**
+ * True when `error` is a {@link MessageOwnershipLostError}.
+ *
+ * @example
+ * ```ts
+ * import { isMessageOwnershipLostError } from "azure-storage-concurrency";
+ *
+ * consumer.on("ownershipLost", ({ message, error }) => {
+ *   if (isMessageOwnershipLostError(error)) console.log(`${message.messageId}: lost the ${error.lost} (${error.serviceCode})`);
+ * });
+ * ```
+ */
 export function isMessageOwnershipLostError(error: unknown): error is MessageOwnershipLostError {
   return isStorageConcurrencyError(error) && error.name === "MessageOwnershipLostError";
 }
@@ -88,7 +112,21 @@ export class IdempotencyClaimLostError extends StorageConcurrencyError {
   }
 }
 
-/** True when `error` is an {@link IdempotencyClaimLostError}. */
+/**
+ * True when `error` is an {@link IdempotencyClaimLostError}.
+ *
+ * @example
+ * ```ts
+ * import { isIdempotencyClaimLostError } from "azure-storage-concurrency";
+ *
+ * try {
+ *   await store.complete(claim, { result: "ok" });
+ * } catch (error) {
+ *   if (isIdempotencyClaimLostError(error)) console.log("someone else took the key over; nothing was written");
+ *   else throw error;
+ * }
+ * ```
+ */
 export function isIdempotencyClaimLostError(error: unknown): error is IdempotencyClaimLostError {
   return isStorageConcurrencyError(error) && error.name === "IdempotencyClaimLostError";
 }
@@ -101,7 +139,18 @@ export class ConsumerStoppedError extends StorageConcurrencyError {
   }
 }
 
-/** True when `error` is a {@link ConsumerStoppedError}. */
+/**
+ * True when `error` is a {@link ConsumerStoppedError}.
+ *
+ * @example
+ * ```ts
+ * import { isConsumerStoppedError } from "azure-storage-concurrency";
+ *
+ * consumer.on("failed", ({ error }) => {
+ *   if (!isConsumerStoppedError(error)) console.warn(error);
+ * });
+ * ```
+ */
 export function isConsumerStoppedError(error: unknown): error is ConsumerStoppedError {
   return isStorageConcurrencyError(error) && error.name === "ConsumerStoppedError";
 }

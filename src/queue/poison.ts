@@ -90,7 +90,16 @@ export function parsePoisonMessage(messageText: string): PoisonEnvelope | undefi
   }
 }
 
-/** The name of a queue's poison queue. */
+/**
+ * The name of a queue's poison queue: `<queue>-poison`.
+ *
+ * @example
+ * ```ts
+ * import { poisonQueueNameOf } from "azure-storage-concurrency";
+ *
+ * poisonQueueNameOf("orders"); // "orders-poison"
+ * ```
+ */
 export function poisonQueueNameOf(queueName: string): string {
   return `${queueName}-poison`;
 }
