@@ -94,6 +94,11 @@ export function resolveOptions<T, TEffect>(
   if (options.poisonQueue !== undefined && typeof options.poisonQueue?.sendMessage !== "function") {
     throw new TypeError("`poisonQueue` must be a QueueClient from @azure/storage-queue.");
   }
+  if (options.poisonQueue === undefined && typeof queueClient.name === "string" && queueClient.name.length > 63 - "-poison".length) {
+    throw new RangeError(
+      `The queue name '${queueClient.name}' is too long for a '-poison' queue next to it (queue names have at most 63 characters): pass \`poisonQueue\`.`,
+    );
+  }
   const poisonTimeToLiveInSeconds = optionalNumber("poisonTimeToLiveInSeconds", options.poisonTimeToLiveInSeconds, -1, {
     min: -1,
     integer: true,

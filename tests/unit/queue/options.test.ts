@@ -64,6 +64,14 @@ describe("QueueConsumer options", () => {
     expect(calls).toEqual([]);
   });
 
+  it("needs a poisonQueue when the queue's name leaves no room for '-poison'", () => {
+    const { queue, calls } = fakeQueue();
+    const long = { ...queue, name: "q".repeat(57) } as QueueClient;
+    expect(() => new QueueConsumer(long, handler)).toThrow(/too long for a '-poison' queue.*pass `poisonQueue`/);
+    expect(() => new QueueConsumer(long, handler, { poisonQueue: queue })).not.toThrow();
+    expect(calls).toEqual([]);
+  });
+
   it("rejects a missing client or handler", () => {
     expect(() => new QueueConsumer({} as QueueClient, handler)).toThrow(/`queueClient` must be a QueueClient/);
     expect(() => new QueueConsumer(fakeQueue().queue, undefined as never)).toThrow(/`handler` must be an async function/);
