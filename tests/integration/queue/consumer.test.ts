@@ -418,6 +418,28 @@ describe("QueueConsumer", () => {
     await inbox.deleteTable();
   });
 
+  it("reports a failing receive as an error and keeps polling with backoff", async () => {
+    const queue = queueService().getQueueClient(uniqueName("missing"));
+    const consumer = new QueueConsumer(queue, async () => undefined, { ...quick });
+    const events = record(consumer);
+    consumer.start();
+    const errors = await events.next("error", 2);
+    await consumer.stop();
+    expect(errors[0]).toMatchObject({ operation: "receive messages", error: { statusCode: 404 } });
+    expect(consumer.status).toBe("stopped");
+  });
+
+  it("stops when its abortSignal is aborted", async () => {
+    const { queue } = await newQueue();
+    const controller = new AbortController();
+    const consumer = new QueueConsumer(queue, async () => undefined, { ...quick, abortSignal: controller.signal });
+    const events = record(consumer);
+    consumer.start();
+    controller.abort();
+    await events.next("stopped");
+    expect(consumer.status).toBe("stopped");
+  });
+
   it("addEffects() without an idempotency store fails the attempt with a clear error", async () => {
     const { queue } = await newQueue();
     await queue.sendMessage("x");
