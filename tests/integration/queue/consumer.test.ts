@@ -304,7 +304,7 @@ describe("QueueConsumer", () => {
     consumer.on("received", () => (atReceive = empties.length));
     const events = record(consumer);
     consumer.start();
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
     const before = [...empties];
     await queue.sendMessage("wake up");
     await events.next("processed");
