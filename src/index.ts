@@ -21,3 +21,4 @@ export * from "./retry/index.js";
 export * from "./files/index.js";
 export * from "./lease/index.js";
 export * from "./tables/index.js";
+export * from "./queue/index.js";

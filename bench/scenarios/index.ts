@@ -3,6 +3,7 @@ import type { BenchScenario } from "../harness.js";
 import { filesScenario } from "./files.js";
 import { lockScenario } from "./lock.js";
 import { batchScenario } from "./batch.js";
+import { queueScenario } from "./queue.js";
 import { retryScenario } from "./retry.js";
 
 export const scenarios: Readonly<Record<string, BenchScenario>> = {
@@ -10,4 +11,5 @@ export const scenarios: Readonly<Record<string, BenchScenario>> = {
   files: filesScenario,
   lock: lockScenario,
   batch: batchScenario,
+  queue: queueScenario,
 };

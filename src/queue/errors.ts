@@ -1,0 +1,156 @@
+/**
+ * The queue consumer's own errors. Each extends {@link StorageConcurrencyError} and has a guard
+ * that checks the brand and the `name` (not `instanceof`, so two copies of the package agree).
+ */
+import { isStorageConcurrencyError, StorageConcurrencyError } from "../errors.js";
+
+/**
+ * A message body that the consumer's codec could not decode (not valid base64, not JSON, or
+ * rejected by the codec's own check). Decoding is deterministic, so the consumer does not retry:
+ * it moves the message to the poison queue at once with this error's message as the reason.
+ */
+export class MessageDecodeError extends StorageConcurrencyError {
+  /** The codec that failed (`"json"`, `"base64"`, …). */
+  readonly codec: string;
+  /** The id of the message whose body did not decode, when known. */
+  readonly messageId: string | undefined;
+
+  constructor(message: string, options: { codec: string; messageId?: string | undefined; cause?: unknown }) {
+    super(message, { code: "MessageDecodeFailed", cause: options.cause });
+    this.name = "MessageDecodeError";
+    this.codec = options.codec;
+    this.messageId = options.messageId;
+  }
+}
+
+/**
+ * True when `error` is a {@link MessageDecodeError}.
+ *
+ * @example
+ * ```ts
+ * import { isMessageDecodeError, jsonCodec } from "azure-storage-concurrency";
+ *
+ * try {
+ *   jsonCodec().decode("{ not json");
+ * } catch (error) {
+ *   if (isMessageDecodeError(error)) console.log(`${error.codec}: ${error.message}`);
+ * }
+ * ```
+ */
+export function isMessageDecodeError(error: unknown): error is MessageDecodeError {
+  return isStorageConcurrencyError(error) && error.name === "MessageDecodeError";
+}
+
+/**
+ * The consumer no longer owns a message or its idempotency claim: an update or delete of the
+ * message failed with 404 MessageNotFound or 400 PopReceiptMismatch (another consumer received it
+ * after its visibility timeout ran out, or someone deleted it), or another consumer took the
+ * idempotency claim over. The consumer reports it and moves on; the message is not counted as
+ * processed. A handler's `abortSignal` is aborted with this error when ownership is lost mid-work.
+ */
+export class MessageOwnershipLostError extends StorageConcurrencyError {
+  /** The message concerned. */
+  readonly messageId: string;
+  /** What was lost: the message itself (its pop receipt), or the idempotency claim on its key. */
+  readonly lost: "message" | "claim";
+  /** The operation that found out (`"update"`, `"delete"`, `"extend-claim"`, `"complete-claim"`). */
+  readonly operation: string;
+
+  constructor(
+    message: string,
+    options: {
+      messageId: string;
+      lost: "message" | "claim";
+      operation: string;
+      statusCode?: number | undefined;
+      serviceCode?: string | undefined;
+      cause?: unknown;
+    },
+  ) {
+    super(message, {
+      code: options.lost === "message" ? "MessageOwnershipLost" : "ClaimOwnershipLost",
+      statusCode: options.statusCode,
+      serviceCode: options.serviceCode,
+      cause: options.cause,
+    });
+    this.name = "MessageOwnershipLostError";
+    this.messageId = options.messageId;
+    this.lost = options.lost;
+    this.operation = options.operation;
+  }
+}
+
+/**
+ * True when `error` is a {@link MessageOwnershipLostError}.
+ *
+ * @example
+ * ```ts
+ * import { isMessageOwnershipLostError } from "azure-storage-concurrency";
+ *
+ * consumer.on("ownershipLost", ({ message, error }) => {
+ *   if (isMessageOwnershipLostError(error)) console.log(`${message.messageId}: lost the ${error.lost} (${error.serviceCode})`);
+ * });
+ * ```
+ */
+export function isMessageOwnershipLostError(error: unknown): error is MessageOwnershipLostError {
+  return isStorageConcurrencyError(error) && error.name === "MessageOwnershipLostError";
+}
+
+/**
+ * An idempotency claim is no longer this consumer's: its record changed since it was claimed
+ * (another consumer took it over after it expired), or it was deleted. Thrown by
+ * {@link IdempotencyStore} `extend` and `complete`; nothing was written when it is thrown.
+ */
+export class IdempotencyClaimLostError extends StorageConcurrencyError {
+  /** The idempotency key. */
+  readonly key: string;
+
+  constructor(message: string, options: { key: string; statusCode?: number | undefined; serviceCode?: string | undefined; cause?: unknown }) {
+    super(message, { code: "IdempotencyClaimLost", statusCode: options.statusCode, serviceCode: options.serviceCode, cause: options.cause });
+    this.name = "IdempotencyClaimLostError";
+    this.key = options.key;
+  }
+}
+
+/**
+ * True when `error` is an {@link IdempotencyClaimLostError}.
+ *
+ * @example
+ * ```ts
+ * import { isIdempotencyClaimLostError } from "azure-storage-concurrency";
+ *
+ * try {
+ *   await store.complete(claim, { result: "ok" });
+ * } catch (error) {
+ *   if (isIdempotencyClaimLostError(error)) console.log("someone else took the key over; nothing was written");
+ *   else throw error;
+ * }
+ * ```
+ */
+export function isIdempotencyClaimLostError(error: unknown): error is IdempotencyClaimLostError {
+  return isStorageConcurrencyError(error) && error.name === "IdempotencyClaimLostError";
+}
+
+/** The reason a handler's signal is aborted when the consumer stops and the grace period has run out. */
+export class ConsumerStoppedError extends StorageConcurrencyError {
+  constructor(message = "The queue consumer was stopped and the grace period for in-flight handlers ran out.") {
+    super(message, { code: "ConsumerStopped" });
+    this.name = "ConsumerStoppedError";
+  }
+}
+
+/**
+ * True when `error` is a {@link ConsumerStoppedError}.
+ *
+ * @example
+ * ```ts
+ * import { isConsumerStoppedError } from "azure-storage-concurrency";
+ *
+ * consumer.on("failed", ({ error }) => {
+ *   if (!isConsumerStoppedError(error)) console.warn(error);
+ * });
+ * ```
+ */
+export function isConsumerStoppedError(error: unknown): error is ConsumerStoppedError {
+  return isStorageConcurrencyError(error) && error.name === "ConsumerStoppedError";
+}

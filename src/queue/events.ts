@@ -1,0 +1,42 @@
+/**
+ * A small typed event hub: `on(event, listener)` returns a disposable (cockatiel's habit), so a
+ * listener can be removed with `dispose()` or `using`. A listener that throws is logged and never
+ * breaks the consumer.
+ */
+import { logger } from "../internal/logger.js";
+
+/** Removes the listener it was returned for. */
+export interface ListenerDisposable extends Disposable {
+  dispose(): void;
+}
+
+type Listener<P> = (payload: P) => void;
+
+export class TypedEvents<E extends object> {
+  readonly #listeners = new Map<keyof E, Set<Listener<never>>>();
+
+  on<K extends keyof E>(event: K, listener: (payload: E[K]) => void): ListenerDisposable {
+    if (typeof listener !== "function") throw new TypeError("`listener` must be a function.");
+    let set = this.#listeners.get(event);
+    if (!set) this.#listeners.set(event, (set = new Set()));
+    set.add(listener as Listener<never>);
+    const dispose = () => void set.delete(listener as Listener<never>);
+    return { dispose, [Symbol.dispose]: dispose };
+  }
+
+  has(event: keyof E): boolean {
+    return (this.#listeners.get(event)?.size ?? 0) > 0;
+  }
+
+  emit<K extends keyof E>(event: K, payload: E[K]): void {
+    const set = this.#listeners.get(event);
+    if (!set) return;
+    for (const listener of [...set]) {
+      try {
+        (listener as Listener<E[K]>)(payload);
+      } catch (error) {
+        logger.warning(`A '${String(event)}' listener threw: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+  }
+}

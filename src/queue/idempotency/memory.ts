@@ -1,0 +1,221 @@
+/**
+ * An idempotency store in one process's memory: for tests, examples and single-process workers.
+ * It follows the same rules as the Table store (see {@link judgeExistingRecord}); its effects are
+ * functions, run synchronously together with the done mark, so they are atomic with it within
+ * the process. Nothing survives the process.
+ */
+import { checkOptionalFunction } from "../../internal/validate.js";
+import { IdempotencyClaimLostError } from "../errors.js";
+import {
+  judgeExistingRecord,
+  serializeResult,
+  type ClaimOutcome,
+  type ClaimRequest,
+  type CompleteOptions,
+  type IdempotencyClaim,
+  type IdempotencyStore,
+} from "./store.js";
+
+/** An effect the memory store runs together with the done mark. */
+export type MemoryEffect = () => void;
+
+/** Options for {@link MemoryIdempotencyStore}. */
+export interface MemoryIdempotencyStoreOptions {
+  /**
+   * The clock, in milliseconds since the epoch (for tests that move time).
+   * @default Date.now
+   */
+  readonly now?: () => number;
+}
+
+/** A `firstDelivery` claim: no record until its done mark, so it carries its delivery itself. */
+interface PendingClaim extends IdempotencyClaim {
+  readonly messageId: string;
+  readonly dequeueCount: number;
+}
+
+interface MemoryRecord {
+  status: "claimed" | "done";
+  owner: string;
+  messageId: string;
+  dequeueCount: number;
+  expiresOnMs: number;
+  etag: string;
+  resultJson: string | undefined;
+  completedOn: Date | undefined;
+}
+
+/** What {@link MemoryIdempotencyStore.inspect} shows of a key. */
+export interface MemoryIdempotencyRecord {
+  readonly status: "claimed" | "done";
+  readonly owner: string;
+  readonly messageId: string;
+  readonly expiresOn: Date;
+  readonly result: unknown;
+}
+
+/**
+ * An in-memory {@link IdempotencyStore}.
+ *
+ * @example
+ * ```ts
+ * import { MemoryIdempotencyStore } from "azure-storage-concurrency";
+ *
+ * const store = new MemoryIdempotencyStore();
+ * const outcome = await store.claim({ key: "order-1", owner: "me", messageId: "m1", dequeueCount: 1, ttlInMs: 30_000 });
+ * if (outcome.status === "claimed") await store.complete(outcome.claim, { result: { ok: true } });
+ * ```
+ */
+export class MemoryIdempotencyStore implements IdempotencyStore<MemoryEffect> {
+  readonly name = "memory";
+  readonly #records = new Map<string, MemoryRecord>();
+  readonly #now: () => number;
+  #version = 0;
+
+  constructor(options: MemoryIdempotencyStoreOptions = {}) {
+    checkOptionalFunction("now", options.now);
+    this.#now = options.now ?? Date.now;
+  }
+
+  async claim(request: ClaimRequest): Promise<ClaimOutcome> {
+    const partitionKey = request.partitionKey ?? request.key;
+    if (request.firstDelivery) {
+      const claim: PendingClaim = {
+        key: request.key,
+        partitionKey,
+        rowKey: request.key,
+        etag: undefined,
+        expiresOn: new Date(this.#now() + request.ttlInMs),
+        owner: request.owner,
+        takenOverFrom: undefined,
+        messageId: request.messageId,
+        dequeueCount: request.dequeueCount,
+      };
+      return { status: "claimed", claim };
+    }
+    const id = recordId(partitionKey, request.key);
+    const existing = this.#records.get(id);
+    let takenOverFrom: string | undefined;
+    if (existing) {
+      const verdict = judgeExistingRecord(existing, request, this.#now());
+      if (verdict === "done") {
+        return { status: "done", result: parse(existing.resultJson), completedOn: existing.completedOn };
+      }
+      if (verdict === "busy") return { status: "busy", owner: existing.owner, expiresOn: new Date(existing.expiresOnMs) };
+      takenOverFrom = existing.owner;
+    }
+    const record: MemoryRecord = {
+      status: "claimed",
+      owner: request.owner,
+      messageId: request.messageId,
+      dequeueCount: request.dequeueCount,
+      expiresOnMs: this.#now() + request.ttlInMs,
+      etag: this.#nextEtag(),
+      resultJson: undefined,
+      completedOn: undefined,
+    };
+    this.#records.set(id, record);
+    return { status: "claimed", claim: this.#claimOf(request.partitionKey ?? request.key, request.key, record, takenOverFrom) };
+  }
+
+  async extend(claim: IdempotencyClaim, ttlInMs: number): Promise<IdempotencyClaim> {
+    if (claim.etag === undefined) return this.#extendPending(claim, ttlInMs);
+    const record = this.#held(claim, "extend");
+    record.expiresOnMs = this.#now() + ttlInMs;
+    record.etag = this.#nextEtag();
+    return this.#claimOf(claim.partitionKey, claim.key, record, claim.takenOverFrom);
+  }
+
+  async complete(claim: IdempotencyClaim, options: CompleteOptions<MemoryEffect> = {}): Promise<void> {
+    const resultJson = serializeResult(claim.key, options.result);
+    const effects = options.effects ?? [];
+    for (const effect of effects) {
+      if (typeof effect !== "function") throw new TypeError("Effects for the memory idempotency store must be functions.");
+    }
+    const record = claim.etag === undefined ? this.#createForPending(claim) : this.#held(claim, "complete");
+    for (const effect of effects) effect();
+    record.status = "done";
+    record.resultJson = resultJson;
+    record.completedOn = new Date(this.#now());
+    record.etag = this.#nextEtag();
+    this.#records.set(recordId(claim.partitionKey, claim.key), record);
+  }
+
+  async release(claim: IdempotencyClaim): Promise<void> {
+    if (claim.etag === undefined) return; // nothing was written
+    const id = recordId(claim.partitionKey, claim.key);
+    const record = this.#records.get(id);
+    if (record && record.etag === claim.etag && record.status === "claimed") this.#records.delete(id);
+  }
+
+  /** The record of `key` (in `partitionKey`, when the consumer sets partitions), for tests. */
+  inspect(key: string, partitionKey: string = key): MemoryIdempotencyRecord | undefined {
+    const record = this.#records.get(recordId(partitionKey, key));
+    if (!record) return undefined;
+    return {
+      status: record.status,
+      owner: record.owner,
+      messageId: record.messageId,
+      expiresOn: new Date(record.expiresOnMs),
+      result: parse(record.resultJson),
+    };
+  }
+
+  #extendPending(claim: IdempotencyClaim, ttlInMs: number): IdempotencyClaim {
+    if (this.#records.has(recordId(claim.partitionKey, claim.key))) throw this.#lost(claim, "extend");
+    return { ...claim, expiresOn: new Date(this.#now() + ttlInMs) };
+  }
+
+  #createForPending(claim: IdempotencyClaim): MemoryRecord {
+    const delivery = claim as Partial<PendingClaim>;
+    if (this.#records.has(recordId(claim.partitionKey, claim.key))) throw this.#lost(claim, "complete");
+    return {
+      status: "claimed",
+      owner: claim.owner,
+      messageId: delivery.messageId ?? "",
+      dequeueCount: delivery.dequeueCount ?? 1,
+      expiresOnMs: claim.expiresOn.getTime(),
+      etag: this.#nextEtag(),
+      resultJson: undefined,
+      completedOn: undefined,
+    };
+  }
+
+  #lost(claim: IdempotencyClaim, operation: string): IdempotencyClaimLostError {
+    return new IdempotencyClaimLostError(
+      `Could not ${operation} the claim on key '${claim.key}': another consumer took it over or it is gone.`,
+      { key: claim.key },
+    );
+  }
+
+  #held(claim: IdempotencyClaim, operation: string): MemoryRecord {
+    const record = this.#records.get(recordId(claim.partitionKey, claim.key));
+    if (!record || record.etag !== claim.etag || record.status !== "claimed") throw this.#lost(claim, operation);
+    return record;
+  }
+
+  #claimOf(partitionKey: string, key: string, record: MemoryRecord, takenOverFrom: string | undefined): IdempotencyClaim {
+    return {
+      key,
+      partitionKey,
+      rowKey: key,
+      etag: record.etag,
+      expiresOn: new Date(record.expiresOnMs),
+      owner: record.owner,
+      takenOverFrom,
+    };
+  }
+
+  #nextEtag(): string {
+    this.#version += 1;
+    return `"${this.#version}"`;
+  }
+}
+
+function recordId(partitionKey: string, key: string): string {
+  return `${partitionKey}\u0000${key}`;
+}
+
+function parse(json: string | undefined): unknown {
+  return json === undefined ? undefined : JSON.parse(json);
+}

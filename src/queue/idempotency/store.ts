@@ -1,0 +1,162 @@
+/**
+ * The idempotency store port: what the queue consumer needs to turn at-least-once delivery into
+ * exactly-once effects. One record per idempotency key moves through
+ *
+ *   (absent) --claim--> claimed --complete--> done
+ *                 ^          |
+ *                 |       release (the handler failed) / expires (the consumer died)
+ *                 +----------+
+ *
+ * in the manner of the "in progress records with an expiry" of AWS Powertools' idempotency
+ * utility (https://docs.powertools.aws.dev/lambda/typescript/latest/features/idempotency/):
+ *
+ * - `claim` inserts the record if absent. An existing `done` record answers "done" (the handler is
+ *   not run again); a live claim of someone else answers "busy". A claim whose expiry has passed,
+ *   or one made for an earlier delivery of the same message (the queue made the message visible
+ *   again, so its previous holder no longer owns it), is taken over by a write conditioned on the
+ *   record's ETag, so that of two consumers racing to take over, exactly one wins.
+ * - `extend` pushes the expiry forward while the handler runs (the consumer's heartbeat).
+ * - `complete` turns the claim into a `done` mark with a small result, conditioned on the ETag, and
+ *   can commit the handler's effects in the same atomic write when the store supports it.
+ * - `release` gives the claim up after a failure, so the next delivery can claim it at once.
+ *
+ * One shortcut: when the key is the message id and this is the message's first delivery
+ * (`firstDelivery`), no other consumer can hold or have finished the key (the queue has never
+ * handed this message out before), so a store may write nothing at claim time and create the
+ * record together with the done mark, as an insert that fails if anyone wrote the key meanwhile
+ * (a redelivery of the same message, received because this consumer lost it). That saves one
+ * request per message and changes no guarantee.
+ *
+ * Implementations: {@link TableIdempotencyStore} (Azure Table Storage, the inbox table) and
+ * {@link MemoryIdempotencyStore} (one process; tests).
+ */
+
+/** What {@link IdempotencyStore.claim} is asked to claim. */
+export interface ClaimRequest {
+  /** The idempotency key: the message id by default, or a key derived from the body. */
+  readonly key: string;
+  /**
+   * The partition the record lives in, for stores that have partitions (Azure Tables). Effects
+   * committed atomically with the done mark must be in this partition.
+   */
+  readonly partitionKey?: string | undefined;
+  /** Who claims: the consumer's id, recorded for diagnostics. */
+  readonly owner: string;
+  /** The message being processed. */
+  readonly messageId: string;
+  /** Its dequeue count for this delivery. A claim made for a lower count of the same message can be taken over. */
+  readonly dequeueCount: number;
+  /** How long the claim lasts unless extended (the consumer uses the visibility timeout). */
+  readonly ttlInMs: number;
+  /**
+   * The key is the message id and this is the message's first delivery (`dequeueCount` 1): no
+   * record can exist yet, so the store may defer writing one until the done mark.
+   * @default false
+   */
+  readonly firstDelivery?: boolean;
+}
+
+/** A claim held by one consumer. Treat it as opaque: stores return a new one on each extension. */
+export interface IdempotencyClaim {
+  readonly key: string;
+  /** The record's partition (stores without partitions echo the request's or use the key). */
+  readonly partitionKey: string;
+  /** The record's row key, for stores with rows (the Table store); the key otherwise. */
+  readonly rowKey: string;
+  /**
+   * The record's version: every write is conditioned on it. `undefined` when nothing was written
+   * yet (a `firstDelivery` claim): the done mark is then an insert that fails if the key exists.
+   */
+  readonly etag: string | undefined;
+  /** When the claim expires unless extended. */
+  readonly expiresOn: Date;
+  readonly owner: string;
+  /** The owner this claim was taken over from, if it was taken over. */
+  readonly takenOverFrom?: string | undefined;
+}
+
+/** The answer of {@link IdempotencyStore.claim}. */
+export type ClaimOutcome =
+  /** The key is this consumer's to process now. */
+  | { readonly status: "claimed"; readonly claim: IdempotencyClaim }
+  /** The key was processed already: settle the message without running the handler. */
+  | { readonly status: "done"; readonly result: unknown; readonly completedOn: Date | undefined }
+  /** Another consumer holds a live claim on the key (a duplicate message being processed right now). */
+  | { readonly status: "busy"; readonly owner: string; readonly expiresOn: Date };
+
+/** What {@link IdempotencyStore.complete} writes. */
+export interface CompleteOptions<TEffect> {
+  /** A small, JSON-serialisable result kept with the done mark and handed to later duplicates. */
+  readonly result?: unknown;
+  /** Effects to commit atomically with the done mark (stores that support it; see each store). */
+  readonly effects?: readonly TEffect[];
+  readonly abortSignal?: AbortSignal;
+}
+
+/** Options of the other store calls. */
+export interface IdempotencyStoreCallOptions {
+  readonly abortSignal?: AbortSignal;
+}
+
+/**
+ * An idempotency store. `TEffect` is what can be committed atomically with the done mark
+ * (`never` for stores that cannot).
+ */
+export interface IdempotencyStore<TEffect = never> {
+  /** A short name for logs and benchmark reports. */
+  readonly name: string;
+  /** Claims `request.key`, or says it is done or busy. */
+  claim(request: ClaimRequest, options?: IdempotencyStoreCallOptions): Promise<ClaimOutcome>;
+  /** Extends a claim to `ttlInMs` from now; throws {@link IdempotencyClaimLostError} if it is no longer held. */
+  extend(claim: IdempotencyClaim, ttlInMs: number, options?: IdempotencyStoreCallOptions): Promise<IdempotencyClaim>;
+  /**
+   * Marks the key done with a small result, and commits `effects` in the same atomic write;
+   * throws {@link IdempotencyClaimLostError} (and writes nothing) if the claim is no longer held.
+   */
+  complete(claim: IdempotencyClaim, options?: CompleteOptions<TEffect>): Promise<void>;
+  /** Gives a claim up after a failure. Does nothing if the claim is no longer held. */
+  release(claim: IdempotencyClaim, options?: IdempotencyStoreCallOptions): Promise<void>;
+}
+
+/** The largest result a done mark keeps, in UTF-16 code units of its JSON (an Azure Table string property holds 32 K). */
+export const MAX_RESULT_JSON_LENGTH = 30_000;
+
+/** Serialises a handler's result for a done mark, refusing results that are too large or not JSON. */
+export function serializeResult(key: string, result: unknown): string | undefined {
+  if (result === undefined) return undefined;
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(result);
+  } catch (error) {
+    throw new TypeError(`The handler's result for key '${key}' is not JSON-serialisable: ${(error as Error).message}.`);
+  }
+  if (json === undefined) throw new TypeError(`The handler's result for key '${key}' is not JSON-serialisable.`);
+  if (json.length > MAX_RESULT_JSON_LENGTH) {
+    throw new RangeError(
+      `The handler's result for key '${key}' is ${json.length} characters of JSON; a done mark keeps at most ${MAX_RESULT_JSON_LENGTH}. ` +
+        "Return a small result (an id, a status) and store large outputs elsewhere.",
+    );
+  }
+  return json;
+}
+
+/** What a store knows about an existing record, for {@link judgeExistingRecord}. */
+export interface ExistingRecord {
+  readonly status: "claimed" | "done";
+  readonly messageId: string | undefined;
+  readonly dequeueCount: number | undefined;
+  readonly expiresOnMs: number | undefined;
+}
+
+/**
+ * The one rule every store applies to a key that already has a record: a done record is done; a
+ * claim may be taken over when it has expired, or when it was made for an earlier delivery of the
+ * same message (the queue only hands a message out again once its previous holder's visibility
+ * timeout has run out, so that holder no longer owns it); any other claim is busy.
+ */
+export function judgeExistingRecord(record: ExistingRecord, request: ClaimRequest, nowMs: number): "done" | "busy" | "take-over" {
+  if (record.status === "done") return "done";
+  if (record.expiresOnMs === undefined || record.expiresOnMs <= nowMs) return "take-over";
+  if (record.messageId === request.messageId && (record.dequeueCount ?? 0) < request.dequeueCount) return "take-over";
+  return "busy";
+}

@@ -1,0 +1,47 @@
+export { QueueConsumer } from "./consumer.js";
+export {
+  textCodec,
+  base64Codec,
+  jsonCodec,
+  type MessageCodec,
+  type JsonCodecOptions,
+} from "./codecs.js";
+export {
+  MessageDecodeError,
+  isMessageDecodeError,
+  MessageOwnershipLostError,
+  isMessageOwnershipLostError,
+  IdempotencyClaimLostError,
+  isIdempotencyClaimLostError,
+  ConsumerStoppedError,
+  isConsumerStoppedError,
+} from "./errors.js";
+export { parsePoisonMessage, poisonQueueNameOf, type PoisonEnvelope } from "./poison.js";
+export type { ListenerDisposable } from "./events.js";
+export type {
+  ReceivedQueueMessage,
+  MessageContext,
+  IdempotencyContext,
+  MessageHandler,
+  IdempotencyOptions,
+  QueueConsumerOptions,
+  QueueConsumerStatus,
+  QueueConsumerEvents,
+  StopOptions,
+} from "./types.js";
+export {
+  MAX_RESULT_JSON_LENGTH,
+  type IdempotencyStore,
+  type ClaimRequest,
+  type ClaimOutcome,
+  type IdempotencyClaim,
+  type CompleteOptions,
+  type IdempotencyStoreCallOptions,
+} from "./idempotency/store.js";
+export {
+  MemoryIdempotencyStore,
+  type MemoryEffect,
+  type MemoryIdempotencyStoreOptions,
+  type MemoryIdempotencyRecord,
+} from "./idempotency/memory.js";
+export { TableIdempotencyStore, type TableIdempotencyStoreOptions } from "./idempotency/table.js";

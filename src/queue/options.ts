@@ -1,0 +1,163 @@
+/**
+ * Checks a {@link QueueConsumerOptions} once, when the consumer is created, and fills in defaults:
+ * every limit of the service (32 messages per receive, whole-second visibility timeouts of 1 s to
+ * 7 days) and every cross-option rule (the heartbeat must beat before the visibility timeout ends,
+ * the refetch threshold must be below the concurrency) is a TypeError or RangeError naming the
+ * option, before any request is made.
+ */
+import { randomUUID } from "node:crypto";
+import type { QueueClient } from "@azure/storage-queue";
+import { exponentialBackoff, type BackoffStrategy } from "../retry/backoff.js";
+import { checkNonEmptyString, checkNumber, checkOptionalFunction, checkOptionalSignal, optionalNumber } from "../internal/validate.js";
+import { textCodec, type MessageCodec } from "./codecs.js";
+import type { IdempotencyStore } from "./idempotency/store.js";
+import type { MessageHandler, QueueConsumerOptions, ReceivedQueueMessage } from "./types.js";
+
+/** The service's limit on messages per receive. */
+export const MAX_BATCH_SIZE = 32;
+/** The service's limit on a visibility timeout, in seconds (7 days). */
+export const MAX_VISIBILITY_TIMEOUT_IN_SECONDS = 604_800;
+
+export interface ResolvedOptions<T, TEffect> {
+  readonly codec: MessageCodec<T>;
+  readonly batchSize: number;
+  readonly concurrency: number;
+  readonly newBatchThreshold: number;
+  readonly visibilityTimeoutInSeconds: number;
+  readonly heartbeatIntervalInMs: number;
+  readonly maxDequeueCount: number;
+  readonly retryBackoff: BackoffStrategy;
+  readonly pollingBackoff: BackoffStrategy;
+  readonly poisonQueue: QueueClient | undefined;
+  readonly poisonTimeToLiveInSeconds: number;
+  readonly idempotency:
+    | {
+        readonly store: IdempotencyStore<TEffect>;
+        readonly key: (body: T, message: ReceivedQueueMessage) => string;
+        readonly partitionKey: ((body: T, message: ReceivedQueueMessage) => string) | undefined;
+        /** The key is the message id (no `key` option): a first delivery cannot collide with anyone. */
+        readonly keyIsMessageId: boolean;
+      }
+    | undefined;
+  readonly gracePeriodInMs: number;
+  readonly keepAlive: boolean;
+  readonly consumerId: string;
+  readonly abortSignal: AbortSignal | undefined;
+}
+
+export function resolveOptions<T, TEffect>(
+  queueClient: QueueClient,
+  handler: MessageHandler<T, TEffect>,
+  options: QueueConsumerOptions<T, TEffect>,
+): ResolvedOptions<T, TEffect> {
+  if (typeof queueClient !== "object" || queueClient === null || typeof queueClient.receiveMessages !== "function") {
+    throw new TypeError("`queueClient` must be a QueueClient from @azure/storage-queue.");
+  }
+  if (typeof handler !== "function") throw new TypeError("`handler` must be an async function (body, context) => result.");
+  if (typeof options !== "object" || options === null) throw new TypeError("`options` must be an object.");
+
+  const codec = options.codec ?? (textCodec as unknown as MessageCodec<T>);
+  if (typeof codec !== "object" || codec === null || typeof codec.decode !== "function") {
+    throw new TypeError("`codec` must be a MessageCodec (textCodec, base64Codec, jsonCodec() or your own { name, decode, encode }).");
+  }
+  const batchSize = optionalNumber("batchSize", options.batchSize, 16, { min: 1, max: MAX_BATCH_SIZE, integer: true });
+  const concurrency = optionalNumber("concurrency", options.concurrency, batchSize, { min: 1, integer: true });
+  const newBatchThreshold = optionalNumber("newBatchThreshold", options.newBatchThreshold, Math.floor(concurrency / 2), {
+    min: 0,
+    integer: true,
+  });
+  if (newBatchThreshold >= concurrency) {
+    throw new RangeError(
+      `\`newBatchThreshold\` (${newBatchThreshold}) must be less than \`concurrency\` (${concurrency}): the consumer receives more only when fewer handlers than that are running.`,
+    );
+  }
+  const visibilityTimeoutInSeconds = optionalNumber("visibilityTimeoutInSeconds", options.visibilityTimeoutInSeconds, 30, {
+    min: 1,
+    max: MAX_VISIBILITY_TIMEOUT_IN_SECONDS,
+    integer: true,
+  });
+  const heartbeatIntervalInMs = optionalNumber(
+    "heartbeatIntervalInMs",
+    options.heartbeatIntervalInMs,
+    (visibilityTimeoutInSeconds * 1000) / 3,
+    { min: 1 },
+  );
+  if (heartbeatIntervalInMs >= visibilityTimeoutInSeconds * 1000) {
+    throw new RangeError(
+      `\`heartbeatIntervalInMs\` (${heartbeatIntervalInMs}) must be shorter than \`visibilityTimeoutInSeconds\` (${visibilityTimeoutInSeconds} s): ` +
+        "the heartbeat has to hide the message again before it becomes visible. A third of the visibility timeout is a good choice.",
+    );
+  }
+  const maxDequeueCount = optionalNumber("maxDequeueCount", options.maxDequeueCount, 5, { min: 1, integer: true });
+  const retryBackoff = checkBackoff("retryBackoff", options.retryBackoff) ?? exponentialBackoff({ deltaInMs: 1_000, minInMs: 0, maxInMs: 60_000 });
+  const pollingBackoff = checkBackoff("pollingBackoff", options.pollingBackoff) ?? exponentialBackoff({ deltaInMs: 100, minInMs: 0, maxInMs: 60_000 });
+  if (options.poisonQueue !== undefined && typeof options.poisonQueue?.sendMessage !== "function") {
+    throw new TypeError("`poisonQueue` must be a QueueClient from @azure/storage-queue.");
+  }
+  if (options.poisonQueue === undefined && typeof queueClient.name === "string" && queueClient.name.length > 63 - "-poison".length) {
+    throw new RangeError(
+      `The queue name '${queueClient.name}' is too long for a '-poison' queue next to it (queue names have at most 63 characters): pass \`poisonQueue\`.`,
+    );
+  }
+  const poisonTimeToLiveInSeconds = optionalNumber("poisonTimeToLiveInSeconds", options.poisonTimeToLiveInSeconds, -1, {
+    min: -1,
+    integer: true,
+  });
+  if (poisonTimeToLiveInSeconds === 0) throw new RangeError("`poisonTimeToLiveInSeconds` must be -1 (never expire) or at least 1, got 0.");
+  const gracePeriodInMs = optionalNumber("gracePeriodInMs", options.gracePeriodInMs, 30_000, { min: 0 });
+  if (options.keepAlive !== undefined && typeof options.keepAlive !== "boolean") {
+    throw new TypeError("`keepAlive` must be a boolean.");
+  }
+  const consumerId = options.consumerId === undefined ? `consumer-${randomUUID()}` : checkNonEmptyString("consumerId", options.consumerId);
+  checkOptionalSignal("abortSignal", options.abortSignal);
+
+  return {
+    codec,
+    batchSize,
+    concurrency,
+    newBatchThreshold,
+    visibilityTimeoutInSeconds,
+    heartbeatIntervalInMs,
+    maxDequeueCount,
+    retryBackoff,
+    pollingBackoff,
+    poisonQueue: options.poisonQueue,
+    poisonTimeToLiveInSeconds,
+    idempotency: resolveIdempotency(options),
+    gracePeriodInMs,
+    keepAlive: options.keepAlive ?? true,
+    consumerId,
+    abortSignal: options.abortSignal,
+  };
+}
+
+function resolveIdempotency<T, TEffect>(options: QueueConsumerOptions<T, TEffect>): ResolvedOptions<T, TEffect>["idempotency"] {
+  const idempotency = options.idempotency;
+  if (idempotency === undefined) return undefined;
+  if (typeof idempotency !== "object" || idempotency === null) throw new TypeError("`idempotency` must be an object with a `store`.");
+  const store = idempotency.store;
+  if (typeof store !== "object" || store === null || typeof store.claim !== "function" || typeof store.complete !== "function") {
+    throw new TypeError("`idempotency.store` must be an IdempotencyStore (TableIdempotencyStore or MemoryIdempotencyStore).");
+  }
+  checkOptionalFunction("idempotency.key", idempotency.key);
+  checkOptionalFunction("idempotency.partitionKey", idempotency.partitionKey);
+  return {
+    store,
+    key: idempotency.key ?? ((_body, message) => message.messageId),
+    partitionKey: idempotency.partitionKey,
+    keyIsMessageId: idempotency.key === undefined,
+  };
+}
+
+function checkBackoff(name: string, value: unknown): BackoffStrategy | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "object" || value === null || typeof (value as BackoffStrategy).delayInMs !== "function") {
+    throw new TypeError(`\`${name}\` must be a BackoffStrategy (exponentialBackoff(), fixedBackoff(), …).`);
+  }
+  return value as BackoffStrategy;
+}
+
+/** Checks a grace period given to `stop()`. */
+export function checkGracePeriod(value: unknown, fallback: number): number {
+  return value === undefined ? fallback : checkNumber("gracePeriodInMs", value, { min: 0 });
+}

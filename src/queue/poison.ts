@@ -1,0 +1,162 @@
+/**
+ * Poison messages: a message that failed `maxDequeueCount` times, or whose body cannot be decoded,
+ * is moved to the poison queue `<queue>-poison` (the Azure Functions queue trigger's convention,
+ * https://learn.microsoft.com/azure/azure-functions/functions-bindings-storage-queue-trigger#poison-messages)
+ * and then deleted from its queue. Azure queue messages carry no properties besides their text, so
+ * the reason travels in a small JSON envelope around the original text ({@link PoisonEnvelope});
+ * {@link parsePoisonMessage} reads it back.
+ *
+ * Order: send to the poison queue first, delete second (as the WebJobs SDK's QueueProcessor does,
+ * https://github.com/Azure/azure-webjobs-sdk/blob/v2.x/src/Microsoft.Azure.WebJobs.Host/Queues/QueueProcessor.cs).
+ * A crash between the two leaves the message in both queues, so it may be poisoned twice: the
+ * poison queue is at-least-once too, never at-most-once.
+ */
+import type { QueueClient } from "@azure/storage-queue";
+import { statusOf } from "../errors.js";
+
+/** What the poison queue receives: the original message text and why it was poisoned. */
+export interface PoisonEnvelope {
+  /** Marks the envelope; always `"azure-storage-concurrency/poison@1"`. */
+  readonly kind: "azure-storage-concurrency/poison@1";
+  /** Why the message was poisoned (the last failure's message, or the decode error). */
+  readonly reason: string;
+  /** The error's `code` or `name`, when there was an error. */
+  readonly errorCode: string | undefined;
+  /** The original message text, unchanged. */
+  readonly messageText: string;
+  /** The id of the original message in its queue. */
+  readonly messageId: string;
+  /** How many times it had been received. */
+  readonly dequeueCount: number;
+  /** The queue it came from. */
+  readonly sourceQueue: string;
+  /** When it was inserted into its queue (ISO 8601). */
+  readonly insertedOn: string | undefined;
+  /** When it was poisoned (ISO 8601). */
+  readonly poisonedOn: string;
+}
+
+/** The largest message text Azure Queue Storage accepts, in characters (64 KiB). */
+export const MAX_MESSAGE_TEXT_LENGTH = 64 * 1024;
+const MAX_REASON_LENGTH = 2_000;
+const KIND = "azure-storage-concurrency/poison@1";
+
+/** Builds the poison queue's message text for a message. When the envelope would be too large, the original text alone. */
+export function buildPoisonMessageText(
+  message: { messageId: string; messageText: string; dequeueCount: number; insertedOn?: Date | undefined },
+  sourceQueue: string,
+  reason: string,
+  errorCode: string | undefined,
+): { text: string; enveloped: boolean } {
+  const envelope: PoisonEnvelope = {
+    kind: KIND,
+    reason: reason.length > MAX_REASON_LENGTH ? `${reason.slice(0, MAX_REASON_LENGTH)}…` : reason,
+    errorCode,
+    messageText: message.messageText,
+    messageId: message.messageId,
+    dequeueCount: message.dequeueCount,
+    sourceQueue,
+    insertedOn: message.insertedOn?.toISOString(),
+    poisonedOn: new Date().toISOString(),
+  };
+  const text = JSON.stringify(envelope);
+  if (text.length <= MAX_MESSAGE_TEXT_LENGTH) return { text, enveloped: true };
+  // The original alone still fits (it came from a queue): keep the message, lose the reason.
+  return { text: message.messageText, enveloped: false };
+}
+
+/**
+ * Reads a poison queue message written by the consumer; `undefined` for any other text (for
+ * example a message too large for the envelope, which is moved as it was).
+ *
+ * @example
+ * ```ts
+ * import { parsePoisonMessage } from "azure-storage-concurrency";
+ *
+ * const { receivedMessageItems } = await poisonQueue.receiveMessages({ numberOfMessages: 32 });
+ * for (const item of receivedMessageItems) {
+ *   const poisoned = parsePoisonMessage(item.messageText);
+ *   console.log(poisoned?.reason, poisoned?.messageText);
+ * }
+ * ```
+ */
+export function parsePoisonMessage(messageText: string): PoisonEnvelope | undefined {
+  if (!messageText.startsWith("{")) return undefined;
+  try {
+    const parsed = JSON.parse(messageText) as Partial<PoisonEnvelope>;
+    return parsed.kind === KIND && typeof parsed.messageText === "string" ? (parsed as PoisonEnvelope) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The name of a queue's poison queue: `<queue>-poison`.
+ *
+ * @example
+ * ```ts
+ * import { poisonQueueNameOf } from "azure-storage-concurrency";
+ *
+ * poisonQueueNameOf("orders"); // "orders-poison"
+ * ```
+ */
+export function poisonQueueNameOf(queueName: string): string {
+  return `${queueName}-poison`;
+}
+
+/** The URL of a queue named `name` next to the queue at `queueUrl` (same account, same query string). */
+export function siblingQueueUrl(queueUrl: string, name: string): string {
+  const url = new URL(queueUrl);
+  const segments = url.pathname.split("/");
+  const last = segments.length - 1 - [...segments].reverse().findIndex((s) => s !== "");
+  segments[last] = encodeURIComponent(name);
+  url.pathname = segments.join("/");
+  return url.toString();
+}
+
+/**
+ * A client for `<queue>-poison` built from the consumer's own client: same URL but the last path
+ * segment, same pipeline (credentials, retries, proxies). A client whose credential is a SAS for
+ * one queue only cannot reach another queue: pass `poisonQueue` to the consumer then.
+ */
+export function derivePoisonQueue(queue: QueueClient): QueueClient {
+  const pipeline = (queue as unknown as { pipeline?: unknown }).pipeline;
+  const Client = queue.constructor as new (url: string, pipeline: unknown) => QueueClient;
+  if (pipeline === undefined || typeof Client !== "function") {
+    throw new TypeError("Cannot derive the poison queue's client from `queueClient`: pass the `poisonQueue` option.");
+  }
+  return new Client(siblingQueueUrl(queue.url, poisonQueueNameOf(queue.name)), pipeline);
+}
+
+/** Sends to a poison queue, creating it on first use (and again if it was deleted). */
+export class PoisonQueueWriter {
+  readonly #queue: QueueClient;
+  readonly #timeToLiveInSeconds: number;
+  #created: Promise<unknown> | undefined;
+
+  /** @param timeToLiveInSeconds - the poison messages' time to live; -1 keeps them until deleted. */
+  constructor(queue: QueueClient, timeToLiveInSeconds: number) {
+    this.#queue = queue;
+    this.#timeToLiveInSeconds = timeToLiveInSeconds;
+  }
+
+  get name(): string {
+    return this.#queue.name;
+  }
+
+  async send(text: string, abortSignal?: AbortSignal): Promise<void> {
+    this.#created ??= this.#queue.createIfNotExists({ abortSignal }).catch((error: unknown) => {
+      this.#created = undefined;
+      throw error;
+    });
+    await this.#created;
+    const options = { messageTimeToLive: this.#timeToLiveInSeconds, abortSignal };
+    try {
+      await this.#queue.sendMessage(text, options);
+    } catch (error) {
+      if (statusOf(error) !== 404) throw error;
+      await this.#queue.createIfNotExists({ abortSignal });
+      await this.#queue.sendMessage(text, options);
+    }
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * A consumer process for the queue tests: consumes ASC_QUEUE with a TableIdempotencyStore on
+ * ASC_INBOX (keys from the body, or the message id with ASC_KEY=message-id), and reports on stdout as JSON lines:
+ * `ready`, `handling` (a handler started), `processed`, `duplicate`, `poisoned`, `ownershipLost`,
+ * `error`, `stopped`. SIGTERM stops it gracefully.
+ *
+ * Bodies are JSON `{ key, poison?, sleepMs? }`: `poison` makes the handler throw; `sleepMs` is how
+ * long the handler works (default a random 0..ASC_MAX_SLEEP_MS). Each successful attempt writes
+ * one effect row `effect-<uuid>` in the key's partition in the same transaction as the done mark,
+ * so an effect committed twice would show up as two rows.
+ */
+import { randomUUID } from "node:crypto";
+import { fixedBackoff, jsonCodec, QueueConsumer, TableIdempotencyStore } from "../../../../src/index.js";
+import { queueService, tableClient } from "../../../support/storage.js";
+
+interface Body {
+  key: string;
+  poison?: boolean;
+  sleepMs?: number;
+}
+
+const env = (name: string, fallback?: string): string => {
+  const value = process.env[name] ?? fallback;
+  if (value === undefined) throw new Error(`${name} is not set`);
+  return value;
+};
+const print = (line: Record<string, unknown>) => process.stdout.write(`${JSON.stringify({ pid: process.pid, ...line })}\n`);
+
+const queue = queueService().getQueueClient(env("ASC_QUEUE"));
+const inbox = tableClient(env("ASC_INBOX"));
+const maxSleepMs = Number(env("ASC_MAX_SLEEP_MS", "20"));
+const heartbeat = process.env.ASC_HEARTBEAT_MS ? { heartbeatIntervalInMs: Number(process.env.ASC_HEARTBEAT_MS) } : {};
+
+const consumer = new QueueConsumer<Body, import("@azure/data-tables").TransactionAction>(
+  queue,
+  async (body, { idempotency, addEffects, abortSignal, message }) => {
+    print({ event: "handling", key: body.key, messageId: message.messageId, dequeueCount: message.dequeueCount });
+    const sleepMs = body.sleepMs ?? Math.floor(Math.random() * maxSleepMs);
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(resolve, sleepMs);
+      abortSignal.addEventListener("abort", () => (clearTimeout(timer), reject(abortSignal.reason)), { once: true });
+    });
+    if (body.poison) throw new Error(`poison message ${body.key} always fails`);
+    addEffects(["create", { partitionKey: idempotency!.partitionKey, rowKey: `effect-${randomUUID()}`, Key: body.key, Pid: process.pid }]);
+    return { pid: process.pid };
+  },
+  {
+    codec: jsonCodec<Body>(),
+    visibilityTimeoutInSeconds: Number(env("ASC_VISIBILITY_S", "3")),
+    ...heartbeat,
+    maxDequeueCount: Number(env("ASC_MAX_DEQUEUE", "4")),
+    concurrency: Number(env("ASC_CONCURRENCY", "16")),
+    batchSize: 16,
+    retryBackoff: fixedBackoff({ delayInMs: 0 }),
+    idempotency: {
+      store: new TableIdempotencyStore(inbox),
+      // ASC_KEY=message-id keys by the message id (the default), anything else by the body's key.
+      ...(process.env.ASC_KEY === "message-id" ? {} : { key: (body: Body) => body.key }),
+    },
+  },
+);
+
+consumer.on("processed", ({ message }) => print({ event: "processed", messageId: message.messageId, key: keyOf(message.messageText) }));
+consumer.on("duplicate", ({ message, key }) => print({ event: "duplicate", messageId: message.messageId, key }));
+consumer.on("deferred", ({ message, key }) => print({ event: "deferred", messageId: message.messageId, key }));
+consumer.on("poisoned", ({ message, reason }) => print({ event: "poisoned", messageId: message.messageId, reason }));
+consumer.on("ownershipLost", ({ message }) => print({ event: "ownershipLost", messageId: message.messageId }));
+consumer.on("error", ({ operation, error }) => print({ event: "error", operation, error: String(error) }));
+
+process.once("SIGTERM", () => {
+  void consumer.stop({ gracePeriodInMs: 5_000 }).then(() => {
+    print({ event: "stopped" });
+    process.exit(0);
+  });
+});
+
+consumer.start();
+print({ event: "ready", consumerId: consumer.consumerId });
+
+function keyOf(text: string): string | undefined {
+  try {
+    return (JSON.parse(text) as Body).key;
+  } catch {
+    return undefined;
+  }
+}
