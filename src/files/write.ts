@@ -133,7 +133,7 @@ export async function replaceFile(
   const signal = eitherSignal(options.abortSignal, lease?.signal);
   signal?.throwIfAborted();
   const what = lease ? `write '${path}' under lease '${lease.leaseId}'` : `write '${path}' (last writer wins)`;
-  const metadata = { ...withoutWriteId(options.metadata ?? {}), [WRITE_ID_METADATA_KEY]: writeId };
+  const metadata = { ...withoutKeys(options.metadata ?? {}, lease?.lockMetadata ?? {}), ...lease?.lockMetadata, [WRITE_ID_METADATA_KEY]: writeId };
   const smb = options.smbProperties ?? {};
   const http = options.httpProperties ?? {};
   try {
@@ -249,8 +249,12 @@ function checkWriteOptions(options: FileWriteOptions): void {
   }
 }
 
-function withoutWriteId(metadata: Readonly<Record<string, string>>): Record<string, string> {
+/** The user's metadata without the library's own entries (the write id, and the lock's record that replaces them). */
+function withoutKeys(metadata: Readonly<Record<string, string>>, lockMetadata: Readonly<Record<string, string>>): Record<string, string> {
   const { [WRITE_ID_METADATA_KEY]: _ignored, ...rest } = lowerCaseKeys(metadata);
+  // Metadata names are case-insensitive: drop any spelling of a name the lock's record sets.
+  const own = new Set(Object.keys(lockMetadata).map((name) => name.toLowerCase()));
+  for (const name of Object.keys(rest)) if (own.has(name.toLowerCase())) delete rest[name];
   return rest;
 }
 
