@@ -11,7 +11,9 @@
  * tests/integration/files/responder.test.ts). The adapter calls it first, so a fixed SDK is used as
  * it is; on that RangeError it renews in two requests instead:
  * 1. Get Share Properties with `x-ms-lease-id`, which the service refuses (412) unless that lease is
- *    the share's active lease: a lease that was broken, released or changed is noticed here;
+ *    the share's active lease: a lease that was broken, released or changed is noticed here. A lease
+ *    being broken (state "breaking") still counts as active there, so the state it reports is read
+ *    too: anything but "leased" means the lock is being taken away (a real renew fails then as well);
  * 2. for a finite lease, Acquire with the same lease id and duration, which the service grants to
  *    the active lease's id ("If the file share has an active lease, you can only request a new lease
  *    using the active lease ID", lease-share) and which restarts the lease's clock.
@@ -22,7 +24,8 @@
  */
 import type { LeaseOperationOptions, ShareClient } from "@azure/storage-file-share";
 import { statusOf } from "../errors.js";
-import { INFINITE_LEASE_SECONDS, type Leasable, type LeasableRenewOptions, type LeasableRequestOptions } from "../lease/leasable.js";
+import { LeaseLostError } from "../lease/errors.js";
+import { INFINITE_LEASE_SECONDS, toLeaseState, type Leasable, type LeasableRenewOptions, type LeasableRequestOptions } from "../lease/leasable.js";
 import { readProperties } from "../lease/lease-client.js";
 import { LeaseLock } from "../lease/lock.js";
 import type { LeaseLockOptions } from "../lease/options.js";
@@ -64,7 +67,11 @@ export function shareLeasable(shareClient: ShareClient): Leasable {
       if (durationInSeconds === undefined) {
         throw new TypeError(`Renewing the lease on ${description} needs \`durationInSeconds\` (the duration it was acquired with).`);
       }
-      await shareClient.getProperties({ abortSignal, leaseAccessConditions: { leaseId } });
+      const { leaseState } = await shareClient.getProperties({ abortSignal, leaseAccessConditions: { leaseId } });
+      const state = toLeaseState(leaseState);
+      if (state !== "leased") {
+        throw new LeaseLostError(`The lease on ${description} is ${state}: someone is breaking it.`, { reason: "lease-gone", leaseId });
+      }
       if (durationInSeconds !== INFINITE_LEASE_SECONDS) {
         await lease(leaseId).acquireLease(durationInSeconds, { abortSignal });
       }
