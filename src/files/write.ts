@@ -72,20 +72,17 @@ export interface FileWriteResult {
  * `"FileLeaseNotHeld"`) if the lease was broken or changed meanwhile, and any writer without the
  * lease is refused while this one holds it.
  *
- * @param lease - the lease id, or a lock handle (`{ leaseId, signal }`): a handle whose signal
- *   aborts (the lock was lost) stops the write before it is sent.
+ * @param lease - the lease id, or a lock handle such as `fileLock`'s (`{ leaseId, signal,
+ *   lockMetadata }`): a handle whose signal aborted (the lock was lost) stops the write before it is
+ *   sent, and the handle's lock record is kept in the file's metadata. With a bare lease id the
+ *   write's metadata is exactly `options.metadata`.
  *
  * @example
  * ```ts
- * import { writeFileUnderLease } from "azure-storage-concurrency";
+ * import { fileLock, writeFileUnderLease } from "azure-storage-concurrency";
  *
- * const lease = fileClient.getShareLeaseClient();
- * const { leaseId } = await lease.acquireLease(-1); // file leases are infinite
- * try {
- *   await writeFileUnderLease(fileClient, leaseId!, JSON.stringify({ state: "done" }));
- * } finally {
- *   await lease.releaseLease();
- * }
+ * await using handle = await fileLock(fileClient).acquire(); // file leases are infinite: released at scope end
+ * await writeFileUnderLease(fileClient, handle, JSON.stringify({ state: "done" }));
  * ```
  */
 export async function writeFileUnderLease(
