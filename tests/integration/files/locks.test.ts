@@ -110,7 +110,7 @@ describeFiles("file locks (fileLock)", () => {
       })
       .catch((e: unknown) => e);
     expect(isLeaseLostError(outcome)).toBe(true);
-    expect(outcome).toMatchObject({ reason: "renewal-rejected", statusCode: 412 });
+    expect(outcome).toMatchObject({ reason: "renewal-rejected", statusCode: 412, serviceCode: "LeaseNotPresentWithFileOperation" });
     expect((outcome as Error).message).toMatch(/periodic check found the lease no longer held/);
     expect(lateWrite).toBe(outcome);
     expect(counter.decode((await readFileContent(file)).content)).toEqual({ n: 0 });
@@ -121,7 +121,7 @@ describeFiles("file locks (fileLock)", () => {
     const handle = await fileLock(file, { renewIntervalInMs: 200 }).acquire();
     await file.getShareLeaseClient().breakLease();
     const other = await fileLock(file).acquire();
-    expect(isLeaseLostError(await lost(handle))).toBe(true);
+    expect(await lost(handle)).toMatchObject({ name: "LeaseLostError", statusCode: 412, serviceCode: "LeaseIdMismatchWithFileOperation" });
     await handle.release(); // nothing left to release: no error
     expect((await file.getProperties()).leaseState).toBe("leased"); // still the other holder's
     await other.release();
