@@ -28,6 +28,7 @@ import { INFINITE_LEASE_SECONDS, type Leasable, type LeasableRequestOptions } fr
 import { readProperties } from "../lease/lease-client.js";
 import { LeaseLock } from "../lease/lock.js";
 import type { LeaseLockOptions } from "../lease/options.js";
+import { shareLeaseOperations } from "./lease-operations.js";
 import { describeFile } from "./request.js";
 
 /**
@@ -66,12 +67,7 @@ export function fileLeasable(fileClient: ShareFileClient): Leasable {
       // No renew for files: a HEAD conditioned on the lease id, refused with 412 once it is gone.
       await fileClient.getProperties({ abortSignal: options.abortSignal, leaseAccessConditions: { leaseId } });
     },
-    async release(leaseId: string, options: LeasableRequestOptions = {}) {
-      await lease(leaseId).releaseLease({ abortSignal: options.abortSignal });
-    },
-    async change(leaseId: string, proposedLeaseId: string, options: LeasableRequestOptions = {}) {
-      await lease(leaseId).changeLease(proposedLeaseId, { abortSignal: options.abortSignal });
-    },
+    ...shareLeaseOperations(fileClient),
     async breakLease(breakPeriodInSeconds: number | undefined, options: LeasableRequestOptions = {}) {
       if (breakPeriodInSeconds !== undefined && breakPeriodInSeconds !== 0) {
         throw new RangeError(

@@ -29,6 +29,7 @@ import { INFINITE_LEASE_SECONDS, toLeaseState, type Leasable, type LeasableRenew
 import { readProperties } from "../lease/lease-client.js";
 import { LeaseLock } from "../lease/lock.js";
 import type { LeaseLockOptions } from "../lease/options.js";
+import { shareLeaseOperations } from "./lease-operations.js";
 
 /**
  * `shareClient`'s share lease as a {@link Leasable}: 15-60 s or infinite leases, break periods,
@@ -76,12 +77,7 @@ export function shareLeasable(shareClient: ShareClient): Leasable {
         await lease(leaseId).acquireLease(durationInSeconds, { abortSignal });
       }
     },
-    async release(leaseId: string, options: LeasableRequestOptions = {}) {
-      await lease(leaseId).releaseLease({ abortSignal: options.abortSignal });
-    },
-    async change(leaseId: string, proposedLeaseId: string, options: LeasableRequestOptions = {}) {
-      await lease(leaseId).changeLease(proposedLeaseId, { abortSignal: options.abortSignal });
-    },
+    ...shareLeaseOperations(shareClient),
     async breakLease(breakPeriodInSeconds: number | undefined, options: LeasableRequestOptions = {}) {
       // The SDK passes `breakPeriod` on as x-ms-lease-break-period (its generated share operations
       // read it), though `LeaseOperationOptions` does not declare it. Left out, the service breaks a
