@@ -5,6 +5,7 @@
  */
 import type { Leasable } from "../../lease/leasable.js";
 import { stringFlag, UsageError, type Flags } from "../args.js";
+import { importSdk } from "../sdk.js";
 
 /** The thing whose lease a command inspects or breaks. */
 export type LockTarget =
@@ -45,7 +46,7 @@ export function parseLockTarget(action: string, positional: readonly string[], f
 /** Opens the target's leasable over `connectionString` (the SDK it needs is loaded here, on demand). */
 export async function openLockTarget(target: LockTarget, connectionString: string): Promise<Leasable> {
   if (target.kind === "file" || target.kind === "share") {
-    const { ShareServiceClient } = await import("@azure/storage-file-share");
+    const { ShareServiceClient } = await importSdk(() => import("@azure/storage-file-share"), "@azure/storage-file-share");
     const share = ShareServiceClient.fromConnectionString(connectionString).getShareClient(target.shareName);
     if (target.kind === "share") {
       const { shareLeasable } = await import("../../files/share-lock.js");
@@ -55,7 +56,7 @@ export async function openLockTarget(target: LockTarget, connectionString: strin
     const directory = target.directory ? share.getDirectoryClient(target.directory) : share.rootDirectoryClient;
     return fileLeasable(directory.getFileClient(target.fileName));
   }
-  const { BlobServiceClient } = await import("@azure/storage-blob");
+  const { BlobServiceClient } = await importSdk(() => import("@azure/storage-blob"), "@azure/storage-blob");
   const container = BlobServiceClient.fromConnectionString(connectionString).getContainerClient(target.containerName);
   if (target.kind === "container") {
     const { containerLeasable } = await import("../../lease/container.js");

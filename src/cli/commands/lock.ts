@@ -9,6 +9,7 @@ import { describeHolder, LeaseLock, type LockInfo } from "../../lease/lock.js";
 import { numberFlag, stringFlag, UsageError, type Flags } from "../args.js";
 import type { Command, CommandContext } from "../command.js";
 import { openConnection } from "../connection.js";
+import { importSdk } from "../sdk.js";
 import { openLockTarget, parseLockTarget, type LockTarget } from "./lock-target.js";
 
 const help = `Usage:
@@ -55,7 +56,7 @@ export const lockCommand: Command = {
     const connection = await openConnection(context.flags);
     try {
       if (action === "list") {
-        const { BlobServiceClient } = await import("@azure/storage-blob");
+        const { BlobServiceClient } = await importSdk(() => import("@azure/storage-blob"), "@azure/storage-blob");
         const containerName = (target as Extract<LockTarget, { kind: "container" }>).containerName;
         return await list(context, BlobServiceClient.fromConnectionString(connection.connectionString).getContainerClient(containerName));
       }
