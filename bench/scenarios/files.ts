@@ -9,6 +9,9 @@
  * - library: `updateFileUnderLease` (one Create File with content and a write id); on a failure
  *   that it reports (it confirmed the write was not applied), the same retry. The responses dropped
  *   are those of its write (Create File).
+ * - locked: each increment takes the file's lock itself, `fileLock(file).withLock(h =>
+ *   updateFileUnderLease(file, h, ...))`: what a process that locks per update pays (the lease, the
+ *   lock's record in the metadata, the release) on top of the library's write. Same faults.
  * Both use SDK clients that make one attempt per call, so that the caller's loop is the only retry.
  *
  * Reported: the counter's final value against the increments each loop reported (a lost response
@@ -19,7 +22,15 @@
  * library's Files responder. Flags: --increments 40, --drop 0.1 (responder only).
  */
 import { ShareServiceClient, type ShareFileClient } from "@azure/storage-file-share";
-import { classifyError, fileCodecs, SDK_SINGLE_ATTEMPT, updateFileUnderLease, writeFileLastWriterWins } from "../../src/index.js";
+import {
+  classifyError,
+  fileCodecs,
+  fileLock,
+  readFileContent,
+  SDK_SINGLE_ATTEMPT,
+  updateFileUnderLease,
+  writeFileLastWriterWins,
+} from "../../src/index.js";
 import { numberFlag } from "../../src/cli/args.js";
 import { buildConnectionString, createFaultProxy, seededRandom, startFilesResponder, type FaultProxy } from "../../src/testing/index.js";
 import { round, type BenchScenario } from "../harness.js";
@@ -46,22 +57,30 @@ async function libraryIncrement(file: ShareFileClient, leaseId: string): Promise
   await updateFileUnderLease(file, leaseId, (c) => ({ n: c.n + 1 }), { codec, smbRetry: false });
 }
 
+/** Takes the lock per increment (so `measure` holds no lease around the loop). */
+async function lockedIncrement(file: ShareFileClient): Promise<void> {
+  await fileLock(file).withLock((handle) => updateFileUnderLease(file, handle, (c) => ({ n: c.n + 1 }), { codec, smbRetry: false }));
+}
+
 async function measure(
   direct: ShareFileClient,
   flaky: ShareFileClient,
   increments: number,
   countRequests: () => number,
   step: (file: ShareFileClient, leaseId: string) => Promise<void>,
+  { locksItself = false } = {},
 ): Promise<Outcome> {
   await writeFileLastWriterWins(direct, JSON.stringify({ n: 0 }));
   const lease = direct.getShareLeaseClient();
-  await lease.acquireLease(-1);
+  if (!locksItself) await lease.acquireLease(-1);
   let reading = true;
   let reads = 0;
   let tornReads = 0;
   const reader = (async () => {
     while (reading) {
-      const text = (await direct.downloadToBuffer().catch(() => undefined))?.toString("utf8");
+      // One Get File per read (readFileContent): the SDK's downloadToBuffer reads the size first and
+      // then the range, which tears by itself when the content's length changes in between.
+      const text = (await readFileContent(direct, { smbRetry: false }).catch(() => undefined))?.content.toString("utf8");
       if (text === undefined) continue;
       reads += 1;
       try {
@@ -86,7 +105,7 @@ async function measure(
   } finally {
     reading = false;
     await reader;
-    await lease.releaseLease();
+    if (!locksItself) await lease.releaseLease();
   }
   const ms = performance.now() - started;
   const finalValue = codec.decode(await direct.downloadToBuffer()).n;
@@ -95,7 +114,8 @@ async function measure(
 
 export const filesScenario: BenchScenario = {
   name: "files",
-  description: "read-modify-write under a file lease: raw SDK (create + put range, blind retry) vs updateFileUnderLease, with lost responses and a reader",
+  description:
+    "read-modify-write under a file lease: raw SDK (create + put range, blind retry) vs updateFileUnderLease, and fileLock per update, with lost responses and a reader",
   async run({ embedded, args, log }) {
     const increments = Math.floor(numberFlag(args, "increments", 40, 1));
     const drop = Math.min(numberFlag(args, "drop", 0.1, 0), 0.9);
@@ -125,14 +145,18 @@ export const filesScenario: BenchScenario = {
         dropResponsesOf(/counter\.json$/);
         const library = await measure(file(direct), file(flaky), increments, count, libraryIncrement);
         log(`library: counter ${library.finalValue} for ${library.reportedIncrements} increments, ${library.tornReads}/${library.reads} reads torn`);
+        const locked = await measure(file(direct), file(flaky), increments, count, lockedIncrement, { locksItself: true });
+        log(`locked: counter ${locked.finalValue} for ${locked.reportedIncrements} increments, ${locked.tornReads}/${locked.reads} reads torn`);
         return {
           filesTarget: responder ? "files-responder" : "account",
           increments,
           dropProbability: responder ? drop : 0,
           raw,
           library,
+          locked,
           rawExtraIncrements: raw.finalValue - raw.reportedIncrements,
           libraryExtraIncrements: library.finalValue - library.reportedIncrements,
+          lockedExtraIncrements: locked.finalValue - locked.reportedIncrements,
         };
       } finally {
         await direct.getShareClient(shareName).delete();

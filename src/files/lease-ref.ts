@@ -1,8 +1,8 @@
 /**
  * How the Files helpers are told which lease to write under: a lease id, or a lock handle (anything
  * with a `leaseId` and, optionally, a `signal` that aborts when the lock is lost, such as the handle
- * of the library's lease lock). With a handle, a lost lock stops the helper before it writes and
- * cancels a request in flight.
+ * of `fileLock`). With a handle, a lost lock stops the helper before it writes and cancels a request
+ * in flight, and the lock's record in the file's metadata is kept by the write.
  */
 import { checkOptionalSignal } from "../internal/validate.js";
 
@@ -15,24 +15,35 @@ export interface FileLeaseHandleLike {
   readonly leaseId: string;
   /** Aborts (with the reason) when the lock is lost; the helpers then stop. */
   readonly signal?: AbortSignal | undefined;
+  /**
+   * The lock's record (holder, fencing token) in the file's metadata, as `fileLock`'s handles carry
+   * it. A write replaces all of a file's metadata; the helpers add these entries to what they write
+   * so that the record survives (and the next holder's fencing token follows on from this one's).
+   */
+  readonly lockMetadata?: Readonly<Record<string, string>> | undefined;
 }
 
 /** A resolved lease reference. */
 export interface ResolvedLease {
   readonly leaseId: string;
   readonly signal: AbortSignal | undefined;
+  /** Metadata entries every write under this lease keeps (the lock's record); empty for a lease id. */
+  readonly lockMetadata: Readonly<Record<string, string>>;
 }
 
 /** Checks and resolves `lease` (named `name` in error messages). */
 export function resolveLease(name: string, lease: unknown): ResolvedLease {
   if (typeof lease === "string") {
     if (lease.length === 0) throw new TypeError(`\`${name}\` must be a lease id or a lock handle, got an empty string.`);
-    return { leaseId: lease, signal: undefined };
+    return { leaseId: lease, signal: undefined, lockMetadata: {} };
   }
   if (typeof lease === "object" && lease !== null && typeof (lease as FileLeaseHandleLike).leaseId === "string" && (lease as FileLeaseHandleLike).leaseId.length > 0) {
-    const signal = (lease as FileLeaseHandleLike).signal;
+    const { leaseId, signal, lockMetadata } = lease as FileLeaseHandleLike;
     checkOptionalSignal(`${name}.signal`, signal);
-    return { leaseId: (lease as FileLeaseHandleLike).leaseId, signal };
+    if (lockMetadata !== undefined && (typeof lockMetadata !== "object" || lockMetadata === null)) {
+      throw new TypeError(`\`${name}.lockMetadata\` must be an object of metadata entries.`);
+    }
+    return { leaseId, signal, lockMetadata: lockMetadata ?? {} };
   }
   throw new TypeError(`\`${name}\` must be a lease id (string) or a lock handle with a \`leaseId\`, got ${lease === null ? "null" : typeof lease}.`);
 }

@@ -64,7 +64,19 @@ export interface UpdateFileResult<T> {
  * Keeps the file's metadata, HTTP properties and SMB properties (attributes, permission key, creation
  * time) that the replacing Create File would otherwise reset. Content up to 4 MiB.
  *
- * @param lease - the lease id, or a lock handle (`{ leaseId, signal }`).
+ * @param lease - the lease id, or a lock handle such as `fileLock`'s (`{ leaseId, signal,
+ *   lockMetadata }`): its signal stops the update when the lock is lost, and its lock record is kept.
+ *
+ * @example
+ * ```ts
+ * import { fileCodecs, fileLock, updateFileUnderLease } from "azure-storage-concurrency";
+ *
+ * await fileLock(fileClient).withLock((handle) =>
+ *   updateFileUnderLease(fileClient, handle, (counter) => ({ count: (counter?.count ?? 0) + 1 }), {
+ *     codec: fileCodecs.json<{ count: number } | undefined>(),
+ *   }),
+ * );
+ * ```
  *
  * @example
  * ```ts

@@ -72,20 +72,17 @@ export interface FileWriteResult {
  * `"FileLeaseNotHeld"`) if the lease was broken or changed meanwhile, and any writer without the
  * lease is refused while this one holds it.
  *
- * @param lease - the lease id, or a lock handle (`{ leaseId, signal }`): a handle whose signal
- *   aborts (the lock was lost) stops the write before it is sent.
+ * @param lease - the lease id, or a lock handle such as `fileLock`'s (`{ leaseId, signal,
+ *   lockMetadata }`): a handle whose signal aborted (the lock was lost) stops the write before it is
+ *   sent, and the handle's lock record is kept in the file's metadata. With a bare lease id the
+ *   write's metadata is exactly `options.metadata`.
  *
  * @example
  * ```ts
- * import { writeFileUnderLease } from "azure-storage-concurrency";
+ * import { fileLock, writeFileUnderLease } from "azure-storage-concurrency";
  *
- * const lease = fileClient.getShareLeaseClient();
- * const { leaseId } = await lease.acquireLease(-1); // file leases are infinite
- * try {
- *   await writeFileUnderLease(fileClient, leaseId!, JSON.stringify({ state: "done" }));
- * } finally {
- *   await lease.releaseLease();
- * }
+ * await using handle = await fileLock(fileClient).acquire(); // file leases are infinite: released at scope end
+ * await writeFileUnderLease(fileClient, handle, JSON.stringify({ state: "done" }));
  * ```
  */
 export async function writeFileUnderLease(
@@ -133,7 +130,7 @@ export async function replaceFile(
   const signal = eitherSignal(options.abortSignal, lease?.signal);
   signal?.throwIfAborted();
   const what = lease ? `write '${path}' under lease '${lease.leaseId}'` : `write '${path}' (last writer wins)`;
-  const metadata = { ...withoutWriteId(options.metadata ?? {}), [WRITE_ID_METADATA_KEY]: writeId };
+  const metadata = { ...withoutKeys(options.metadata ?? {}, lease?.lockMetadata ?? {}), ...lease?.lockMetadata, [WRITE_ID_METADATA_KEY]: writeId };
   const smb = options.smbProperties ?? {};
   const http = options.httpProperties ?? {};
   try {
@@ -249,8 +246,12 @@ function checkWriteOptions(options: FileWriteOptions): void {
   }
 }
 
-function withoutWriteId(metadata: Readonly<Record<string, string>>): Record<string, string> {
+/** The user's metadata without the library's own entries (the write id, and the lock's record that replaces them). */
+function withoutKeys(metadata: Readonly<Record<string, string>>, lockMetadata: Readonly<Record<string, string>>): Record<string, string> {
   const { [WRITE_ID_METADATA_KEY]: _ignored, ...rest } = lowerCaseKeys(metadata);
+  // Metadata names are case-insensitive: drop any spelling of a name the lock's record sets.
+  const own = new Set(Object.keys(lockMetadata).map((name) => name.toLowerCase()));
+  for (const name of Object.keys(rest)) if (own.has(name.toLowerCase())) delete rest[name];
   return rest;
 }
 

@@ -22,7 +22,7 @@ import { logger } from "../internal/logger.js";
 import { uniform } from "../internal/sleep.js";
 import { wrapStorageError } from "../retry/classify.js";
 import { isLeaseLostError, LeaseLostError, LockNotHeldError, type LeaseLossReason } from "./errors.js";
-import type { Leasable, LeasableRequestOptions } from "./leasable.js";
+import { INFINITE_LEASE_SECONDS, type Leasable, type LeasableRequestOptions } from "./leasable.js";
 import type { ResolvedLeaseLockOptions } from "./options.js";
 
 /** Where a handle stands. */
@@ -242,7 +242,8 @@ class HeldLease implements LockHandle {
     if (this.#status !== "held" || this.#inflight) return;
     const controller = new AbortController();
     const sentAt = performance.now();
-    const done = this.#leasable.renew(this.leaseId, { abortSignal: controller.signal }).then(
+    const durationInSeconds = this.#finite() ? this.#options.durationInSeconds : INFINITE_LEASE_SECONDS;
+    const done = this.#leasable.renew(this.leaseId, { abortSignal: controller.signal, durationInSeconds }).then(
       () => {
         if (this.#status !== "held") return;
         if (this.#finite()) {
@@ -256,10 +257,15 @@ class HeldLease implements LockHandle {
         if (this.#status !== "held" || controller.signal.aborted) return;
         if (isLeaseGone(error)) {
           const code = [statusOf(error), serviceCodeOf(error)].filter(Boolean).join(" ");
+          // An infinite lease cannot expire: only a break, or a release or change by someone who
+          // knew its id, can have taken it away.
           this.#lose(
             isLeaseLostError(error) ? "lease-gone" : "renewal-rejected",
-            `Lost the lock on ${this.#leasable.description}: the service refused to renew the lease` +
-              `${code ? ` (${code})` : ""}; it was broken, or it expired and another client took it.`,
+            this.#finite()
+              ? `Lost the lock on ${this.#leasable.description}: the service refused to renew the lease` +
+                  `${code ? ` (${code})` : ""}; it was broken, or it expired and another client took it.`
+              : `Lost the lock on ${this.#leasable.description}: the periodic check found the lease no longer held by this lock` +
+                  `${code ? ` (${code})` : ""}; it was broken (for example by \`lock break\`), or released or changed by someone else.`,
             error,
           );
           return;

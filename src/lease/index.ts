@@ -2,6 +2,7 @@ export {
   type Leasable,
   type LeasableProperties,
   type LeasableRequestOptions,
+  type LeasableRenewOptions,
   type LeasableMetadataWriteOptions,
   type LeaseState,
   type LeaseDurationType,

@@ -22,12 +22,13 @@
  * - Durations are in seconds as the service counts them: 15 to 60, or `-1` for an infinite lease.
  *   A leasable whose service only has infinite leases (Azure Files file leases) sets
  *   {@link Leasable.finiteDurations} to `false`; the engine then never asks for a finite one.
- * - `renew` is called on a cadence while the lock is held. For a finite lease it is the renewal
- *   (it resets the lease's clock). For an infinite lease it is the periodic check that the lease is
- *   still held by this id (someone may have broken it): a blob or container renews (allowed on
- *   infinite leases, and it fails with 409 once the lease was broken or taken); a leasable without
- *   a renew operation (file leases) implements it as a lease-state check and throws
- *   `LeaseLostError` when the state says the lease is gone.
+ * - `renew` is called on a cadence while the lock is held, with the duration the lease was acquired
+ *   with. For a finite lease it is the renewal (it resets the lease's clock). For an infinite lease
+ *   it is the periodic check that the lease is still held by this id (someone may have broken it):
+ *   a blob or container renews (allowed on infinite leases, and it fails with 409 once the lease was
+ *   broken or taken); a leasable without a renew operation (file leases) implements it as a read
+ *   conditioned on the lease id, which the service refuses with 412 once the lease is gone (or
+ *   throws `LeaseLostError` when it finds out otherwise).
  * - Metadata (holder, fencing token) is optional: a leasable that cannot store metadata under the
  *   lease leaves out `setMetadata`, and its locks have no fencing token.
  *
@@ -60,6 +61,16 @@ export interface LeasableProperties {
 export interface LeasableRequestOptions {
   /** Cancels the request. */
   readonly abortSignal?: AbortSignal;
+}
+
+/** Options for {@link Leasable.renew}. */
+export interface LeasableRenewOptions extends LeasableRequestOptions {
+  /**
+   * The duration the lease was acquired with: 15-60 seconds, or -1 for infinite. The engine always
+   * passes it; a leasable whose renewal has to re-acquire the lease (share leases, see
+   * `shareLeasable`) needs it, the others ignore it.
+   */
+  readonly durationInSeconds?: number;
 }
 
 /** Options for {@link Leasable.setMetadata}. */
@@ -108,7 +119,7 @@ export interface Leasable {
    * Renews a finite lease, or checks that an infinite lease is still held by `leaseId` (see the
    * module's description). Rejects with 409/412 (or a `LeaseLostError`) when it is not.
    */
-  renew(leaseId: string, options?: LeasableRequestOptions): Promise<void>;
+  renew(leaseId: string, options?: LeasableRenewOptions): Promise<void>;
 
   /** Releases the lease so that another client can acquire it at once. 409/412 when not held by `leaseId`. */
   release(leaseId: string, options?: LeasableRequestOptions): Promise<void>;

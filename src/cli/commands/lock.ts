@@ -1,24 +1,28 @@
 /**
  * `azure-storage-concurrency lock`: list lease locks, show one lock's holder, age, state and
- * fencing token, and break a stuck lock (only with --yes).
+ * fencing token, and break a stuck lock (only with --yes). Blob and container leases, and Azure
+ * Files' file and share leases.
  */
 import type { ContainerClient } from "@azure/storage-blob";
-import { blobLeasable } from "../../lease/blob.js";
-import { containerLeasable } from "../../lease/container.js";
 import { readLockRecord, type LockHolder } from "../../lease/holder.js";
 import { describeHolder, LeaseLock, type LockInfo } from "../../lease/lock.js";
 import { numberFlag, stringFlag, UsageError, type Flags } from "../args.js";
 import type { Command, CommandContext } from "../command.js";
 import { openConnection } from "../connection.js";
 import { importSdk } from "../sdk.js";
+import { openLockTarget, parseLockTarget, type LockTarget } from "./lock-target.js";
 
 const help = `Usage:
   azure-storage-concurrency lock list <container> [--prefix <p>] [--json]
   azure-storage-concurrency lock show <container> [<blob>] [--json]
+  azure-storage-concurrency lock show --file <share>/<path> | --share <share> [--json]
   azure-storage-concurrency lock break <container> [<blob>] --yes [--break-period <seconds> | --now]
+  azure-storage-concurrency lock break --file <share>/<path> --yes
+  azure-storage-concurrency lock break --share <share> --yes [--break-period <seconds> | --now]
 
-Lease locks are blob leases (or, without <blob>, the container's own lease) taken by this
-library's LeaseLock; each acquisition records its holder and fencing token in the metadata.
+Lease locks are blob leases (or, without <blob>, the container's own lease), Azure Files file
+leases (--file) or share leases (--share) taken by this library's LeaseLock (blobLock, fileLock,
+shareLock); each acquisition records its holder and fencing token in the metadata.
 
   list    every blob in <container> that is leased or carries a lock record
   show    one lock: state, holder (host, pid, name), age, fencing token, lease timings
@@ -26,34 +30,37 @@ library's LeaseLock; each acquisition records its holder and fencing token in th
           holder's renewal interval (recorded at acquisition; at most 60 s, and never longer than
           the lease has left), so a live holder notices and stops before the lock is free.
           --now breaks it at once; --break-period sets the wait. Needs --yes.
+          File leases take no break period: they break at once. From then on the service refuses
+          the holder's writes under the lease, and a fileLock holder stops at its next check.
 
 Exit codes: 0 done, 1 failed, 2 usage, 3 --yes missing, 4 not found.
-Connection: --connection-string <cs>, AZURE_STORAGE_CONNECTION_STRING, or --azurite.`;
+Connection: --connection-string <cs>, AZURE_STORAGE_CONNECTION_STRING, or --azurite (blobs only:
+Azurite does not emulate Azure Files).`;
 
 export const lockCommand: Command = {
   name: "lock",
   summary: "list lease locks, show a lock's holder and token, break a stuck lock",
   help,
   async run(context) {
-    const [action, containerName, blobName, ...extra] = context.positional;
+    const [action, ...positional] = context.positional;
     if (!action || !["list", "show", "break"].includes(action)) {
       throw new UsageError("lock needs an action: list, show or break (see `lock --help`)");
     }
-    if (!containerName) throw new UsageError(`lock ${action} needs a container name`);
-    if (extra.length > 0 || (action === "list" && blobName)) throw new UsageError(`unexpected argument "${extra[0] ?? blobName}"`);
+    const target = parseLockTarget(action, positional, context.flags);
+    if (action === "list" && target.kind === "blob") throw new UsageError(`unexpected argument "${target.blobName}"`);
     if (action === "break" && !context.flags["yes"]) {
       context.progress("Breaking a lock lets someone else take it while its holder may still be working. Add --yes to break it.");
       return 3;
     }
-    const breakPeriodInSeconds = action === "break" ? breakPeriodFlag(context.flags) : undefined;
+    const breakPeriodInSeconds = action === "break" ? breakPeriodFlag(context.flags, target) : undefined;
     const connection = await openConnection(context.flags);
     try {
-      const { BlobServiceClient } = await importSdk(() => import("@azure/storage-blob"), "@azure/storage-blob");
-      const container = BlobServiceClient.fromConnectionString(connection.connectionString).getContainerClient(containerName);
-      if (action === "list") return await list(context, container);
-      const lock = new LeaseLock(blobName ? blobLeasable(container, blobName) : containerLeasable(container), {
-        createIfMissing: false,
-      });
+      if (action === "list") {
+        const { BlobServiceClient } = await importSdk(() => import("@azure/storage-blob"), "@azure/storage-blob");
+        const containerName = (target as Extract<LockTarget, { kind: "container" }>).containerName;
+        return await list(context, BlobServiceClient.fromConnectionString(connection.connectionString).getContainerClient(containerName));
+      }
+      const lock = new LeaseLock(await openLockTarget(target, connection.connectionString), { createIfMissing: false });
       const info = await lock.inspect();
       if (!info.exists) {
         context.progress(`${info.description} does not exist`);
@@ -70,9 +77,12 @@ export const lockCommand: Command = {
       const period = breakPeriodInSeconds ?? safeBreakPeriod(info.holder);
       const seconds = await lock.break({ breakPeriodInSeconds: period });
       context.out(
-        seconds === 0
-          ? `broke the lease on ${info.description}; it is free now`
-          : `breaking the lease on ${info.description}: free in ${seconds} s (its holder stops at its next renewal)`,
+        target.kind === "file"
+          ? `broke the lease on ${info.description}; it is free now. The service refuses the holder's writes under the lease ` +
+              `from now on${info.holder?.renewIntervalInMs === undefined ? "" : `, and it stops at its next check (every ${info.holder.renewIntervalInMs} ms)`}`
+          : seconds === 0
+            ? `broke the lease on ${info.description}; it is free now`
+            : `breaking the lease on ${info.description}: free in ${seconds} s (its holder stops at its next renewal)`,
       );
       return 0;
     } finally {
@@ -81,7 +91,14 @@ export const lockCommand: Command = {
   },
 };
 
-function breakPeriodFlag(flags: Flags): number | undefined {
+function breakPeriodFlag(flags: Flags, target: LockTarget): number | undefined {
+  if (target.kind === "file") {
+    // Lease File takes no break period: a file lease always breaks at once.
+    if (flags["break-period"] !== undefined && Number(flags["break-period"]) !== 0) {
+      throw new UsageError("--break-period does not apply to --file: file leases take no break period and break at once");
+    }
+    return 0;
+  }
   if (flags["now"]) {
     if (flags["break-period"] !== undefined) throw new UsageError("use --now or --break-period, not both");
     return 0;
@@ -169,6 +186,6 @@ function describe(info: LockInfo): string {
     `${info.held ? "holder:       " : "last holder:  "} ${holder ? describeHolder(holder) : "-"}`,
     `acquired:      ${holder?.acquiredAt ? `${holder.acquiredAt.toISOString()} (${age(holder.acquiredAt)} ago)` : "-"}`,
     `lease:         ${holder?.durationInSeconds === undefined ? "-" : holder.durationInSeconds === Infinity ? "infinite" : `${holder.durationInSeconds} s`}` +
-      `${holder?.renewIntervalInMs === undefined ? "" : `, renewed every ${holder.renewIntervalInMs} ms`}`,
+      `${holder?.renewIntervalInMs === undefined ? "" : `, ${holder.durationInSeconds === Infinity ? "checked" : "renewed"} every ${holder.renewIntervalInMs} ms`}`,
   ].join("\n");
 }

@@ -124,6 +124,33 @@ describe("lease lock", () => {
     expect(await reason).toMatchObject({ name: "LeaseLostError", reason: "renewal-rejected" });
   });
 
+  it("renew is told the duration the lease was acquired with (-1 for infinite), so an adapter that re-acquires can", async () => {
+    for (const [durationInSeconds, expected] of [
+      [15, 15],
+      [Infinity, -1],
+    ] as const) {
+      const inner = blobLeasable(container(), "told");
+      const told: (number | undefined)[] = [];
+      const lock = new LeaseLock(
+        { ...inner, renew: (leaseId, options) => (told.push(options?.durationInSeconds), inner.renew(leaseId, options)) },
+        { durationInSeconds, renewIntervalInMs: 100 },
+      );
+      const handle = await lock.acquire();
+      while (told.length < 2) await new Promise((resolve) => setTimeout(resolve, 20));
+      await handle.release();
+      expect(new Set(told)).toEqual(new Set([expected]));
+    }
+  });
+
+  it("an infinite lease's loss says a check found it gone, not that it expired", async () => {
+    const lock = blobLock(container(), "infinite-words", { durationInSeconds: Infinity, renewIntervalInMs: 100 });
+    const handle = await lock.acquire();
+    await lock.break();
+    const reason = (await aborted(handle.signal)) as Error;
+    expect(reason.message).toMatch(/periodic check found the lease no longer held/);
+    expect(reason.message).not.toMatch(/expired/);
+  });
+
   it("withLock rejects with the LeaseLostError when the lock was lost while the callback ran", async () => {
     const c = container();
     const lock = blobLock(c, "lost-in-callback", { durationInSeconds: 15, renewIntervalInMs: 150 });

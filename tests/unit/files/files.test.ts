@@ -53,8 +53,11 @@ describe("fileCodecs", () => {
 describe("resolveLease", () => {
   it("takes a lease id or anything with a leaseId (a lock handle), and names the option when wrong", () => {
     const signal = new AbortController().signal;
-    expect(resolveLease("lease", "id-1")).toEqual({ leaseId: "id-1", signal: undefined });
-    expect(resolveLease("lease", { leaseId: "id-2", signal, fencingToken: 3 })).toEqual({ leaseId: "id-2", signal });
+    expect(resolveLease("lease", "id-1")).toEqual({ leaseId: "id-1", signal: undefined, lockMetadata: {} });
+    expect(resolveLease("lease", { leaseId: "id-2", signal, fencingToken: 3 })).toEqual({ leaseId: "id-2", signal, lockMetadata: {} });
+    const lockMetadata = { lockfencingtoken: "3" };
+    expect(resolveLease("lease", { leaseId: "id-3", lockMetadata })).toEqual({ leaseId: "id-3", signal: undefined, lockMetadata });
+    expect(() => resolveLease("lease", { leaseId: "x", lockMetadata: "no" })).toThrow(/`lease.lockMetadata` must be an object/);
     expect(() => resolveLease("lease", "")).toThrow(/`lease` must be a lease id/);
     expect(() => resolveLease("lease", { leaseId: "" })).toThrow(TypeError);
     expect(() => resolveLease("lease", { leaseId: "x", signal: "no" })).toThrow(/`lease.signal` must be an AbortSignal/);

@@ -1,11 +1,12 @@
 /**
  * Worker for files/processes.test.ts: increments a JSON counter file `count` times, each time under
- * the file's lease (acquire, waiting while another process holds it; read-modify-write; release).
- * Prints one JSON line at the end: { "done": <increments> }.
+ * the file's lock (fileLock: waiting while another process holds it; read-modify-write with the
+ * lock's handle; release). Prints one JSON line at the end: { "done": <increments>, "tokens": [...] }
+ * with the fencing token of each of its acquisitions.
  * Usage: increment-under-lease.ts <share> <file> <count>   (FILES_CONNECTION_STRING in the environment)
  */
 import { ShareServiceClient } from "@azure/storage-file-share";
-import { fileCodecs, updateFileUnderLease } from "../../../../src/index.js";
+import { fileCodecs, fileLock, updateFileUnderLease } from "../../../../src/index.js";
 
 const [shareName, fileName, countText] = process.argv.slice(2);
 const file = ShareServiceClient.fromConnectionString(process.env.FILES_CONNECTION_STRING!, {
@@ -14,26 +15,15 @@ const file = ShareServiceClient.fromConnectionString(process.env.FILES_CONNECTIO
   .getShareClient(shareName!)
   .rootDirectoryClient.getFileClient(fileName!);
 const codec = fileCodecs.json<{ n: number }>();
+const lock = fileLock(file, { holderName: `worker ${process.pid}`, pollIntervalInMs: 20 });
 
 let done = 0;
+const tokens: number[] = [];
 for (let i = 0; i < Number(countText); i += 1) {
-  const lease = file.getShareLeaseClient();
-  for (;;) {
-    const acquired = await lease.acquireLease(-1).then(
-      () => true,
-      (error: { statusCode?: number }) => {
-        if (error.statusCode !== 409) throw error;
-        return false;
-      },
-    );
-    if (acquired) break;
-    await new Promise((resolve) => setTimeout(resolve, 5 + Math.random() * 20));
-  }
-  try {
-    await updateFileUnderLease(file, lease.leaseId, (counter) => ({ n: counter.n + 1 }), { codec });
+  await lock.withLock(async (handle) => {
+    tokens.push(handle.fencingToken!);
+    await updateFileUnderLease(file, handle, (counter) => ({ n: counter.n + 1 }), { codec });
     done += 1;
-  } finally {
-    await lease.releaseLease();
-  }
+  });
 }
-console.log(JSON.stringify({ done }));
+console.log(JSON.stringify({ done, tokens }));
