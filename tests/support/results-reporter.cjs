@@ -1,4 +1,4 @@
-// Writes jest's counts to .test-results/summary.json, so .ci/run can print `N passed, N failed`
+// Writes jest's counts to .test-results/summary.json (or $ASC_TEST_SUMMARY), so .ci/run can print `N passed, N failed`
 // from jest's own results. A suite that could not run at all counts as one failure.
 const { mkdirSync, writeFileSync } = require("node:fs");
 const { join } = require("node:path");
@@ -18,7 +18,7 @@ class ResultsReporter {
       suitesFailedToRun: results.numRuntimeErrorTestSuites,
       node: process.version,
     };
-    writeFileSync(join(dir, "summary.json"), JSON.stringify(summary, null, 2) + "\n");
+    writeFileSync(join(dir, process.env.ASC_TEST_SUMMARY || "summary.json"), JSON.stringify(summary, null, 2) + "\n");
   }
 }
 
