@@ -70,7 +70,16 @@ export class LockTimeoutError extends StorageConcurrencyError {
   /** How long `acquire` waited. */
   readonly timeoutInMs: number;
   /** Who held the lock when the wait ended, when the lock records it. */
-  readonly holder: { readonly host?: string; readonly pid?: number; readonly name?: string } | undefined;
+  readonly holder:
+    | {
+        /** The holder's host name. */
+        readonly host?: string;
+        /** The holder's process id. */
+        readonly pid?: number;
+        /** The name the holder gave (`holderName`), if any. */
+        readonly name?: string;
+      }
+    | undefined;
 
   constructor(
     message: string,

@@ -45,13 +45,19 @@ export interface LeaseLockOptions {
   readonly createIfMissing?: boolean;
 }
 
-/** The options with defaults filled in and checked. */
+/** A lock's {@link LeaseLockOptions} with the defaults filled in and checked ({@link LeaseLock.options}). */
 export interface ResolvedLeaseLockOptions {
+  /** The lease duration in seconds (15 to 60), or `Infinity` for an infinite lease. */
   readonly durationInSeconds: number;
+  /** How often the lease is renewed (or, infinite, checked) while held, in milliseconds. */
   readonly renewIntervalInMs: number;
+  /** How long before the lease could expire the handle gives itself up, in milliseconds; 0 for an infinite lease. */
   readonly safetyMarginInMs: number;
+  /** The average wait between two looks at the lease state while `acquire` waits, in milliseconds. */
   readonly pollIntervalInMs: number;
+  /** The holder name recorded in the lock's metadata, if one was given. */
   readonly holderName: string | undefined;
+  /** Whether a missing lock blob (and container) is created. */
   readonly createIfMissing: boolean;
 }
 

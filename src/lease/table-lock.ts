@@ -52,7 +52,12 @@ export interface TableLockOptions extends LeaseLockOptions, GuardedTableOptions 
 }
 
 /** An entity as read through a {@link GuardedTable}: its keys are always there, ready to write back. */
-export type GuardedEntity<T extends object> = TableEntityResult<T> & { partitionKey: string; rowKey: string };
+export type GuardedEntity<T extends object> = TableEntityResult<T> & {
+  /** The entity's PartitionKey. */
+  partitionKey: string;
+  /** The entity's RowKey. */
+  rowKey: string;
+};
 
 /** Options for a fenced write. */
 export interface FencedWriteOptions {

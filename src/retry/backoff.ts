@@ -154,8 +154,11 @@ export function noBackoff(): BackoffStrategy {
  *   jitter from 10 ms up to 1 s.
  */
 export const backoffPresets: {
+  /** {@link exponentialBackoff} with the source documents' defaults: z = 30 s, zmin = 3 s, zmax = 90 s. */
   readonly background: BackoffStrategy;
+  /** {@link exponentialBackoff} with z = 200 ms, zmin = 50 ms, zmax = 2 s. */
   readonly interactive: BackoffStrategy;
+  /** {@link fullJitterBackoff} from 10 ms (`baseInMs`) up to 1 s (`maxInMs`). */
   readonly contention: BackoffStrategy;
 } = Object.freeze({
   background: exponentialBackoff(),

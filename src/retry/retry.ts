@@ -191,6 +191,14 @@ async function execute<T>(
  * - `tables` for `@azure/data-tables` clients (`retryOptions` of the client options).
  */
 export const SDK_SINGLE_ATTEMPT: {
-  readonly storage: { readonly maxTries: 1 };
-  readonly tables: { readonly maxRetries: 0 };
+  /** `retryOptions` for the blob, queue and file share clients. */
+  readonly storage: {
+    /** Tries per request, the first one included: one, so no retry. */
+    readonly maxTries: 1;
+  };
+  /** `retryOptions` for `TableClient` and `TableServiceClient`. */
+  readonly tables: {
+    /** Retries after the first try: none. */
+    readonly maxRetries: 0;
+  };
 } = Object.freeze({ storage: Object.freeze({ maxTries: 1 }), tables: Object.freeze({ maxRetries: 0 }) });

@@ -69,6 +69,7 @@ export interface MultiIndexSnapshot<T extends MultiIndexRecord> {
 
 /** Per-call options. */
 export interface MultiIndexCallOptions {
+  /** Cancels the call: its requests, and for {@link MultiIndexTable.modify} the wait between rounds. */
   readonly abortSignal?: AbortSignal;
 }
 
@@ -90,6 +91,7 @@ export interface MultiIndexModifyOptions extends MultiIndexCallOptions {
 export interface MultiIndexListEntry<T extends MultiIndexRecord> {
   /** Its key in the listed index (the RowKey without the index prefix). */
   readonly key: string;
+  /** The record's properties, as the listed index row holds them. */
   readonly record: T;
 }
 
@@ -130,8 +132,16 @@ export interface MultiIndexTable<T extends MultiIndexRecord> {
   list(
     partitionKey: string,
     index: string,
-    options?: MultiIndexCallOptions & { readonly keyPrefix?: string },
-  ): Promise<{ readonly entries: MultiIndexListEntry<T>[]; readonly roundTrips: number }>;
+    options?: MultiIndexCallOptions & {
+      /** Only keys (in `index`) that start with this. @default "" (all keys) */
+      readonly keyPrefix?: string;
+    },
+  ): Promise<{
+    /** The live records, in key order (tombstones left out). */
+    readonly entries: MultiIndexListEntry<T>[];
+    /** How many query requests (result pages) the scan took. */
+    readonly roundTrips: number;
+  }>;
 }
 
 /** The part of a `TableClient` multi-index rows use. */

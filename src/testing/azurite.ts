@@ -195,9 +195,13 @@ function describe(endpoints: Map<AzuriteService, string>, stop: () => Promise<vo
 
 /** Endpoints for {@link buildConnectionString}. */
 export interface DevelopmentEndpoints {
+  /** The blob endpoint, account path included (`http://127.0.0.1:10000/devstoreaccount1`); left out when absent. */
   readonly blobEndpoint?: string | undefined;
+  /** The queue endpoint, account path included; left out when absent. */
   readonly queueEndpoint?: string | undefined;
+  /** The table endpoint, account path included; left out when absent. */
   readonly tableEndpoint?: string | undefined;
+  /** The file endpoint, account path included (e.g. a {@link startFilesResponder | Files responder}); left out when absent. */
   readonly fileEndpoint?: string | undefined;
 }
 

@@ -89,7 +89,15 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
   }
 
   /** The table row that holds `key`'s record (`partitionKey` defaults to the key, as in the consumer). */
-  rowOf(key: string, partitionKey: string = key): { partitionKey: string; rowKey: string } {
+  rowOf(
+    key: string,
+    partitionKey: string = key,
+  ): {
+    /** The row's PartitionKey (checked as a table key). */
+    partitionKey: string;
+    /** The row's RowKey: the prefix and the escaped key. */
+    rowKey: string;
+  } {
     return { partitionKey: checkedKey("partition key", partitionKey), rowKey: checkedKey("row key", this.#prefix + encodeTableKey(key), false) };
   }
 

@@ -92,9 +92,11 @@ export interface SmbSimulator {
 
 /** One request the responder answered. */
 export interface FilesResponderRequest {
+  /** `GET`, `PUT`, `HEAD`, `DELETE`, … */
   readonly method: string;
   /** Path and query, e.g. `/devstoreaccount1/share/file.txt?comp=lease`. */
   readonly url: string;
+  /** The HTTP status answered. */
   readonly status: number;
   /** The `x-ms-error-code` answered, if any. */
   readonly errorCode: string | undefined;

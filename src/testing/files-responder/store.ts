@@ -66,8 +66,11 @@ export interface StoredShare {
 
 /** Which later opens an SMB handle allows (its share mode). */
 export interface SmbShareMode {
+  /** REST reads of the file are allowed while the handle is open (`FileShare.Read`). @default false */
   readonly read?: boolean;
+  /** REST writes of the file are allowed while the handle is open (`FileShare.Write`). @default false */
   readonly write?: boolean;
+  /** REST deletes of the file are allowed while the handle is open (`FileShare.Delete`). @default false */
   readonly delete?: boolean;
 }
 
