@@ -65,7 +65,19 @@ export const SMB_LOCK_BACKOFF: BackoffStrategy = exponentialBackoff({ deltaInMs:
 /** The preset's default deadline: 30 s. */
 export const SMB_LOCK_DEADLINE_IN_MS = 30_000;
 
-/** Whether `classification` is an SMB client holding the file (or, if allowed, a pending SMB delete). */
+/**
+ * Whether `classification` is an SMB client holding the file (or, if allowed, a pending SMB delete).
+ *
+ * @example
+ * ```ts
+ * import { classifyError, isSmbConflict } from "azure-storage-concurrency";
+ *
+ * await fileClient.delete().catch((error: unknown) => {
+ *   if (isSmbConflict(classifyError(error))) console.log("an SMB client has the file open; try again later");
+ *   else throw error;
+ * });
+ * ```
+ */
 export function isSmbConflict(classification: ErrorClassification, includeDeletePending = true): boolean {
   return classification.kind === "smb-sharing-violation" || (includeDeletePending && classification.kind === "smb-delete-pending");
 }

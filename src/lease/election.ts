@@ -70,6 +70,8 @@ export interface LeaderElection extends AsyncDisposable {
  *
  * const container = BlobServiceClient.fromConnectionString(process.env.AZURE_STORAGE_CONNECTION_STRING!)
  *   .getContainerClient("locks");
+ * declare function runScheduledJobs(signal: AbortSignal): Promise<void>; // your own work
+ *
  * const election = startLeaderElection(blobLeasable(container, "scheduler-leader"), {
  *   identity: `worker-${process.pid}`,
  *   onStartedLeading: async (signal) => {

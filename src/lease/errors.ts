@@ -129,9 +129,10 @@ export function isLeaseTargetNotFoundError(error: unknown): error is LeaseTarget
  *
  * @example
  * ```ts
- * import { isLockNotHeldError } from "azure-storage-concurrency";
+ * import { isLockNotHeldError, type GuardedTable } from "azure-storage-concurrency";
  *
- * await guarded.updateEntity(entity).catch((error: unknown) => {
+ * declare const guarded: GuardedTable; // from tableLock(…).acquire()
+ * await guarded.updateEntity({ partitionKey: "orders", rowKey: "42", status: "shipped" }).catch((error: unknown) => {
  *   if (isLockNotHeldError(error)) return; // someone else is in charge now
  *   throw error;
  * });
@@ -159,9 +160,10 @@ export function isLockNotHeldError(error: unknown): error is LockNotHeldError {
  *
  * @example
  * ```ts
- * import { isFencedWriteRejectedError } from "azure-storage-concurrency";
+ * import { isFencedWriteRejectedError, type GuardedTable } from "azure-storage-concurrency";
  *
- * await guarded.updateEntity(entity).catch((error: unknown) => {
+ * declare const guarded: GuardedTable; // from tableLock(…).acquire()
+ * await guarded.updateEntity({ partitionKey: "orders", rowKey: "42", status: "shipped" }).catch((error: unknown) => {
  *   if (isFencedWriteRejectedError(error)) console.warn(`stale: token ${error.fencingToken} < ${error.currentToken}`);
  *   throw error;
  * });

@@ -15,6 +15,8 @@ import { hostname } from "node:os";
  *
  * @example
  * ```ts
+ * import { LOCK_METADATA } from "azure-storage-concurrency";
+ *
  * const token = (await blob.getProperties()).metadata?.[LOCK_METADATA.fencingToken];
  * ```
  */
@@ -64,6 +66,8 @@ export interface LockRecord {
  *
  * @example
  * ```ts
+ * import { readLockRecord } from "azure-storage-concurrency";
+ *
  * const { fencingToken, holder } = readLockRecord((await blob.getProperties()).metadata ?? {});
  * ```
  */

@@ -66,6 +66,8 @@ export interface ResolvedLeaseLockOptions {
  *
  * @example
  * ```ts
+ * import { blobLock, MIN_LEASE_SECONDS } from "azure-storage-concurrency";
+ *
  * const lock = blobLock(container, "quick", { durationInSeconds: MIN_LEASE_SECONDS });
  * ```
  */
@@ -75,6 +77,8 @@ export const MIN_LEASE_SECONDS = 15;
  *
  * @example
  * ```ts
+ * import { blobLock, MAX_LEASE_SECONDS } from "azure-storage-concurrency";
+ *
  * const lock = blobLock(container, "slow", { durationInSeconds: MAX_LEASE_SECONDS });
  * ```
  */

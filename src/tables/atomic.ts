@@ -52,8 +52,8 @@ export interface WriteAtomicResult {
  *
  * // A transfer: both legs and the record share the transaction id as PartitionKey (the document's
  * // bank example), so they commit together or not at all.
- * const partitionKey = `transfer-${transferId}`;
- * await writeAtomic(ledger, [
+ * const partitionKey = `transfer-${crypto.randomUUID()}`;
+ * await writeAtomic(table, [
  *   ["create", { partitionKey, rowKey: "debit", account: "alice", amount: -25 }],
  *   ["create", { partitionKey, rowKey: "credit", account: "bob", amount: 25 }],
  * ]);

@@ -167,7 +167,7 @@ function signalOf(options: MultiIndexCallOptions | undefined): { abortSignal?: A
  * import { multiIndexTable, compositeKey, padNumber } from "azure-storage-concurrency";
  *
  * interface Runner { race: string; bib: number; name: string; gender: string; age: number; [k: string]: unknown }
- * const runners = multiIndexTable<Runner>(TableClient.fromConnectionString(cs, "registrations"), {
+ * const runners = multiIndexTable<Runner>(TableClient.fromConnectionString(connectionString, "registrations"), {
  *   partitionKey: (r) => compositeKey([r.race, "Full"]),
  *   indexes: {
  *     BIB: (r) => compositeKey([padNumber(r.bib, 5), r.name, r.gender, String(r.age)]),

@@ -117,7 +117,9 @@ export function planChecked(checked: readonly CheckedAction[], location: TableLo
  *
  * @example
  * ```ts
- * import { planTransactions } from "azure-storage-concurrency";
+ * import { planTransactions, type TableAction } from "azure-storage-concurrency";
+ *
+ * declare const actions: TableAction[]; // your writes, any partitions, any number
  *
  * const plan = planTransactions(tableClient, actions);
  * console.log(`${actions.length} actions in ${plan.length} transactions`);

@@ -176,6 +176,7 @@ export interface QueryEntitiesResult<T extends object> {
  * ```ts
  * import { queryEntities, keyFilter } from "azure-storage-concurrency";
  *
+ * const race = "2011 New York City Marathon__Full";
  * const result = await queryEntities(table, { filter: keyFilter({ partitionKey: race, rowKeyPrefix: "AGE:" }) });
  * console.log(`${result.entities.length} runners, ${result.roundTrips} round trips, ${result.shape.kind}`);
  * ```

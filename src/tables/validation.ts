@@ -60,7 +60,7 @@ function describeCharacter(ch: string): string {
  * ```ts
  * import { validateTableKey, compositeKey } from "azure-storage-concurrency";
  *
- * const rowKey = compositeKey([customerId, orderId]); // escapes "/" and friends
+ * const rowKey = compositeKey(["contoso/emea", "order#42"]); // escapes "/" and friends
  * validateTableKey(rowKey, "rowKey"); // throws TableKeyError if it is still unusable, e.g. too long
  * ```
  */

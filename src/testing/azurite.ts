@@ -208,6 +208,17 @@ export interface DevelopmentEndpoints {
 /**
  * Builds a connection string for Azurite's development account with the given endpoints (for
  * example the endpoints of a {@link createFaultProxy | fault proxy} in front of Azurite).
+ *
+ * @example
+ * ```ts
+ * import { QueueClient } from "@azure/storage-queue";
+ * import { buildConnectionString, createFaultProxy, startAzurite } from "azure-storage-concurrency/testing";
+ *
+ * const azurite = await startAzurite();
+ * const proxy = await createFaultProxy({ target: azurite.queueEndpoint });
+ * // Queue requests go through the proxy; the blob and table services are not in this string.
+ * const queue = new QueueClient(buildConnectionString({ queueEndpoint: proxy.endpoint }), "jobs");
+ * ```
  */
 export function buildConnectionString(endpoints: DevelopmentEndpoints): string {
   const parts = ["DefaultEndpointsProtocol=http", `AccountName=${AZURITE_ACCOUNT_NAME}`, `AccountKey=${AZURITE_ACCOUNT_KEY}`];

@@ -227,11 +227,12 @@ function guessEmulator(url: string): boolean {
  *
  * @example
  * ```ts
+ * import { writeFile } from "node:fs/promises";
  * import { TableClient } from "@azure/data-tables";
  * import { runPartitionStressTest, renderStressChart, SDK_SINGLE_ATTEMPT } from "azure-storage-concurrency";
  *
  * const result = await runPartitionStressTest({
- *   createTableClient: (name) => TableClient.fromConnectionString(cs, name, { retryOptions: SDK_SINGLE_ATTEMPT.tables }),
+ *   createTableClient: (name) => TableClient.fromConnectionString(connectionString, name, { retryOptions: SDK_SINGLE_ATTEMPT.tables }),
  *   designs: ["single", "bucketed"],
  *   durationInSeconds: 20,
  *   onProgress: (p) => console.error(`${p.design} ${p.atSec}s GET ${p.getPerSec}/s PUT ${p.putPerSec}/s`),

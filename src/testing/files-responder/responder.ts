@@ -80,9 +80,13 @@ export interface SmbSimulator {
    *
    * @example
    * ```ts
-   * const handle = responder.smb.openFile("reports/2024/q1.csv"); // shares nothing
+   * import { startFilesResponder } from "azure-storage-concurrency/testing";
+   *
+   * const responder = await startFilesResponder();
+   * // … create the share "reports" and the file 2024/q1.csv through the REST API, then:
+   * const smb = responder.smb.openFile("reports/2024/q1.csv"); // shares nothing
    * // REST reads and writes of the file now fail with 409 SharingViolation
-   * handle.close();
+   * smb.close();
    * ```
    */
   openFile(path: string, options?: SmbOpenOptions): SmbHandle;
