@@ -14,7 +14,6 @@
  * own retries, as everywhere in this library (docs/retries.md).
  */
 import { checkOptionalSignal } from "../internal/validate.js";
-import { logger } from "../internal/logger.js";
 import { exponentialBackoff, type BackoffStrategy } from "../retry/backoff.js";
 import { classifyError, type ErrorClassification } from "../retry/classify.js";
 import { retryPolicy, type RetryAttemptContext, type RetryEvent } from "../retry/retry.js";
@@ -122,10 +121,8 @@ export async function retryWhileSmbLocked<T>(
     maxRetries: options.maxRetries ?? Infinity,
     honorRetryAfter: false,
     shouldRetry: (classification) => isSmbConflict(classification, includeDeletePending),
-    onRetry: (event) => {
-      logger.verbose(`SMB client holds the file (${event.classification.serviceCode}): ${operationName}; retry in ${Math.round(event.delayInMs)} ms`);
-      options.onRetry?.(event);
-    },
+    // retry() logs each wait (verbose): "retrying … (smb-sharing-violation 409 SharingViolation)".
+    ...(options.onRetry ? { onRetry: options.onRetry } : {}),
   });
   const start = performance.now();
   try {
