@@ -145,6 +145,7 @@ export function startLeaderElection(leasable: Leasable, options: LeaderElectionO
     stopping.signal.removeEventListener("abort", end);
     await work; // the leader's work has wound down before anyone else can be let in
     isLeader = false;
+    logger.info(`leader election on ${leasable.description}: ${identity} stopped leading`);
     await handle.release().catch(() => undefined);
     await call("onStoppedLeading", options.onStoppedLeading);
   };

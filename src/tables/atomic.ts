@@ -7,6 +7,7 @@
  * (github.com/Azure/Azurite/issues/1215; the SDK checks it client-side with a plain Error), and a
  * check that relies on the service would let an emulator-tested program half-write in production.
  */
+import { logger } from "../internal/logger.js";
 import { checkOptionalSignal } from "../internal/validate.js";
 import { retryPolicy, type RetryOptions } from "../retry/retry.js";
 import { TransactionRefusedError } from "./errors.js";
@@ -109,6 +110,10 @@ export async function writeAtomic(
     client,
     { partitionKey: partitionKeys[0]!, actions: checked.map((a) => a.action), actionIndexes: checked.map((a) => a.index) },
     { policy, abortSignal: options.abortSignal },
-  );
+  ).catch((error: unknown) => {
+    // The caller gets the error itself; a conflict here is often an expected outcome (multi-index rows).
+    logger.verbose(error instanceof Error ? error.message : String(error));
+    throw error;
+  });
   return { partitionKey: partitionKeys[0]!, etags: committed.etags, attempts: committed.attempts, estimatedBytes };
 }

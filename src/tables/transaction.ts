@@ -13,6 +13,7 @@
  */
 import type { TableClient, TransactionAction } from "@azure/data-tables";
 import { isStorageRequestError, readRestError } from "../errors.js";
+import { logger } from "../internal/logger.js";
 import { classifyError } from "../retry/classify.js";
 import type { RetryPolicy } from "../retry/retry.js";
 import { TableTransactionError } from "./errors.js";
@@ -61,6 +62,10 @@ export async function sendTransaction(
         })
       : await attempt(abortSignal);
     const etags = transaction.actions.map((action, i) => (action[0] === "delete" ? undefined : response.subResponses[i]?.etag));
+    logger.verbose(
+      `committed a transaction of ${transaction.actions.length} action${transaction.actions.length === 1 ? "" : "s"} on partition ${JSON.stringify(transaction.partitionKey)}` +
+        (attempts > 1 ? ` in ${attempts} attempts` : ""),
+    );
     return { etags, attempts };
   } catch (error) {
     const cause = isStorageRequestError(error) && error.cause !== undefined ? error.cause : error;
