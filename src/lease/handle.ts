@@ -87,7 +87,7 @@ export interface LockHandle extends AsyncDisposable {
 }
 
 /** What the engine knows at the moment an acquire succeeded. */
-export interface Acquisition {
+interface Acquisition {
   readonly leasable: Leasable;
   readonly options: ResolvedLeaseLockOptions;
   readonly leaseId: string;

@@ -41,7 +41,7 @@ export function ownershipLost(messageId: string, operation: string, cause: unkno
 }
 
 /** Options of a {@link VisibilityHeartbeat}. */
-export interface VisibilityHeartbeatOptions {
+interface VisibilityHeartbeatOptions {
   readonly intervalInMs: number;
   readonly visibilityTimeoutInSeconds: number;
   /** Called after each successful update (the consumer extends the idempotency claim here). */

@@ -68,7 +68,7 @@ function valueBytes(name: string, value: unknown): number {
 }
 
 /** Bytes of the entity as the JSON body the SDK sends. */
-export function entityJsonBytes(entity: TableEntity): number {
+function entityJsonBytes(entity: TableEntity): number {
   let bytes = 2; // {}
   let first = true;
   for (const [name, value] of Object.entries(entity)) {

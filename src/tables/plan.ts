@@ -47,7 +47,7 @@ export interface PlannedTransaction {
 }
 
 /** The settled limits, checked. */
-export function transactionLimits(options: PlanTransactionsOptions): { maxOperations: number; maxPayloadBytes: number } {
+function transactionLimits(options: PlanTransactionsOptions): { maxOperations: number; maxPayloadBytes: number } {
   return {
     maxOperations: checkNumber("maxOperationsPerTransaction", options.maxOperationsPerTransaction ?? TRANSACTION_LIMITS.maxOperations, {
       min: 1,

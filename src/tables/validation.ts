@@ -140,7 +140,7 @@ function checkPropertyValue(name: string, value: unknown, index: number): void {
  *
  * @throws TableKeyError or TableActionError naming the action's position and the rule.
  */
-export function checkAction(action: unknown, index: number): CheckedAction {
+function checkAction(action: unknown, index: number): CheckedAction {
   if (!Array.isArray(action) || typeof action[1] !== "object" || action[1] === null) {
     throw new TableActionError(`action ${index} must be a [kind, entity, ...] tuple, as TableClient.submitTransaction takes.`, {
       rule: "not-an-action",

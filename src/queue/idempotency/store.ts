@@ -164,7 +164,7 @@ export function serializeResult(key: string, result: unknown): string | undefine
 }
 
 /** What a store knows about an existing record, for {@link judgeExistingRecord}. */
-export interface ExistingRecord {
+interface ExistingRecord {
   readonly status: "claimed" | "done";
   readonly messageId: string | undefined;
   readonly dequeueCount: number | undefined;

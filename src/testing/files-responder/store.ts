@@ -11,7 +11,7 @@ import { AVAILABLE, type LeaseRecord } from "./leases.js";
 export type Metadata = Map<string, { readonly name: string; readonly value: string }>;
 
 /** The standard HTTP properties a file keeps (Create File / Set File Properties). */
-export interface FileHttpProperties {
+interface FileHttpProperties {
   contentType?: string | undefined;
   contentEncoding?: string | undefined;
   contentLanguage?: string | undefined;
@@ -22,7 +22,7 @@ export interface FileHttpProperties {
 }
 
 /** The SMB properties a file or directory reports (`x-ms-file-*`). */
-export interface SmbProperties {
+interface SmbProperties {
   attributes: string;
   creationTime: string;
   lastWriteTime: string;
