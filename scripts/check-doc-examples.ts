@@ -27,6 +27,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
+import { readProjectConfig } from "./project-config.js";
 
 /** One snippet, with where it was found. */
 export interface DocExample {
@@ -140,10 +141,7 @@ export function checkDocExamples(root: string): DocExamplesReport {
   const skipped = examples.filter((example) => NO_CHECK.test(example.code.split("\n")[0] ?? ""));
   const checked = examples.filter((example) => !skipped.includes(example));
 
-  const configPath = join(root, "tsconfig.json");
-  const config = ts.readConfigFile(configPath, (path) => ts.sys.readFile(path));
-  if (config.error) throw new Error(ts.flattenDiagnosticMessageText(config.error.messageText, "\n"));
-  const parsed = ts.parseJsonConfigFileContent(config.config, ts.sys, root, undefined, configPath);
+  const parsed = readProjectConfig(root);
   // jest's globals are not part of what a reader has.
   const options: ts.CompilerOptions = { ...parsed.options, types: ["node"], noEmit: true, sourceMap: false, declaration: false };
 

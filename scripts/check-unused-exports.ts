@@ -14,16 +14,14 @@
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
+import { readProjectConfig } from "./project-config.js";
 
 /** Entry points of the package (its `exports` map and the CLI's bin), relative to the root. */
 const ENTRY_POINTS = ["src/index.ts", "src/testing/index.ts", "src/cli/main.ts"];
 
 /** The unused exports of the project at `root`, as `file: name`, sorted. */
 export function findUnusedExports(root: string): string[] {
-  const configPath = join(root, "tsconfig.json");
-  const config = ts.readConfigFile(configPath, (path) => ts.sys.readFile(path));
-  if (config.error) throw new Error(ts.flattenDiagnosticMessageText(config.error.messageText, "\n"));
-  const parsed = ts.parseJsonConfigFileContent(config.config, ts.sys, root, undefined, configPath);
+  const parsed = readProjectConfig(root);
   const program = ts.createProgram({ rootNames: parsed.fileNames, options: { ...parsed.options, noEmit: true } });
   const checker = program.getTypeChecker();
   const rel = (fileName: string) => relative(root, fileName).split(sep).join("/");
