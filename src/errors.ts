@@ -24,6 +24,21 @@ export interface StorageConcurrencyErrorOptions {
 /**
  * Base class of every error this library throws on purpose. Check with
  * {@link isStorageConcurrencyError} (by brand, not `instanceof`, so two copies of the package agree).
+ *
+ * @example
+ * ```ts
+ * import { StorageConcurrencyError, isStorageConcurrencyError } from "azure-storage-concurrency";
+ *
+ * // An application's own error in the same family (the message is redacted of secrets):
+ * class QuotaExceededError extends StorageConcurrencyError {
+ *   constructor(tenant: string) {
+ *     super(`Tenant '${tenant}' is over its quota.`, { code: "QuotaExceeded" });
+ *     this.name = "QuotaExceededError";
+ *   }
+ * }
+ * const error: unknown = new QuotaExceededError("contoso");
+ * if (isStorageConcurrencyError(error)) console.log(error.code); // "QuotaExceeded"
+ * ```
  */
 export class StorageConcurrencyError extends Error {
   /** Stable, library-level code to switch on. */
@@ -43,7 +58,19 @@ export class StorageConcurrencyError extends Error {
   }
 }
 
-/** True for any error thrown on purpose by this library (any subclass, any copy of the package). */
+/**
+ * True for any error thrown on purpose by this library (any subclass, any copy of the package).
+ *
+ * @example
+ * ```ts
+ * import { blobLock, isStorageConcurrencyError } from "azure-storage-concurrency";
+ *
+ * await blobLock(container, "nightly").withLock(async () => console.log("working")).catch((error: unknown) => {
+ *   if (isStorageConcurrencyError(error)) console.error(`${error.code}: ${error.message}`);
+ *   throw error;
+ * });
+ * ```
+ */
 export function isStorageConcurrencyError(error: unknown): error is StorageConcurrencyError {
   return typeof error === "object" && error !== null && (error as Record<symbol, unknown>)[BRAND] === true;
 }
@@ -52,6 +79,20 @@ export function isStorageConcurrencyError(error: unknown): error is StorageConcu
  * A storage request failed and the library is passing the failure on: the service's answer (or the
  * network failure) is kept in `statusCode`, `serviceCode` and `cause`, and `transient` says whether
  * trying again later may help.
+ *
+ * @example
+ * ```ts
+ * import { retry, isStorageRequestError } from "azure-storage-concurrency";
+ *
+ * try {
+ *   await retry(({ abortSignal }) => container.create({ abortSignal }), { operationName: "create container 'reports'" });
+ * } catch (error) {
+ *   if (isStorageRequestError(error)) {
+ *     console.error(error.statusCode, error.serviceCode, error.transient, error.attempts, error.requestId);
+ *   }
+ *   throw error;
+ * }
+ * ```
  */
 export class StorageRequestError extends StorageConcurrencyError {
   /** Whether the failure is worth retrying (see {@link classifyError}). */
@@ -81,6 +122,16 @@ export class StorageRequestError extends StorageConcurrencyError {
 /**
  * True when `error` is a {@link StorageRequestError}, or one of the feature-specific subclasses that
  * carry more detail (such as a failed table transaction), so that {@link classifyError} reads them all.
+ *
+ * @example
+ * ```ts
+ * import { retry, isStorageRequestError } from "azure-storage-concurrency";
+ *
+ * await retry(({ abortSignal }) => blob.getProperties({ abortSignal })).catch((error: unknown) => {
+ *   if (isStorageRequestError(error) && error.statusCode === 404) return undefined; // no such blob
+ *   throw error;
+ * });
+ * ```
  */
 export function isStorageRequestError(error: unknown): error is StorageRequestError {
   return isStorageConcurrencyError(error) && (error as unknown as Record<symbol, unknown>)[REQUEST_BRAND] === true;
@@ -117,6 +168,18 @@ interface RestErrorLike {
  *
  * Blob and queue errors carry the service code in `code` and `x-ms-error-code`;
  * `@azure/data-tables` leaves `code` undefined and puts it in the OData body, which is read here too.
+ *
+ * @example
+ * ```ts
+ * import { readRestError } from "azure-storage-concurrency";
+ *
+ * try {
+ *   await table.createEntity({ partitionKey: "p", rowKey: "r" });
+ * } catch (error) {
+ *   const info = readRestError(error);
+ *   console.log(info?.statusCode, info?.serviceCode, info?.requestId); // 409 "EntityAlreadyExists" "…"
+ * }
+ * ```
  */
 export function readRestError(error: unknown): RestErrorInfo | undefined {
   // The library's own errors carry `statusCode` and a library-level `code` too: they are not SDK errors.
@@ -141,12 +204,36 @@ export function readRestError(error: unknown): RestErrorInfo | undefined {
   };
 }
 
-/** The HTTP status of a storage error, if it has one. */
+/**
+ * The HTTP status of a storage error (an SDK error or one of the library's), if it has one.
+ *
+ * @example
+ * ```ts
+ * import { statusOf } from "azure-storage-concurrency";
+ *
+ * const properties = await blob.getProperties().catch((error: unknown) => {
+ *   if (statusOf(error) === 404) return undefined;
+ *   throw error;
+ * });
+ * ```
+ */
 export function statusOf(error: unknown): number | undefined {
   return readRestError(error)?.statusCode ?? (isStorageConcurrencyError(error) ? error.statusCode : undefined);
 }
 
-/** The service error code of a storage error (`ConditionNotMet`, `LeaseAlreadyPresent`, …), if any. */
+/**
+ * The service error code of a storage error (`ConditionNotMet`, `LeaseAlreadyPresent`, …), if any;
+ * for tables too, whose SDK leaves `code` undefined.
+ *
+ * @example
+ * ```ts
+ * import { serviceCodeOf } from "azure-storage-concurrency";
+ *
+ * await table.createEntity({ partitionKey: "p", rowKey: "r" }).catch((error: unknown) => {
+ *   if (serviceCodeOf(error) !== "EntityAlreadyExists") throw error;
+ * });
+ * ```
+ */
 export function serviceCodeOf(error: unknown): string | undefined {
   return readRestError(error)?.serviceCode ?? (isStorageConcurrencyError(error) ? error.serviceCode : undefined);
 }
@@ -177,6 +264,14 @@ export const NETWORK_CODES: ReadonlySet<string> = new Set([
 /**
  * Removes account keys, SAS signatures and shared-key authorisation values from a text, so that no
  * error message or log line carries a secret.
+ *
+ * @example
+ * ```ts
+ * import { redactSecrets } from "azure-storage-concurrency";
+ *
+ * redactSecrets("https://acct.blob.core.windows.net/c/b?sv=2024-05-04&sig=abc%2Fdef");
+ * // "https://acct.blob.core.windows.net/c/b?sv=2024-05-04&sig=<redacted>"
+ * ```
  */
 export function redactSecrets(text: string): string {
   return text

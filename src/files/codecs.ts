@@ -20,7 +20,8 @@ export interface FileCodec<T> {
  * ```ts
  * import { fileCodecs, updateFileUnderLease } from "azure-storage-concurrency";
  *
- * await updateFileUnderLease(fileClient, leaseId, (settings) => ({ ...settings, retries: 5 }), {
+ * // `handle`: a held fileLock's handle (a lease id works too).
+ * await updateFileUnderLease(fileClient, handle, (settings) => ({ ...settings, retries: 5 }), {
  *   codec: fileCodecs.json<{ retries: number }>(),
  * });
  * ```

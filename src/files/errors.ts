@@ -34,7 +34,19 @@ export class SmbConflictError extends StorageConcurrencyError {
   }
 }
 
-/** True when `error` is an {@link SmbConflictError}. */
+/**
+ * True when `error` is an {@link SmbConflictError}.
+ *
+ * @example
+ * ```ts
+ * import { readFileContent, isSmbConflictError } from "azure-storage-concurrency";
+ *
+ * const file = await readFileContent(fileClient).catch((error: unknown) => {
+ *   if (isSmbConflictError(error)) console.log(`${error.serviceCode} after ${error.attempts} tries over ${error.waitedInMs} ms`);
+ *   throw error;
+ * });
+ * ```
+ */
 export function isSmbConflictError(error: unknown): error is SmbConflictError {
   return isStorageConcurrencyError(error) && error.name === "SmbConflictError";
 }
@@ -65,7 +77,20 @@ export class FileLeaseConflictError extends StorageConcurrencyError {
   }
 }
 
-/** True when `error` is a {@link FileLeaseConflictError}. */
+/**
+ * True when `error` is a {@link FileLeaseConflictError}.
+ *
+ * @example
+ * ```ts
+ * import { writeFileLastWriterWins, isFileLeaseConflictError } from "azure-storage-concurrency";
+ *
+ * await writeFileLastWriterWins(fileClient, "fresh cache").catch((error: unknown) => {
+ *   // FileLeasedByAnother: someone holds a lease on it, and last writer wins does not override a lock.
+ *   if (isFileLeaseConflictError(error)) console.log(error.code, error.serviceCode);
+ *   else throw error;
+ * });
+ * ```
+ */
 export function isFileLeaseConflictError(error: unknown): error is FileLeaseConflictError {
   return isStorageConcurrencyError(error) && error.name === "FileLeaseConflictError";
 }
@@ -86,7 +111,23 @@ export class FileWriteNotConfirmedError extends StorageConcurrencyError {
   }
 }
 
-/** True when `error` is a {@link FileWriteNotConfirmedError}. */
+/**
+ * True when `error` is a {@link FileWriteNotConfirmedError}.
+ *
+ * @example
+ * ```ts
+ * import { readFileContent, writeFileUnderLease, isFileWriteNotConfirmedError } from "azure-storage-concurrency";
+ *
+ * try {
+ *   await writeFileUnderLease(fileClient, handle, "new content");
+ * } catch (error) {
+ *   if (!isFileWriteNotConfirmedError(error)) throw error;
+ *   // Later, once the service answers again: did the write land?
+ *   const { writeId } = await readFileContent(fileClient);
+ *   console.log(writeId === error.writeId ? "it was applied" : "it was not applied");
+ * }
+ * ```
+ */
 export function isFileWriteNotConfirmedError(error: unknown): error is FileWriteNotConfirmedError {
   return isStorageConcurrencyError(error) && error.name === "FileWriteNotConfirmedError";
 }
@@ -103,7 +144,21 @@ export class FileContentError extends StorageConcurrencyError {
   }
 }
 
-/** True when `error` is a {@link FileContentError}. */
+/**
+ * True when `error` is a {@link FileContentError}.
+ *
+ * @example
+ * ```ts
+ * import { fileCodecs, updateFileUnderLease, isFileContentError } from "azure-storage-concurrency";
+ *
+ * await updateFileUnderLease(fileClient, handle, (settings) => ({ ...settings, retries: 5 }), {
+ *   codec: fileCodecs.json<{ retries: number }>(),
+ * }).catch((error: unknown) => {
+ *   if (isFileContentError(error)) console.log(`${error.path} is not JSON; left as it was`);
+ *   else throw error;
+ * });
+ * ```
+ */
 export function isFileContentError(error: unknown): error is FileContentError {
   return isStorageConcurrencyError(error) && error.name === "FileContentError";
 }

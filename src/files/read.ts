@@ -10,10 +10,15 @@ import { describeFile, filesCall, leaseRefusal, WRITE_ID_METADATA_KEY, type File
 
 /** Standard HTTP properties of a file, as a replacing write sets them. */
 export interface FileHttpProperties {
+  /** The `Content-Type` the file is served with, e.g. `"application/json"`. */
   readonly contentType?: string | undefined;
+  /** The `Content-Encoding`, e.g. `"gzip"`. */
   readonly contentEncoding?: string | undefined;
+  /** The `Content-Language`, e.g. `"en-GB"`. */
   readonly contentLanguage?: string | undefined;
+  /** The `Content-Disposition`, e.g. `"attachment; filename=report.csv"`. */
   readonly contentDisposition?: string | undefined;
+  /** The `Cache-Control`, e.g. `"no-cache"`. */
   readonly cacheControl?: string | undefined;
 }
 

@@ -14,7 +14,6 @@
  * own retries, as everywhere in this library (docs/retries.md).
  */
 import { checkOptionalSignal } from "../internal/validate.js";
-import { logger } from "../internal/logger.js";
 import { exponentialBackoff, type BackoffStrategy } from "../retry/backoff.js";
 import { classifyError, type ErrorClassification } from "../retry/classify.js";
 import { retryPolicy, type RetryAttemptContext, type RetryEvent } from "../retry/retry.js";
@@ -65,7 +64,19 @@ export const SMB_LOCK_BACKOFF: BackoffStrategy = exponentialBackoff({ deltaInMs:
 /** The preset's default deadline: 30 s. */
 export const SMB_LOCK_DEADLINE_IN_MS = 30_000;
 
-/** Whether `classification` is an SMB client holding the file (or, if allowed, a pending SMB delete). */
+/**
+ * Whether `classification` is an SMB client holding the file (or, if allowed, a pending SMB delete).
+ *
+ * @example
+ * ```ts
+ * import { classifyError, isSmbConflict } from "azure-storage-concurrency";
+ *
+ * await fileClient.delete().catch((error: unknown) => {
+ *   if (isSmbConflict(classifyError(error))) console.log("an SMB client has the file open; try again later");
+ *   else throw error;
+ * });
+ * ```
+ */
 export function isSmbConflict(classification: ErrorClassification, includeDeletePending = true): boolean {
   return classification.kind === "smb-sharing-violation" || (includeDeletePending && classification.kind === "smb-delete-pending");
 }
@@ -110,10 +121,8 @@ export async function retryWhileSmbLocked<T>(
     maxRetries: options.maxRetries ?? Infinity,
     honorRetryAfter: false,
     shouldRetry: (classification) => isSmbConflict(classification, includeDeletePending),
-    onRetry: (event) => {
-      logger.verbose(`SMB client holds the file (${event.classification.serviceCode}): ${operationName}; retry in ${Math.round(event.delayInMs)} ms`);
-      options.onRetry?.(event);
-    },
+    // retry() logs each wait (verbose): "retrying … (smb-sharing-violation 409 SharingViolation)".
+    ...(options.onRetry ? { onRetry: options.onRetry } : {}),
   });
   const start = performance.now();
   try {

@@ -104,8 +104,10 @@ export async function writeFileUnderLease(
  * ```ts
  * import { writeFileLastWriterWins } from "azure-storage-concurrency";
  *
+ * declare function renderDashboard(): string; // your own rendering
+ *
  * // A cache file that any instance may refresh: losing a concurrent refresh is fine.
- * await writeFileLastWriterWins(fileClient, render(report), { httpProperties: { contentType: "text/html" } });
+ * await writeFileLastWriterWins(fileClient, renderDashboard(), { httpProperties: { contentType: "text/html" } });
  * ```
  */
 export async function writeFileLastWriterWins(

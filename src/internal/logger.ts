@@ -1,13 +1,37 @@
 /**
  * The library's logger, through `@azure/logger` under the package's own namespace
  * (`azure:azure-storage-concurrency:<level>`). Nothing is printed unless asked, the same way as for
- * the Azure SDKs: `AZURE_LOG_LEVEL=info` (or `setLogLevel("info")` from `@azure/logger`).
+ * the Azure SDKs: `AZURE_LOG_LEVEL=info` (or `setLogLevel("info")` from `@azure/logger`), and
+ * `AzureLogger.log` can be pointed elsewhere.
  *
- * Levels: `verbose` for every renewal, poll or retry; `info` for state changes (lock acquired,
- * released, leadership changed, message poisoned); `warning` for trouble that was handled (a lost
- * lock, a conflict budget running low, a renewal that failed transiently); `error` for failures the
- * caller is about to see.
+ * Levels: `verbose` for every renewal, heartbeat, retry or conflict round; `info` for state changes
+ * (lock acquired, released or broken, leadership changed, consumer started or stopped); `warning`
+ * for trouble that was handled (a lost lock or message, a poisoned message, a retry budget used up,
+ * a failed table transaction, a renewal that failed transiently); `error` for a user callback that
+ * threw where nobody else would hear of it.
+ *
+ * Every line passes through {@link redactSecrets} (an error message may quote a URL with a SAS),
+ * and is computed into one string, so `AzureLogger.log` receives the whole line as its only argument
+ * after the namespace.
  */
 import { createClientLogger } from "@azure/logger";
+import { redactSecrets } from "../errors.js";
 
-export const logger = createClientLogger("azure-storage-concurrency");
+const azureLogger = createClientLogger("azure-storage-concurrency");
+
+type Level = "verbose" | "info" | "warning" | "error";
+
+function at(level: Level): (message: string) => void {
+  const debug = azureLogger[level];
+  return (message) => {
+    if (debug.enabled) debug(redactSecrets(message));
+  };
+}
+
+/** Logs one line at a level; a level that is off costs a property read. */
+export const logger: Readonly<Record<Level, (message: string) => void>> = Object.freeze({
+  verbose: at("verbose"),
+  info: at("info"),
+  warning: at("warning"),
+  error: at("error"),
+});

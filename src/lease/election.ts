@@ -70,6 +70,8 @@ export interface LeaderElection extends AsyncDisposable {
  *
  * const container = BlobServiceClient.fromConnectionString(process.env.AZURE_STORAGE_CONNECTION_STRING!)
  *   .getContainerClient("locks");
+ * declare function runScheduledJobs(signal: AbortSignal): Promise<void>; // your own work
+ *
  * const election = startLeaderElection(blobLeasable(container, "scheduler-leader"), {
  *   identity: `worker-${process.pid}`,
  *   onStartedLeading: async (signal) => {
@@ -143,6 +145,7 @@ export function startLeaderElection(leasable: Leasable, options: LeaderElectionO
     stopping.signal.removeEventListener("abort", end);
     await work; // the leader's work has wound down before anyone else can be let in
     isLeader = false;
+    logger.info(`leader election on ${leasable.description}: ${identity} stopped leading`);
     await handle.release().catch(() => undefined);
     await call("onStoppedLeading", options.onStoppedLeading);
   };

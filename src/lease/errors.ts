@@ -70,7 +70,16 @@ export class LockTimeoutError extends StorageConcurrencyError {
   /** How long `acquire` waited. */
   readonly timeoutInMs: number;
   /** Who held the lock when the wait ended, when the lock records it. */
-  readonly holder: { readonly host?: string; readonly pid?: number; readonly name?: string } | undefined;
+  readonly holder:
+    | {
+        /** The holder's host name. */
+        readonly host?: string;
+        /** The holder's process id. */
+        readonly pid?: number;
+        /** The name the holder gave (`holderName`), if any. */
+        readonly name?: string;
+      }
+    | undefined;
 
   constructor(
     message: string,
@@ -120,9 +129,10 @@ export function isLeaseTargetNotFoundError(error: unknown): error is LeaseTarget
  *
  * @example
  * ```ts
- * import { isLockNotHeldError } from "azure-storage-concurrency";
+ * import { isLockNotHeldError, type GuardedTable } from "azure-storage-concurrency";
  *
- * await guarded.updateEntity(entity).catch((error: unknown) => {
+ * declare const guarded: GuardedTable; // from tableLock(…).acquire()
+ * await guarded.updateEntity({ partitionKey: "orders", rowKey: "42", status: "shipped" }).catch((error: unknown) => {
  *   if (isLockNotHeldError(error)) return; // someone else is in charge now
  *   throw error;
  * });
@@ -150,9 +160,10 @@ export function isLockNotHeldError(error: unknown): error is LockNotHeldError {
  *
  * @example
  * ```ts
- * import { isFencedWriteRejectedError } from "azure-storage-concurrency";
+ * import { isFencedWriteRejectedError, type GuardedTable } from "azure-storage-concurrency";
  *
- * await guarded.updateEntity(entity).catch((error: unknown) => {
+ * declare const guarded: GuardedTable; // from tableLock(…).acquire()
+ * await guarded.updateEntity({ partitionKey: "orders", rowKey: "42", status: "shipped" }).catch((error: unknown) => {
  *   if (isFencedWriteRejectedError(error)) console.warn(`stale: token ${error.fencingToken} < ${error.currentToken}`);
  *   throw error;
  * });

@@ -43,8 +43,10 @@ export interface AssertHeldOptions {
  *
  * @example
  * ```ts
- * await using handle = await lock.acquire({ timeoutInMs: 10_000 });
- * await doWork({ abortSignal: handle.signal, fencingToken: handle.fencingToken });
+ * declare function doWork(options: { abortSignal: AbortSignal; fencingToken: number | undefined }): Promise<void>;
+ *
+ * await using held = await lock.acquire({ timeoutInMs: 10_000 });
+ * await doWork({ abortSignal: held.signal, fencingToken: held.fencingToken });
  * // released here, even if doWork throws
  * ```
  */
@@ -85,7 +87,7 @@ export interface LockHandle extends AsyncDisposable {
 }
 
 /** What the engine knows at the moment an acquire succeeded. */
-export interface Acquisition {
+interface Acquisition {
   readonly leasable: Leasable;
   readonly options: ResolvedLeaseLockOptions;
   readonly leaseId: string;

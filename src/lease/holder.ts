@@ -15,16 +15,25 @@ import { hostname } from "node:os";
  *
  * @example
  * ```ts
+ * import { LOCK_METADATA } from "azure-storage-concurrency";
+ *
  * const token = (await blob.getProperties()).metadata?.[LOCK_METADATA.fencingToken];
  * ```
  */
 export const LOCK_METADATA = {
+  /** The fencing token of the latest acquisition: a decimal integer, 1 for the first. */
   fencingToken: "lockfencingtoken",
+  /** The holder's host name, percent-encoded. */
   host: "lockholderhost",
+  /** The holder's process id, in decimal. */
   pid: "lockholderpid",
+  /** The holder's `holderName`, percent-encoded; absent when it gave none. */
   name: "lockholdername",
+  /** When the holder acquired the lock, as an ISO 8601 timestamp from the holder's clock. */
   acquiredAt: "lockacquiredat",
+  /** The lease duration the holder took, in seconds, or `"infinite"`. */
   durationInSeconds: "lockdurationseconds",
+  /** How often the holder renews (or checks) its lease, in milliseconds. */
   renewIntervalInMs: "lockrenewintervalms",
 } as const;
 
@@ -57,6 +66,8 @@ export interface LockRecord {
  *
  * @example
  * ```ts
+ * import { readLockRecord } from "azure-storage-concurrency";
+ *
  * const { fencingToken, holder } = readLockRecord((await blob.getProperties()).metadata ?? {});
  * ```
  */

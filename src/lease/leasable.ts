@@ -90,10 +90,9 @@ export interface LeasableMetadataWriteOptions extends LeasableRequestOptions {
  * import { BlobServiceClient } from "@azure/storage-blob";
  * import { blobLeasable, LeaseLock, type Leasable } from "azure-storage-concurrency";
  *
- * const blob = BlobServiceClient.fromConnectionString(process.env.AZURE_STORAGE_CONNECTION_STRING!)
- *   .getContainerClient("locks")
- *   .getBlobClient("nightly-report");
- * const leasable: Leasable = blobLeasable(blob);
+ * const locks = BlobServiceClient.fromConnectionString(process.env.AZURE_STORAGE_CONNECTION_STRING!)
+ *   .getContainerClient("locks");
+ * const leasable: Leasable = blobLeasable(locks, "nightly-report");
  * const lock = new LeaseLock(leasable, { durationInSeconds: 15 });
  * ```
  */
@@ -164,7 +163,11 @@ export interface Leasable {
  *
  * @example
  * ```ts
- * await leasable.acquire(INFINITE_LEASE_SECONDS, proposedLeaseId);
+ * import { randomUUID } from "node:crypto";
+ * import { blobLeasable, INFINITE_LEASE_SECONDS } from "azure-storage-concurrency";
+ *
+ * // What LeaseLock does for an infinite lease, by hand:
+ * await blobLeasable(container, "config-lock").acquire(INFINITE_LEASE_SECONDS, randomUUID());
  * ```
  */
 export const INFINITE_LEASE_SECONDS = -1;
@@ -174,6 +177,8 @@ export const INFINITE_LEASE_SECONDS = -1;
  *
  * @example
  * ```ts
+ * import { toLeaseState } from "azure-storage-concurrency";
+ *
  * const state = toLeaseState((await blob.getProperties()).leaseState); // "available" when absent
  * ```
  */
@@ -194,6 +199,8 @@ export function toLeaseState(value: string | undefined): LeaseState {
  *
  * @example
  * ```ts
+ * import { toLeaseDurationType } from "azure-storage-concurrency";
+ *
  * const durationType = toLeaseDurationType((await blob.getProperties()).leaseDuration); // "fixed" | "infinite" | undefined
  * ```
  */

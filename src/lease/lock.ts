@@ -89,6 +89,7 @@ export interface LockInfo {
  * const container = BlobServiceClient.fromConnectionString(process.env.AZURE_STORAGE_CONNECTION_STRING!)
  *   .getContainerClient("locks");
  * const lock = blobLock(container, "nightly-report", { durationInSeconds: 15 });
+ * declare function buildReport(options: { abortSignal: AbortSignal }): Promise<void>; // your own work
  *
  * await lock.withLock(async (handle) => {
  *   await buildReport({ abortSignal: handle.signal });
@@ -114,9 +115,13 @@ export class LeaseLock {
    *
    * @example
    * ```ts
-   * const handle = await lock.tryAcquire();
-   * if (!handle) return console.log("someone else is on it");
-   * try { await work(handle.signal); } finally { await handle.release(); }
+   * declare function work(signal: AbortSignal): Promise<void>; // your own work
+   *
+   * const held = await lock.tryAcquire();
+   * if (!held) console.log("someone else is on it");
+   * else {
+   *   try { await work(held.signal); } finally { await held.release(); }
+   * }
    * ```
    */
   async tryAcquire(options: TryAcquireOptions = {}): Promise<LockHandle | undefined> {
@@ -218,6 +223,8 @@ export class LeaseLock {
    *
    * @example
    * ```ts
+   * declare function recalculate(options: { abortSignal: AbortSignal }): Promise<number>; // your own work
+   *
    * const total = await lock.withLock(async (handle) => {
    *   return await recalculate({ abortSignal: handle.signal });
    * }, { timeoutInMs: 60_000 });
@@ -419,6 +426,8 @@ function isUncertain(error: unknown): boolean {
  *
  * @example
  * ```ts
+ * import { describeHolder } from "azure-storage-concurrency";
+ *
  * const info = await lock.inspect();
  * if (info.held && info.holder) console.log(`held by ${describeHolder(info.holder)}`);
  * ```

@@ -45,13 +45,19 @@ export interface LeaseLockOptions {
   readonly createIfMissing?: boolean;
 }
 
-/** The options with defaults filled in and checked. */
+/** A lock's {@link LeaseLockOptions} with the defaults filled in and checked ({@link LeaseLock.options}). */
 export interface ResolvedLeaseLockOptions {
+  /** The lease duration in seconds (15 to 60), or `Infinity` for an infinite lease. */
   readonly durationInSeconds: number;
+  /** How often the lease is renewed (or, infinite, checked) while held, in milliseconds. */
   readonly renewIntervalInMs: number;
+  /** How long before the lease could expire the handle gives itself up, in milliseconds; 0 for an infinite lease. */
   readonly safetyMarginInMs: number;
+  /** The average wait between two looks at the lease state while `acquire` waits, in milliseconds. */
   readonly pollIntervalInMs: number;
+  /** The holder name recorded in the lock's metadata, if one was given. */
   readonly holderName: string | undefined;
+  /** Whether a missing lock blob (and container) is created. */
   readonly createIfMissing: boolean;
 }
 
@@ -60,6 +66,8 @@ export interface ResolvedLeaseLockOptions {
  *
  * @example
  * ```ts
+ * import { blobLock, MIN_LEASE_SECONDS } from "azure-storage-concurrency";
+ *
  * const lock = blobLock(container, "quick", { durationInSeconds: MIN_LEASE_SECONDS });
  * ```
  */
@@ -69,6 +77,8 @@ export const MIN_LEASE_SECONDS = 15;
  *
  * @example
  * ```ts
+ * import { blobLock, MAX_LEASE_SECONDS } from "azure-storage-concurrency";
+ *
  * const lock = blobLock(container, "slow", { durationInSeconds: MAX_LEASE_SECONDS });
  * ```
  */

@@ -52,7 +52,12 @@ export interface TableLockOptions extends LeaseLockOptions, GuardedTableOptions 
 }
 
 /** An entity as read through a {@link GuardedTable}: its keys are always there, ready to write back. */
-export type GuardedEntity<T extends object> = TableEntityResult<T> & { partitionKey: string; rowKey: string };
+export type GuardedEntity<T extends object> = TableEntityResult<T> & {
+  /** The entity's PartitionKey. */
+  partitionKey: string;
+  /** The entity's RowKey. */
+  rowKey: string;
+};
 
 /** Options for a fenced write. */
 export interface FencedWriteOptions {
@@ -70,7 +75,10 @@ export interface FencedWriteOptions {
  *
  * @example
  * ```ts
- * await tables.withLock(async (guarded) => {
+ * import { tableLock } from "azure-storage-concurrency";
+ *
+ * const counters = tableLock(container, table, { scope: { partitionKey: "counters" } });
+ * await counters.withLock(async (guarded) => {
  *   const counter = await guarded.getEntity<{ value: number }>("counters", "orders");
  *   await guarded.updateEntity({ ...counter, value: counter.value + 1 }, "Replace", { etag: counter.etag });
  * });
@@ -124,8 +132,11 @@ export function tableLock(container: ContainerClient, table: TableClient, option
  *
  * @example
  * ```ts
- * const lock = new TableLock(locks, orders, { scope: { partitionKey: "customer-42" } });
- * const guarded = await lock.tryAcquire();
+ * import { TableLock } from "azure-storage-concurrency";
+ *
+ * // `container` holds the lock blobs; `table` is the table it guards.
+ * const customerLock = new TableLock(container, table, { scope: { partitionKey: "customer-42" } });
+ * const guarded = await customerLock.tryAcquire();
  * if (guarded) {
  *   try { await guarded.upsertEntity({ partitionKey: "customer-42", rowKey: "r", done: true }); }
  *   finally { await guarded.handle.release(); }
@@ -198,8 +209,10 @@ const MAX_FENCED_TRIES = 5;
  *
  * @example
  * ```ts
- * await using handle = await lock.acquire();
- * const guarded = guardTable(orders, handle, { minTimeLeftInMs: 5_000 });
+ * import { guardTable } from "azure-storage-concurrency";
+ *
+ * await using held = await lock.acquire(); // a lock on a blob or container
+ * const guarded = guardTable(table, held, { minTimeLeftInMs: 5_000 });
  * await guarded.upsertEntity({ partitionKey: "p", rowKey: "r", status: "done" });
  * ```
  */

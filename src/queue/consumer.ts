@@ -452,6 +452,7 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
     const delayInMs = this.#o.retryBackoff.delayInMs(message.dequeueCount, 0);
     const retryInSeconds = Math.min(MAX_VISIBILITY_TIMEOUT_IN_SECONDS, Math.max(0, Math.ceil(delayInMs / 1000)));
     if (await this.#settle.setVisibility(message, popReceipt, retryInSeconds, undefined)) {
+      logger.verbose(`message ${message.messageId} failed on reception ${message.dequeueCount} (${describe(error)}); visible again in ${retryInSeconds} s`);
       this.#events.emit("failed", { message, error, willRetry: true, retryInSeconds });
     }
   }

@@ -85,8 +85,9 @@ export class MessageOwnershipLostError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { isMessageOwnershipLostError } from "azure-storage-concurrency";
+ * import { QueueConsumer, isMessageOwnershipLostError } from "azure-storage-concurrency";
  *
+ * const consumer = new QueueConsumer(queueClient, async (body) => console.log(body));
  * consumer.on("ownershipLost", ({ message, error }) => {
  *   if (isMessageOwnershipLostError(error)) console.log(`${message.messageId}: lost the ${error.lost} (${error.serviceCode})`);
  * });
@@ -117,8 +118,10 @@ export class IdempotencyClaimLostError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { isIdempotencyClaimLostError } from "azure-storage-concurrency";
+ * import { MemoryIdempotencyStore, isIdempotencyClaimLostError, type IdempotencyClaim } from "azure-storage-concurrency";
  *
+ * declare const store: MemoryIdempotencyStore;
+ * declare const claim: IdempotencyClaim; // from an earlier store.claim(…)
  * try {
  *   await store.complete(claim, { result: "ok" });
  * } catch (error) {
@@ -144,8 +147,9 @@ export class ConsumerStoppedError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { isConsumerStoppedError } from "azure-storage-concurrency";
+ * import { QueueConsumer, isConsumerStoppedError } from "azure-storage-concurrency";
  *
+ * const consumer = new QueueConsumer(queueClient, async (body) => console.log(body));
  * consumer.on("failed", ({ error }) => {
  *   if (!isConsumerStoppedError(error)) console.warn(error);
  * });

@@ -7,6 +7,7 @@ import { logger } from "../internal/logger.js";
 
 /** Removes the listener it was returned for. */
 export interface ListenerDisposable extends Disposable {
+  /** Removes the listener; calling it again does nothing. */
   dispose(): void;
 }
 

@@ -13,6 +13,7 @@
  */
 import type { QueueClient } from "@azure/storage-queue";
 import { serviceCodeOf, statusOf } from "../errors.js";
+import { logger } from "../internal/logger.js";
 import { MessageOwnershipLostError } from "./errors.js";
 
 /** True when a failed update or delete of a message means another consumer owns it now (or it is gone). */
@@ -40,7 +41,7 @@ export function ownershipLost(messageId: string, operation: string, cause: unkno
 }
 
 /** Options of a {@link VisibilityHeartbeat}. */
-export interface VisibilityHeartbeatOptions {
+interface VisibilityHeartbeatOptions {
   readonly intervalInMs: number;
   readonly visibilityTimeoutInSeconds: number;
   /** Called after each successful update (the consumer extends the idempotency claim here). */
@@ -112,6 +113,7 @@ export class VisibilityHeartbeat {
         this.#options.visibilityTimeoutInSeconds,
       );
       if (response.popReceipt) this.#popReceipt = response.popReceipt;
+      logger.verbose(`kept message ${this.#messageId} invisible for another ${this.#options.visibilityTimeoutInSeconds} s`);
     } catch (error) {
       if (isOwnershipLoss(error)) {
         this.#lost = true;

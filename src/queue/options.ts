@@ -14,7 +14,7 @@ import type { IdempotencyStore } from "./idempotency/store.js";
 import type { MessageHandler, QueueConsumerOptions, ReceivedQueueMessage } from "./types.js";
 
 /** The service's limit on messages per receive. */
-export const MAX_BATCH_SIZE = 32;
+const MAX_BATCH_SIZE = 32;
 /** The service's limit on a visibility timeout, in seconds (7 days). */
 export const MAX_VISIBILITY_TIMEOUT_IN_SECONDS = 604_800;
 

@@ -71,8 +71,10 @@ export function buildPoisonMessageText(
  *
  * @example
  * ```ts
- * import { parsePoisonMessage } from "azure-storage-concurrency";
+ * import { QueueClient } from "@azure/storage-queue";
+ * import { parsePoisonMessage, poisonQueueNameOf } from "azure-storage-concurrency";
  *
+ * const poisonQueue = new QueueClient(connectionString, poisonQueueNameOf("orders"));
  * const { receivedMessageItems } = await poisonQueue.receiveMessages({ numberOfMessages: 32 });
  * for (const item of receivedMessageItems) {
  *   const poisoned = parsePoisonMessage(item.messageText);

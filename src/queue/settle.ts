@@ -82,7 +82,7 @@ export class MessageSettler {
       if (isOwnershipLoss(deleteError)) this.lost(message, ownershipLost(message.messageId, "delete", deleteError));
       else this.reportError(deleteError, "delete the poisoned message", message);
     }
-    logger.info(`message ${message.messageId} moved to '${writer.name}': ${reason}`);
+    logger.warning(`message ${message.messageId} moved to the poison queue '${writer.name}': ${reason}`);
     this.#events.emit("poisoned", { message, reason, error, poisonQueueName: writer.name });
   }
 

@@ -8,12 +8,15 @@ import type { IdempotencyStore } from "./idempotency/store.js";
 
 /** A received message, as the consumer's events report it (before or without decoding). */
 export interface ReceivedQueueMessage {
+  /** The service's id of the message (stable across receptions). */
   readonly messageId: string;
   /** The raw message text. */
   readonly messageText: string;
   /** How many times the message has been received, this time included. */
   readonly dequeueCount: number;
+  /** When the message was put in the queue. */
   readonly insertedOn: Date | undefined;
+  /** When the message expires (its time to live runs out) and leaves the queue unprocessed. */
   readonly expiresOn: Date | undefined;
 }
 
@@ -168,33 +171,84 @@ export interface QueueConsumerEvents {
   /** The consumer started receiving. */
   started: Record<string, never>;
   /** A message arrived (before decoding). */
-  received: { readonly message: ReceivedQueueMessage };
+  received: {
+    /** The message as received. */
+    readonly message: ReceivedQueueMessage;
+  };
   /** A receive came back empty; the consumer waits `delayInMs` before the next one. */
-  empty: { readonly delayInMs: number; readonly emptyReceives: number };
+  empty: {
+    /** The wait before the next receive, in milliseconds (from `pollingBackoff`). */
+    readonly delayInMs: number;
+    /** Empty receives in a row, this one included. */
+    readonly emptyReceives: number;
+  };
   /** The handler succeeded and the message was deleted. */
-  processed: { readonly message: ReceivedQueueMessage; readonly result: unknown; readonly durationInMs: number };
+  processed: {
+    /** The message. */
+    readonly message: ReceivedQueueMessage;
+    /** What the handler resolved to. */
+    readonly result: unknown;
+    /** How long the handler took, in milliseconds (decoding and claiming not included). */
+    readonly durationInMs: number;
+  };
   /** The message's key was already done: it was deleted without running the handler. */
-  duplicate: { readonly message: ReceivedQueueMessage; readonly key: string; readonly result: unknown };
+  duplicate: {
+    /** The message. */
+    readonly message: ReceivedQueueMessage;
+    /** Its idempotency key. */
+    readonly key: string;
+    /** The result recorded when the key was done. */
+    readonly result: unknown;
+  };
   /** Another consumer is processing the same key right now: the message was put back for `delayInSeconds`. */
-  deferred: { readonly message: ReceivedQueueMessage; readonly key: string; readonly owner: string; readonly delayInSeconds: number };
+  deferred: {
+    /** The message. */
+    readonly message: ReceivedQueueMessage;
+    /** Its idempotency key. */
+    readonly key: string;
+    /** The consumer id holding the key's claim. */
+    readonly owner: string;
+    /** How long the message is hidden, in seconds: until that claim would expire, at most the visibility timeout. */
+    readonly delayInSeconds: number;
+  };
   /** The handler failed; the message becomes visible again after `retryInSeconds` (unless it was poisoned). */
   failed: {
+    /** The message. */
     readonly message: ReceivedQueueMessage;
+    /** What the handler threw ({@link ConsumerStoppedError} when `stop()` aborted it). */
     readonly error: unknown;
+    /** False when this was the last reception allowed (`maxDequeueCount`): the message goes to the poison queue next. */
     readonly willRetry: boolean;
+    /** When the message becomes visible again, in seconds from now (0 when the consumer stopped); undefined when it will not be retried. */
     readonly retryInSeconds: number | undefined;
   };
   /** The message was moved to the poison queue. */
   poisoned: {
+    /** The message as it was received from the source queue. */
     readonly message: ReceivedQueueMessage;
+    /** Why: too many receptions, a body that did not decode, or a key that could not be derived. */
     readonly reason: string;
+    /** The error behind it, if any (the last handler error, a {@link MessageDecodeError}, …). */
     readonly error: unknown;
+    /** The poison queue's name. */
     readonly poisonQueueName: string;
   };
   /** The message or its claim belongs to someone else now; it was not counted as processed. */
-  ownershipLost: { readonly message: ReceivedQueueMessage; readonly error: unknown };
+  ownershipLost: {
+    /** The message. */
+    readonly message: ReceivedQueueMessage;
+    /** A {@link MessageOwnershipLostError} saying what was lost (the message or the claim) and by which operation. */
+    readonly error: unknown;
+  };
   /** Something failed outside a handler (a receive, a delete, a heartbeat); the consumer goes on. */
-  error: { readonly error: unknown; readonly operation: string; readonly message: ReceivedQueueMessage | undefined };
+  error: {
+    /** The failure. */
+    readonly error: unknown;
+    /** What the consumer was doing, e.g. `"receive messages"` or `"delete the message"`. */
+    readonly operation: string;
+    /** The message concerned, when there is one. */
+    readonly message: ReceivedQueueMessage | undefined;
+  };
   /** The consumer has stopped: nothing of it is running any more. */
   stopped: Record<string, never>;
 }

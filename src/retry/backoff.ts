@@ -93,6 +93,15 @@ export interface JitterBackoffOptions extends RandomSourceOptions {
 /**
  * "Full jitter": a uniformly random delay between 0 and `min(max, base * 2^(retry-1))`. Spreads
  * contending clients the most; the usual choice when many writers race for one resource.
+ *
+ * @example
+ * ```ts
+ * import { fullJitterBackoff, retry } from "azure-storage-concurrency";
+ *
+ * const backoff = fullJitterBackoff({ baseInMs: 10, maxInMs: 1_000 });
+ * backoff.delayInMs(3, 0); // anywhere from 0 to 40 ms
+ * await retry(({ abortSignal }) => blob.getProperties({ abortSignal }), { backoff, maxRetries: 5 });
+ * ```
  */
 export function fullJitterBackoff(options: JitterBackoffOptions = {}): BackoffStrategy {
   const { baseInMs, maxInMs, random } = jitterOptions(options);
@@ -107,6 +116,15 @@ export function fullJitterBackoff(options: JitterBackoffOptions = {}): BackoffSt
 /**
  * "Decorrelated jitter": each delay is random between the base and three times the previous delay,
  * capped at the maximum. Grows like exponential backoff but never synchronises clients.
+ *
+ * @example
+ * ```ts
+ * import { decorrelatedJitterBackoff } from "azure-storage-concurrency";
+ *
+ * const backoff = decorrelatedJitterBackoff({ baseInMs: 100, maxInMs: 5_000 });
+ * const first = backoff.delayInMs(1, 0); // 100 ms (nothing before it to grow from)
+ * const second = backoff.delayInMs(2, 300); // 100 to 900 ms: up to three times the previous delay
+ * ```
  */
 export function decorrelatedJitterBackoff(options: JitterBackoffOptions = {}): BackoffStrategy {
   const { baseInMs, maxInMs, random } = jitterOptions(options);
@@ -130,6 +148,14 @@ export interface FixedBackoffOptions {
 /**
  * The same delay before every retry. Simple, but clients that failed together retry together: the
  * source documents advise against it for highly scalable tables.
+ *
+ * @example
+ * ```ts
+ * import { fixedBackoff, retryPolicy } from "azure-storage-concurrency";
+ *
+ * const policy = retryPolicy({ backoff: fixedBackoff({ delayInMs: 2_000 }), maxRetries: 3 });
+ * await policy.execute(({ abortSignal }) => table.getEntity("p", "r", { abortSignal }));
+ * ```
  */
 export function fixedBackoff(options: FixedBackoffOptions = {}): BackoffStrategy {
   const delayInMs = checkNumber("delayInMs", options.delayInMs ?? 1_000, { min: 0 });
@@ -139,6 +165,14 @@ export function fixedBackoff(options: FixedBackoffOptions = {}): BackoffStrategy
 /**
  * No waiting at all: retry at once. This is the naive loop, kept for comparison in benchmarks and
  * for operations that cannot collide (to not retry at all, set `maxRetries: 0` instead).
+ *
+ * @example
+ * ```ts
+ * import { noBackoff, retry } from "azure-storage-concurrency";
+ *
+ * // The naive loop, for comparison: retries transient failures at once.
+ * await retry(({ abortSignal }) => blob.getProperties({ abortSignal }), { backoff: noBackoff(), maxRetries: 3 });
+ * ```
  */
 export function noBackoff(): BackoffStrategy {
   return Object.freeze({ name: "none", delayInMs: () => 0 });
@@ -154,8 +188,11 @@ export function noBackoff(): BackoffStrategy {
  *   jitter from 10 ms up to 1 s.
  */
 export const backoffPresets: {
+  /** {@link exponentialBackoff} with the source documents' defaults: z = 30 s, zmin = 3 s, zmax = 90 s. */
   readonly background: BackoffStrategy;
+  /** {@link exponentialBackoff} with z = 200 ms, zmin = 50 ms, zmax = 2 s. */
   readonly interactive: BackoffStrategy;
+  /** {@link fullJitterBackoff} from 10 ms (`baseInMs`) up to 1 s (`maxInMs`). */
   readonly contention: BackoffStrategy;
 } = Object.freeze({
   background: exponentialBackoff(),

@@ -65,6 +65,7 @@ export const TRANSIENT_STATUS_CODES: ReadonlySet<number> = new Set([408, 429, 50
  * ```ts
  * import { classifyError } from "azure-storage-concurrency";
  *
+ * const body = JSON.stringify({ generatedAt: new Date() });
  * try {
  *   await blob.upload(body, body.length);
  * } catch (error) {
@@ -87,7 +88,19 @@ export function classifyError(error: unknown): ErrorClassification {
   return verdict(kind, TRANSIENT_STATUS_CODES.has(info.statusCode), info.statusCode, info.serviceCode, info.retryAfterInMs);
 }
 
-/** Shorthand for `classifyError(error).transient`. */
+/**
+ * Shorthand for `classifyError(error).transient`.
+ *
+ * @example
+ * ```ts
+ * import { isTransientError } from "azure-storage-concurrency";
+ *
+ * const saved = await table.upsertEntity({ partitionKey: "p", rowKey: "r", n: 1 }).catch((error: unknown) => {
+ *   if (isTransientError(error)) return undefined; // 503, timeout, reset …: try again on the next run
+ *   throw error;
+ * });
+ * ```
+ */
 export function isTransientError(error: unknown): boolean {
   return classifyError(error).transient;
 }
@@ -99,6 +112,18 @@ export function isTransientError(error: unknown): boolean {
  *
  * @param operation - what was being done, phrased to follow "Could not", e.g. `"write blob 'a/b.json'"`.
  * @param attempts - how many attempts were made.
+ *
+ * @example
+ * ```ts
+ * import { wrapStorageError } from "azure-storage-concurrency";
+ *
+ * try {
+ *   await container.create();
+ * } catch (error) {
+ *   // "Could not create container 'reports': 409 ContainerAlreadyExists (…). Retrying will not help: …"
+ *   throw wrapStorageError(error, "create container 'reports'");
+ * }
+ * ```
  */
 export function wrapStorageError(error: unknown, operation: string, attempts = 1): unknown {
   if (isStorageConcurrencyError(error) || isCancellation(error)) return error;

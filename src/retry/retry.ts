@@ -8,6 +8,7 @@
  * Both together multiply: 4 SDK tries x 4 attempts = 16 requests for one failing operation.
  */
 import pRetry from "p-retry";
+import { logger } from "../internal/logger.js";
 import { sleep } from "../internal/sleep.js";
 import { checkNumber, checkOptionalFunction, checkOptionalSignal } from "../internal/validate.js";
 import { backoffPresets, type BackoffStrategy } from "./backoff.js";
@@ -172,6 +173,7 @@ async function execute<T>(
           }
           if (performance.now() - start + delayInMs >= options.deadlineInMs) return false;
           previousDelayInMs = delayInMs;
+          logger.verbose(`retrying "${operationName}" after attempt ${attemptNumber} failed (${describeFailure(classification)}); waiting ${Math.round(delayInMs)} ms`);
           options.onRetry?.({ error, classification, attempt: attemptNumber, delayInMs });
           await sleep(delayInMs, abortSignal);
           return true;
@@ -179,8 +181,24 @@ async function execute<T>(
       },
     );
   } catch (error) {
+    const classification = classifyError(error);
+    // A failure the policy would retry, but the retry budget or the deadline ran out.
+    let retriable = false;
+    try {
+      retriable = options.maxRetries > 0 && classification.kind !== "cancelled" && options.shouldRetry(classification, error);
+    } catch {
+      // the caller's predicate threw (that error is what the caller gets): nothing to log
+    }
+    if (retriable) {
+      logger.warning(`gave up on "${operationName}" after ${attempts} attempt${attempts === 1 ? "" : "s"} (${describeFailure(classification)})`);
+    }
     throw wrapStorageError(error, operationName, attempts);
   }
+}
+
+/** `throttled 503 ServerBusy`, `network ECONNRESET`: a failure in a few words, for log lines. */
+function describeFailure({ kind, statusCode, serviceCode }: ErrorClassification): string {
+  return [kind, statusCode, serviceCode].filter((part) => part !== undefined).join(" ");
 }
 
 /**
@@ -191,6 +209,14 @@ async function execute<T>(
  * - `tables` for `@azure/data-tables` clients (`retryOptions` of the client options).
  */
 export const SDK_SINGLE_ATTEMPT: {
-  readonly storage: { readonly maxTries: 1 };
-  readonly tables: { readonly maxRetries: 0 };
+  /** `retryOptions` for the blob, queue and file share clients. */
+  readonly storage: {
+    /** Tries per request, the first one included: one, so no retry. */
+    readonly maxTries: 1;
+  };
+  /** `retryOptions` for `TableClient` and `TableServiceClient`. */
+  readonly tables: {
+    /** Retries after the first try: none. */
+    readonly maxRetries: 0;
+  };
 } = Object.freeze({ storage: Object.freeze({ maxTries: 1 }), tables: Object.freeze({ maxRetries: 0 }) });

@@ -7,6 +7,7 @@
  * (github.com/Azure/Azurite/issues/1215; the SDK checks it client-side with a plain Error), and a
  * check that relies on the service would let an emulator-tested program half-write in production.
  */
+import { logger } from "../internal/logger.js";
 import { checkOptionalSignal } from "../internal/validate.js";
 import { retryPolicy, type RetryOptions } from "../retry/retry.js";
 import { TransactionRefusedError } from "./errors.js";
@@ -52,8 +53,8 @@ export interface WriteAtomicResult {
  *
  * // A transfer: both legs and the record share the transaction id as PartitionKey (the document's
  * // bank example), so they commit together or not at all.
- * const partitionKey = `transfer-${transferId}`;
- * await writeAtomic(ledger, [
+ * const partitionKey = `transfer-${crypto.randomUUID()}`;
+ * await writeAtomic(table, [
  *   ["create", { partitionKey, rowKey: "debit", account: "alice", amount: -25 }],
  *   ["create", { partitionKey, rowKey: "credit", account: "bob", amount: 25 }],
  * ]);
@@ -109,6 +110,10 @@ export async function writeAtomic(
     client,
     { partitionKey: partitionKeys[0]!, actions: checked.map((a) => a.action), actionIndexes: checked.map((a) => a.index) },
     { policy, abortSignal: options.abortSignal },
-  );
+  ).catch((error: unknown) => {
+    // The caller gets the error itself; a conflict here is often an expected outcome (multi-index rows).
+    logger.verbose(error instanceof Error ? error.message : String(error));
+    throw error;
+  });
   return { partitionKey: partitionKeys[0]!, etags: committed.etags, attempts: committed.attempts, estimatedBytes };
 }

@@ -104,6 +104,8 @@ function notSent(plan: PlannedTransaction, reason: TransactionOutcome["reason"])
  * import { TableClient } from "@azure/data-tables";
  * import { writeBatch } from "azure-storage-concurrency";
  *
+ * declare const readings: { deviceId: string; id: string; celsius: number }[]; // your data
+ *
  * const table = TableClient.fromConnectionString(connectionString, "readings");
  * const result = await writeBatch(
  *   table,

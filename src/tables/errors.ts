@@ -56,7 +56,7 @@ export class TableKeyError extends StorageConcurrencyError {
  * import { writeBatch, isTableKeyError } from "azure-storage-concurrency";
  *
  * try {
- *   await writeBatch(table, actions);
+ *   await writeBatch(table, [["upsert", { partitionKey: "eu/west", rowKey: "1" }]]); // "/" is not allowed in keys
  * } catch (error) {
  *   if (isTableKeyError(error)) console.log(`action ${error.actionIndex}: ${error.keyName} breaks ${error.rule}`);
  * }
@@ -171,8 +171,11 @@ export class TransactionRefusedError extends StorageConcurrencyError {
  * ```ts
  * import { writeAtomic, isTransactionRefusedError } from "azure-storage-concurrency";
  *
- * const error = await writeAtomic(table, actions).catch((e) => e);
- * if (isTransactionRefusedError(error)) console.log(error.reason); // e.g. "multiple-partitions"; nothing was sent
+ * const error = await writeAtomic(table, [
+ *   ["upsert", { partitionKey: "alice", rowKey: "balance", amount: 75 }],
+ *   ["upsert", { partitionKey: "bob", rowKey: "balance", amount: 25 }],
+ * ]).catch((e) => e);
+ * if (isTransactionRefusedError(error)) console.log(error.reason); // "multiple-partitions"; nothing was sent
  * ```
  */
 export function isTransactionRefusedError(error: unknown): error is TransactionRefusedError {
@@ -226,7 +229,10 @@ export class TableTransactionError extends StorageRequestError {
  * ```ts
  * import { writeAtomic, isTableTransactionError } from "azure-storage-concurrency";
  *
- * const error = await writeAtomic(table, actions).catch((e) => e);
+ * const error = await writeAtomic(table, [
+ *   ["create", { partitionKey: "order-7", rowKey: "header", status: "new" }], // 409 if it exists already
+ *   ["create", { partitionKey: "order-7", rowKey: "line-1", sku: "A-100" }],
+ * ]).catch((e) => e);
  * if (isTableTransactionError(error)) console.log(error.statusCode, error.serviceCode, error.failedActionIndex);
  * ```
  */
@@ -272,9 +278,14 @@ export class MultiIndexConflictError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { isMultiIndexConflictError } from "azure-storage-concurrency";
+ * import { multiIndexTable, isMultiIndexConflictError } from "azure-storage-concurrency";
  *
- * const error = await runners.update(snapshot, next).catch((e) => e);
+ * const runners = multiIndexTable<{ race: string; bib: string; age: number }>(table, {
+ *   partitionKey: (r) => r.race,
+ *   indexes: { BIB: (r) => r.bib, AGE: (r) => `${r.age}__${r.bib}` },
+ * });
+ * const snapshot = await runners.get("NYC 2011", "BIB", "01234");
+ * const error = snapshot && (await runners.update(snapshot, { ...snapshot.record, age: 56 }).catch((e) => e));
  * if (isMultiIndexConflictError(error) && error.reason === "changed") {
  *   // read again, reapply the change, write again (runners.modify() does this loop)
  * }

@@ -224,6 +224,13 @@ export function parseCompositeKey(key: string, options: CompositeKeyOptions = {}
 /**
  * A stable 32-bit hash (FNV-1a over the UTF-8 bytes) of `value`, the same in every process and
  * every version of this library. Used for bucket prefixes.
+ *
+ * @example
+ * ```ts
+ * import { stableHash } from "azure-storage-concurrency";
+ *
+ * const shard = stableHash("order-1001") % 8; // the same shard for this id on every machine, every run
+ * ```
  */
 export function stableHash(value: string): number {
   let hash = 0x811c9dc5;

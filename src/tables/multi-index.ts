@@ -69,6 +69,7 @@ export interface MultiIndexSnapshot<T extends MultiIndexRecord> {
 
 /** Per-call options. */
 export interface MultiIndexCallOptions {
+  /** Cancels the call: its requests, and for {@link MultiIndexTable.modify} the wait between rounds. */
   readonly abortSignal?: AbortSignal;
 }
 
@@ -90,6 +91,7 @@ export interface MultiIndexModifyOptions extends MultiIndexCallOptions {
 export interface MultiIndexListEntry<T extends MultiIndexRecord> {
   /** Its key in the listed index (the RowKey without the index prefix). */
   readonly key: string;
+  /** The record's properties, as the listed index row holds them. */
   readonly record: T;
 }
 
@@ -130,8 +132,16 @@ export interface MultiIndexTable<T extends MultiIndexRecord> {
   list(
     partitionKey: string,
     index: string,
-    options?: MultiIndexCallOptions & { readonly keyPrefix?: string },
-  ): Promise<{ readonly entries: MultiIndexListEntry<T>[]; readonly roundTrips: number }>;
+    options?: MultiIndexCallOptions & {
+      /** Only keys (in `index`) that start with this. @default "" (all keys) */
+      readonly keyPrefix?: string;
+    },
+  ): Promise<{
+    /** The live records, in key order (tombstones left out). */
+    readonly entries: MultiIndexListEntry<T>[];
+    /** How many query requests (result pages) the scan took. */
+    readonly roundTrips: number;
+  }>;
 }
 
 /** The part of a `TableClient` multi-index rows use. */
@@ -157,7 +167,7 @@ function signalOf(options: MultiIndexCallOptions | undefined): { abortSignal?: A
  * import { multiIndexTable, compositeKey, padNumber } from "azure-storage-concurrency";
  *
  * interface Runner { race: string; bib: number; name: string; gender: string; age: number; [k: string]: unknown }
- * const runners = multiIndexTable<Runner>(TableClient.fromConnectionString(cs, "registrations"), {
+ * const runners = multiIndexTable<Runner>(TableClient.fromConnectionString(connectionString, "registrations"), {
  *   partitionKey: (r) => compositeKey([r.race, "Full"]),
  *   indexes: {
  *     BIB: (r) => compositeKey([padNumber(r.bib, 5), r.name, r.gender, String(r.age)]),

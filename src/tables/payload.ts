@@ -19,9 +19,13 @@ import type { TableEntity } from "@azure/data-tables";
 import type { CheckedAction } from "./validation.js";
 
 /** The service's limits on one entity group transaction ("Performing entity group transactions"). */
-export const TRANSACTION_LIMITS: { readonly maxOperations: 100; readonly maxPayloadBytes: 4_194_304 } = Object.freeze({
+export const TRANSACTION_LIMITS: {
+  /** Actions (entity operations) in one transaction: at most 100. */
+  readonly maxOperations: 100;
+  /** Bytes of the transaction's request body: at most 4 MiB (4,194,304 bytes). */
+  readonly maxPayloadBytes: 4_194_304;
+} = Object.freeze({
   maxOperations: 100,
-  /** 4 MiB. */
   maxPayloadBytes: 4_194_304,
 });
 
@@ -64,7 +68,7 @@ function valueBytes(name: string, value: unknown): number {
 }
 
 /** Bytes of the entity as the JSON body the SDK sends. */
-export function entityJsonBytes(entity: TableEntity): number {
+function entityJsonBytes(entity: TableEntity): number {
   let bytes = 2; // {}
   let first = true;
   for (const [name, value] of Object.entries(entity)) {

@@ -47,7 +47,7 @@ export interface PlannedTransaction {
 }
 
 /** The settled limits, checked. */
-export function transactionLimits(options: PlanTransactionsOptions): { maxOperations: number; maxPayloadBytes: number } {
+function transactionLimits(options: PlanTransactionsOptions): { maxOperations: number; maxPayloadBytes: number } {
   return {
     maxOperations: checkNumber("maxOperationsPerTransaction", options.maxOperationsPerTransaction ?? TRANSACTION_LIMITS.maxOperations, {
       min: 1,
@@ -117,7 +117,9 @@ export function planChecked(checked: readonly CheckedAction[], location: TableLo
  *
  * @example
  * ```ts
- * import { planTransactions } from "azure-storage-concurrency";
+ * import { planTransactions, type TableAction } from "azure-storage-concurrency";
+ *
+ * declare const actions: TableAction[]; // your writes, any partitions, any number
  *
  * const plan = planTransactions(tableClient, actions);
  * console.log(`${actions.length} actions in ${plan.length} transactions`);

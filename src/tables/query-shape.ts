@@ -21,15 +21,32 @@ export type QueryKind = "point" | "row-range-scan" | "partition-range-scan" | "t
 
 /** A bound of a key range. */
 export interface KeyBound {
+  /** The key value at the bound, as the filter's string literal gives it (quotes undone). */
   readonly value: string;
+  /** Whether `value` itself is in the range (`ge`/`le`, or `eq`) or not (`gt`/`lt`). */
   readonly inclusive: boolean;
 }
 
 /** What a filter says about one key property. */
 export type KeyConstraint =
-  | { readonly kind: "exact"; readonly value: string }
-  | { readonly kind: "range"; readonly lower?: KeyBound; readonly upper?: KeyBound }
-  | { readonly kind: "none" };
+  | {
+      /** The filter lets exactly one value of the key through (`eq`, or `ge` and `le` on one value). */
+      readonly kind: "exact";
+      /** That value. */
+      readonly value: string;
+    }
+  | {
+      /** The filter bounds the key on one side or both. */
+      readonly kind: "range";
+      /** The lower bound; absent when the range is open below. */
+      readonly lower?: KeyBound;
+      /** The upper bound; absent when the range is open above. */
+      readonly upper?: KeyBound;
+    }
+  | {
+      /** The filter does not narrow the key (no comparison on it, or only under `not`, `ne` or an `or` whose branches differ). */
+      readonly kind: "none";
+    };
 
 /** The verdict of {@link classifyQuery}. */
 export interface QueryShape {

@@ -104,6 +104,7 @@ export interface QueryEntitiesOptions {
 
 /** One response of a query. */
 export interface EntityPage<T extends object> {
+  /** The entities of this response, possibly none. */
   readonly entities: readonly TableEntityResult<T>[];
   /** Which round trip this was, from 1. */
   readonly roundTrip: number;
@@ -157,6 +158,7 @@ export async function* queryEntityPages<T extends object = Record<string, unknow
 
 /** What {@link queryEntities} read. */
 export interface QueryEntitiesResult<T extends object> {
+  /** Every entity the query returned, in the service's order (PartitionKey, then RowKey). */
   readonly entities: TableEntityResult<T>[];
   /** Requests made: one per response. */
   readonly roundTrips: number;
@@ -174,6 +176,7 @@ export interface QueryEntitiesResult<T extends object> {
  * ```ts
  * import { queryEntities, keyFilter } from "azure-storage-concurrency";
  *
+ * const race = "2011 New York City Marathon__Full";
  * const result = await queryEntities(table, { filter: keyFilter({ partitionKey: race, rowKeyPrefix: "AGE:" }) });
  * console.log(`${result.entities.length} runners, ${result.roundTrips} round trips, ${result.shape.kind}`);
  * ```

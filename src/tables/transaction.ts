@@ -13,6 +13,7 @@
  */
 import type { TableClient, TransactionAction } from "@azure/data-tables";
 import { isStorageRequestError, readRestError } from "../errors.js";
+import { logger } from "../internal/logger.js";
 import { classifyError } from "../retry/classify.js";
 import type { RetryPolicy } from "../retry/retry.js";
 import { TableTransactionError } from "./errors.js";
@@ -22,7 +23,7 @@ import type { TableLocation } from "./plan.js";
 export type TransactionClient = TableLocation & Pick<TableClient, "submitTransaction">;
 
 /** What came back from a committed transaction. */
-export interface CommittedTransaction {
+interface CommittedTransaction {
   /** The new ETag of each action's entity, in the transaction's order (undefined for deletes). */
   readonly etags: readonly (string | undefined)[];
   /** How many times it was sent. */
@@ -30,7 +31,7 @@ export interface CommittedTransaction {
 }
 
 /** A transaction to send: its actions and where they sit in the caller's list. */
-export interface TransactionToSend {
+interface TransactionToSend {
   readonly partitionKey: string;
   readonly actions: readonly TransactionAction[];
   readonly actionIndexes: readonly number[];
@@ -61,6 +62,10 @@ export async function sendTransaction(
         })
       : await attempt(abortSignal);
     const etags = transaction.actions.map((action, i) => (action[0] === "delete" ? undefined : response.subResponses[i]?.etag));
+    logger.verbose(
+      `committed a transaction of ${transaction.actions.length} action${transaction.actions.length === 1 ? "" : "s"} on partition ${JSON.stringify(transaction.partitionKey)}` +
+        (attempts > 1 ? ` in ${attempts} attempts` : ""),
+    );
     return { etags, attempts };
   } catch (error) {
     const cause = isStorageRequestError(error) && error.cause !== undefined ? error.cause : error;
@@ -69,7 +74,7 @@ export async function sendTransaction(
 }
 
 /** Reads the failed operation's position out of the service's "N:message" text. */
-export function failedOperationOf(message: string): { position: number | undefined; text: string } {
+function failedOperationOf(message: string): { position: number | undefined; text: string } {
   const match = /^(\d+):(.*)$/s.exec(message);
   return match ? { position: Number(match[1]), text: match[2]!.trim() } : { position: undefined, text: message };
 }

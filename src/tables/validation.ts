@@ -60,7 +60,7 @@ function describeCharacter(ch: string): string {
  * ```ts
  * import { validateTableKey, compositeKey } from "azure-storage-concurrency";
  *
- * const rowKey = compositeKey([customerId, orderId]); // escapes "/" and friends
+ * const rowKey = compositeKey(["contoso/emea", "order#42"]); // escapes "/" and friends
  * validateTableKey(rowKey, "rowKey"); // throws TableKeyError if it is still unusable, e.g. too long
  * ```
  */
@@ -140,7 +140,7 @@ function checkPropertyValue(name: string, value: unknown, index: number): void {
  *
  * @throws TableKeyError or TableActionError naming the action's position and the rule.
  */
-export function checkAction(action: unknown, index: number): CheckedAction {
+function checkAction(action: unknown, index: number): CheckedAction {
   if (!Array.isArray(action) || typeof action[1] !== "object" || action[1] === null) {
     throw new TableActionError(`action ${index} must be a [kind, entity, ...] tuple, as TableClient.submitTransaction takes.`, {
       rule: "not-an-action",

@@ -195,15 +195,30 @@ function describe(endpoints: Map<AzuriteService, string>, stop: () => Promise<vo
 
 /** Endpoints for {@link buildConnectionString}. */
 export interface DevelopmentEndpoints {
+  /** The blob endpoint, account path included (`http://127.0.0.1:10000/devstoreaccount1`); left out when absent. */
   readonly blobEndpoint?: string | undefined;
+  /** The queue endpoint, account path included; left out when absent. */
   readonly queueEndpoint?: string | undefined;
+  /** The table endpoint, account path included; left out when absent. */
   readonly tableEndpoint?: string | undefined;
+  /** The file endpoint, account path included (e.g. a {@link startFilesResponder | Files responder}); left out when absent. */
   readonly fileEndpoint?: string | undefined;
 }
 
 /**
  * Builds a connection string for Azurite's development account with the given endpoints (for
  * example the endpoints of a {@link createFaultProxy | fault proxy} in front of Azurite).
+ *
+ * @example
+ * ```ts
+ * import { QueueClient } from "@azure/storage-queue";
+ * import { buildConnectionString, createFaultProxy, startAzurite } from "azure-storage-concurrency/testing";
+ *
+ * const azurite = await startAzurite();
+ * const proxy = await createFaultProxy({ target: azurite.queueEndpoint });
+ * // Queue requests go through the proxy; the blob and table services are not in this string.
+ * const queue = new QueueClient(buildConnectionString({ queueEndpoint: proxy.endpoint }), "jobs");
+ * ```
  */
 export function buildConnectionString(endpoints: DevelopmentEndpoints): string {
   const parts = ["DefaultEndpointsProtocol=http", `AccountName=${AZURITE_ACCOUNT_NAME}`, `AccountKey=${AZURITE_ACCOUNT_KEY}`];

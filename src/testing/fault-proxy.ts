@@ -16,11 +16,34 @@ import { checkNumber } from "../internal/validate.js";
 
 /** What a rule does to a matching request. */
 export type FaultAction =
-  | { readonly type: "dropResponse" }
-  | { readonly type: "serverBusy"; readonly retryAfterInMs?: number }
-  | { readonly type: "status"; readonly statusCode: number; readonly serviceCode: string }
-  | { readonly type: "delay"; readonly delayInMs: number }
-  | { readonly type: "reset" };
+  | {
+      /** Forward the request, let the service apply it, then cut the client's connection before the response reaches it. */
+      readonly type: "dropResponse";
+    }
+  | {
+      /** Answer 503 ServerBusy without forwarding. */
+      readonly type: "serverBusy";
+      /** Sent as the `x-ms-retry-after-ms` header, in milliseconds; no header when absent. */
+      readonly retryAfterInMs?: number;
+    }
+  | {
+      /** Answer an error without forwarding. */
+      readonly type: "status";
+      /** The HTTP status, 400 to 599. */
+      readonly statusCode: number;
+      /** The service error code, sent as `x-ms-error-code` and in the body (XML, or JSON when the client asks for JSON). */
+      readonly serviceCode: string;
+    }
+  | {
+      /** Wait, then forward. */
+      readonly type: "delay";
+      /** How long to wait before forwarding, in milliseconds. */
+      readonly delayInMs: number;
+    }
+  | {
+      /** Cut the connection without forwarding (the service never sees the request). */
+      readonly type: "reset";
+    };
 
 /** The request a rule looks at. */
 export interface FaultRequestInfo {

@@ -47,10 +47,15 @@ interface MemoryRecord {
 
 /** What {@link MemoryIdempotencyStore.inspect} shows of a key. */
 export interface MemoryIdempotencyRecord {
+  /** `claimed` while a consumer processes the key, `done` once it is marked done. */
   readonly status: "claimed" | "done";
+  /** The consumer that claimed the key last (and completed it, when done). */
   readonly owner: string;
+  /** The message whose delivery made the claim. */
   readonly messageId: string;
+  /** When the claim expires (or expired) unless extended; kept as it was when the key was done. */
   readonly expiresOn: Date;
+  /** The result kept with the done mark; undefined while claimed. */
   readonly result: unknown;
 }
 

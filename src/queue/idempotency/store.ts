@@ -58,6 +58,7 @@ export interface ClaimRequest {
 
 /** A claim held by one consumer. Treat it as opaque: stores return a new one on each extension. */
 export interface IdempotencyClaim {
+  /** The idempotency key claimed. */
   readonly key: string;
   /** The record's partition (stores without partitions echo the request's or use the key). */
   readonly partitionKey: string;
@@ -70,6 +71,7 @@ export interface IdempotencyClaim {
   readonly etag: string | undefined;
   /** When the claim expires unless extended. */
   readonly expiresOn: Date;
+  /** The consumer holding the claim (the request's `owner`). */
   readonly owner: string;
   /** The owner this claim was taken over from, if it was taken over. */
   readonly takenOverFrom?: string | undefined;
@@ -78,11 +80,30 @@ export interface IdempotencyClaim {
 /** The answer of {@link IdempotencyStore.claim}. */
 export type ClaimOutcome =
   /** The key is this consumer's to process now. */
-  | { readonly status: "claimed"; readonly claim: IdempotencyClaim }
+  | {
+      /** `"claimed"`: run the handler. */
+      readonly status: "claimed";
+      /** The claim to extend, complete or release. */
+      readonly claim: IdempotencyClaim;
+    }
   /** The key was processed already: settle the message without running the handler. */
-  | { readonly status: "done"; readonly result: unknown; readonly completedOn: Date | undefined }
+  | {
+      /** `"done"`: do not run the handler again. */
+      readonly status: "done";
+      /** The result kept with the done mark (undefined if the handler resolved to nothing). */
+      readonly result: unknown;
+      /** When the key was marked done, when the store recorded it. */
+      readonly completedOn: Date | undefined;
+    }
   /** Another consumer holds a live claim on the key (a duplicate message being processed right now). */
-  | { readonly status: "busy"; readonly owner: string; readonly expiresOn: Date };
+  | {
+      /** `"busy"`: try again once the other claim has expired or been settled. */
+      readonly status: "busy";
+      /** The consumer holding the claim. */
+      readonly owner: string;
+      /** When that claim expires unless its holder extends it. */
+      readonly expiresOn: Date;
+    };
 
 /** What {@link IdempotencyStore.complete} writes. */
 export interface CompleteOptions<TEffect> {
@@ -90,11 +111,13 @@ export interface CompleteOptions<TEffect> {
   readonly result?: unknown;
   /** Effects to commit atomically with the done mark (stores that support it; see each store). */
   readonly effects?: readonly TEffect[];
+  /** Cancels the write (stores that make requests). */
   readonly abortSignal?: AbortSignal;
 }
 
 /** Options of the other store calls. */
 export interface IdempotencyStoreCallOptions {
+  /** Cancels the call (stores that make requests). */
   readonly abortSignal?: AbortSignal;
 }
 
@@ -141,7 +164,7 @@ export function serializeResult(key: string, result: unknown): string | undefine
 }
 
 /** What a store knows about an existing record, for {@link judgeExistingRecord}. */
-export interface ExistingRecord {
+interface ExistingRecord {
   readonly status: "claimed" | "done";
   readonly messageId: string | undefined;
   readonly dequeueCount: number | undefined;

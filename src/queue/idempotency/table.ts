@@ -18,6 +18,7 @@
 import type { TableClient, TableEntityResult, TransactionAction } from "@azure/data-tables";
 import { serviceCodeOf, statusOf } from "../../errors.js";
 import { checkNonEmptyString } from "../../internal/validate.js";
+import { TRANSACTION_LIMITS } from "../../tables/payload.js";
 import { IdempotencyClaimLostError } from "../errors.js";
 import {
   judgeExistingRecord,
@@ -39,9 +40,6 @@ export interface TableIdempotencyStoreOptions {
    */
   readonly rowKeyPrefix?: string;
 }
-
-/** The most operations of one entity group transaction, the done mark included. */
-export const MAX_TRANSACTION_ACTIONS = 100;
 
 const MAX_KEY_LENGTH = 1024;
 const CLAIM_ATTEMPTS = 5;
@@ -89,7 +87,15 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
   }
 
   /** The table row that holds `key`'s record (`partitionKey` defaults to the key, as in the consumer). */
-  rowOf(key: string, partitionKey: string = key): { partitionKey: string; rowKey: string } {
+  rowOf(
+    key: string,
+    partitionKey: string = key,
+  ): {
+    /** The row's PartitionKey (checked as a table key). */
+    partitionKey: string;
+    /** The row's RowKey: the prefix and the escaped key. */
+    rowKey: string;
+  } {
     return { partitionKey: checkedKey("partition key", partitionKey), rowKey: checkedKey("row key", this.#prefix + encodeTableKey(key), false) };
   }
 
@@ -278,9 +284,9 @@ function recordOf(entity: InboxEntity) {
 
 function checkEffects(claim: IdempotencyClaim, effects: readonly TransactionAction[]): void {
   if (!Array.isArray(effects)) throw new TypeError("`effects` must be an array of table transaction actions.");
-  if (effects.length > MAX_TRANSACTION_ACTIONS - 1) {
+  if (effects.length > TRANSACTION_LIMITS.maxOperations - 1) {
     throw new RangeError(
-      `${effects.length} effects for key '${claim.key}': an entity group transaction holds at most ${MAX_TRANSACTION_ACTIONS} operations, one of which is the done mark.`,
+      `${effects.length} effects for key '${claim.key}': an entity group transaction holds at most ${TRANSACTION_LIMITS.maxOperations} operations, one of which is the done mark.`,
     );
   }
   for (const action of effects) {
@@ -331,7 +337,7 @@ function parseResult(json: string | undefined): unknown {
  * characters (which the Table service forbids in keys) become `%XX`, everything else is kept.
  * Distinct inputs give distinct outputs.
  */
-export function encodeTableKey(value: string): string {
+function encodeTableKey(value: string): string {
   // eslint-disable-next-line no-control-regex
   return value.replace(/[/\\#?%\u0000-\u001f\u007f-\u009f]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, "0").toUpperCase()}`);
 }

@@ -28,9 +28,11 @@ const fmt = (n: number) => (Number.isInteger(n) ? String(n) : n.toFixed(1));
  *
  * @example
  * ```ts
- * import { writeFile } from "node:fs/promises";
- * import { renderStressChart } from "azure-storage-concurrency";
+ * import { readFile, writeFile } from "node:fs/promises";
+ * import { renderStressChart, type PartitionStressResult } from "azure-storage-concurrency";
  *
+ * // A result saved by `azure-storage-concurrency stress --out result.json` (or runPartitionStressTest).
+ * const result = JSON.parse(await readFile("result.json", "utf8")) as PartitionStressResult;
  * await writeFile("stress.svg", renderStressChart(result));
  * ```
  */

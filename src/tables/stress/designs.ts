@@ -12,7 +12,12 @@ export interface StressKeyDesign {
   /** One line: what the design does. */
   readonly description: string;
   /** The keys of the entity with sequence number `sequence` (0, 1, 2, …). */
-  keyOf(sequence: number): { readonly partitionKey: string; readonly rowKey: string };
+  keyOf(sequence: number): {
+    /** The entity's PartitionKey. */
+    readonly partitionKey: string;
+    /** The entity's RowKey. */
+    readonly rowKey: string;
+  };
   /**
    * Which partition serves a PartitionKey, in the design guide's model: the PartitionKey itself,
    * except that append-only or prepend-only keys are served together by the last range partition

@@ -51,22 +51,23 @@ export interface PartitionStressOptions {
    * @default ["single"]
    */
   readonly designs?: readonly (BuiltInStressDesign | StressKeyDesign)[];
-  /** @default 10 */
+  /** How long the load (step 3) runs for each design, in seconds (0.5 to 86,400). @default 10 */
   readonly durationInSeconds?: number;
   /** Concurrent workers driving the load. @default 4 */
   readonly workers?: number;
   /** Entities loaded before the load starts (step 2). @default 200 */
   readonly preloadEntities?: number;
+  /** The share of reads, inserts and updates in the load. @default { read: 0.5, insert: 0.25, update: 0.25 } */
   readonly mix?: StressMix;
   /** Cap on operations per second over all workers; unlimited drives the peak the workers reach. @default Infinity */
   readonly targetOpsPerSec?: number;
-  /** Size of each entity's payload property. @default 256 */
+  /** Size of each entity's payload property, in bytes (characters of an ASCII string; 0 to 32,768). @default 256 */
   readonly entityBytes?: number;
   /** Keep the test tables instead of deleting them. @default false */
   readonly keepTables?: boolean;
   /** Prefix of the test tables' names (letters and digits). @default "stress" */
   readonly tablePrefix?: string;
-  /** How often a sample (and a progress report) is taken. @default 1000 */
+  /** How often a sample (and a progress report) is taken, in milliseconds (50 to 60,000). @default 1000 */
   readonly sampleIntervalInMs?: number;
   /** Whether the target is an emulator; by default guessed from the endpoint (loopback or devstoreaccount1). */
   readonly emulator?: boolean;
@@ -80,72 +81,131 @@ export interface PartitionStressOptions {
 export interface StressSample {
   /** Seconds since the load started, at the end of the sample. */
   readonly atSec: number;
+  /** Point reads (GET) that succeeded, per second, over this sample. */
   readonly getPerSec: number;
+  /** Inserts and updates (PUT) that succeeded, per second, over this sample. */
   readonly putPerSec: number;
   /** The busiest partition's entities per second in this sample. */
   readonly busiestPartitionPerSec: number;
+  /** Failed operations (any error, ServerBusy and timeouts included), per second, over this sample. */
   readonly errorsPerSec: number;
 }
 
 /** A live progress report. */
 export interface StressProgress extends StressSample {
+  /** The name of the design under load. */
   readonly design: string;
+  /** The step of the test: progress is reported during the load (step 3) only. */
   readonly phase: "load";
+  /** How long the load of this design lasts, in seconds (compare with `atSec`). */
   readonly durationInSeconds: number;
 }
 
 /** Latency percentiles, in milliseconds. */
 export interface LatencySummary {
+  /** The median (0 when nothing succeeded). */
   readonly p50: number;
+  /** The 95th percentile. */
   readonly p95: number;
+  /** The 99th percentile. */
   readonly p99: number;
 }
 
 /** What one design measured. */
 export interface StressDesignResult {
+  /** The design's name ({@link StressKeyDesign.name}). */
   readonly design: string;
+  /** What the design does ({@link StressKeyDesign.description}). */
   readonly description: string;
+  /** The test table's name (deleted after the run unless `keepTables`). */
   readonly table: string;
+  /** Entities loaded before the load started (step 2). */
   readonly preloaded: number;
+  /** How long the load really ran, in seconds (shorter than asked when aborted). */
   readonly durationSec: number;
-  readonly operations: { readonly reads: number; readonly inserts: number; readonly updates: number; readonly errors: number; readonly throttled: number };
+  /** What the load did, counted over the whole run. */
+  readonly operations: {
+    /** Point reads that succeeded. */
+    readonly reads: number;
+    /** Inserts that succeeded. */
+    readonly inserts: number;
+    /** Updates that succeeded. */
+    readonly updates: number;
+    /** Operations that failed, for any reason. */
+    readonly errors: number;
+    /** Of `errors`, those that were throttling (503 ServerBusy) or timeouts. */
+    readonly throttled: number;
+  };
+  /** Successful point reads per second over the run. */
   readonly getPerSec: number;
+  /** Successful inserts and updates per second over the run. */
   readonly putPerSec: number;
+  /** Successful operations of every kind per second over the run. */
   readonly entitiesPerSec: number;
   /** Distinct PartitionKeys the load touched. */
   readonly partitionKeysTouched: number;
   /** Distinct partitions the load touched, as the design counts them (append-only keys share one range partition). */
   readonly partitionsTouched: number;
   /** The partition that took the most entities per second over the run. */
-  readonly busiestPartition: { readonly partition: string; readonly entitiesPerSec: number };
+  readonly busiestPartition: {
+    /** The partition, as {@link StressKeyDesign.partitionOf} names it; `""` when nothing succeeded. */
+    readonly partition: string;
+    /** Its successful operations per second over the run. */
+    readonly entitiesPerSec: number;
+  };
   /** Whether the busiest partition went over the 500 entities/s target. */
   readonly overTarget: boolean;
-  readonly latencyMs: { readonly get: LatencySummary; readonly put: LatencySummary };
+  /** Latency percentiles of the operations that succeeded, in milliseconds. */
+  readonly latencyMs: {
+    /** Of successful point reads. */
+    readonly get: LatencySummary;
+    /** Of successful inserts and updates. */
+    readonly put: LatencySummary;
+  };
   /** The first few distinct error messages. */
   readonly errorSamples: readonly string[];
+  /** One or two sentences: the busiest partition against the target, the design's advice, throttling seen. */
   readonly verdict: string;
+  /** Throughput over time, one sample per `sampleIntervalInMs`. */
   readonly samples: readonly StressSample[];
 }
 
 /** The whole test's result: what the JSON file holds. */
 export interface PartitionStressResult {
+  /** Always `"partition-stress-test"`: says what wrote a saved JSON file. */
   readonly tool: "partition-stress-test";
+  /** The table endpoint the test ran against (the last test table's URL). */
   readonly endpoint: string;
+  /** Whether the target was taken to be an emulator (see {@link PartitionStressOptions.emulator}). */
   readonly emulator: boolean;
+  /** One paragraph on how to read the figures, for an emulator or for a real account. */
   readonly note: string;
+  /** The scalability target of one partition the verdicts compare with: {@link PARTITION_TARGET_ENTITIES_PER_SEC}. */
   readonly targetEntitiesPerSecPerPartition: number;
+  /** The settings the test ran with, defaults filled in. */
   readonly settings: {
+    /** Load duration per design, in seconds. */
     readonly durationInSeconds: number;
+    /** Concurrent workers. */
     readonly workers: number;
+    /** Entities loaded per design before the load. */
     readonly preloadEntities: number;
+    /** The operation mix as given (before normalisation), defaults filled in. */
     readonly mix: Required<StressMix>;
+    /** The cap on operations per second; `null` for none. */
     readonly targetOpsPerSec: number | null;
+    /** Payload bytes per entity. */
     readonly entityBytes: number;
   };
+  /** When the test started, ISO 8601. */
   readonly startedAt: string;
+  /** When it finished, ISO 8601. */
   readonly finishedAt: string;
+  /** Whether `abortSignal` stopped it early (designs not started are missing from `designs`). */
   readonly aborted: boolean;
+  /** Whether the test tables were kept (`keepTables`). */
   readonly tablesKept: boolean;
+  /** One result per design, in the order they ran. */
   readonly designs: readonly StressDesignResult[];
 }
 
@@ -167,11 +227,12 @@ function guessEmulator(url: string): boolean {
  *
  * @example
  * ```ts
+ * import { writeFile } from "node:fs/promises";
  * import { TableClient } from "@azure/data-tables";
  * import { runPartitionStressTest, renderStressChart, SDK_SINGLE_ATTEMPT } from "azure-storage-concurrency";
  *
  * const result = await runPartitionStressTest({
- *   createTableClient: (name) => TableClient.fromConnectionString(cs, name, { retryOptions: SDK_SINGLE_ATTEMPT.tables }),
+ *   createTableClient: (name) => TableClient.fromConnectionString(connectionString, name, { retryOptions: SDK_SINGLE_ATTEMPT.tables }),
  *   designs: ["single", "bucketed"],
  *   durationInSeconds: 20,
  *   onProgress: (p) => console.error(`${p.design} ${p.atSec}s GET ${p.getPerSec}/s PUT ${p.putPerSec}/s`),

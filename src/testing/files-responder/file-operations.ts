@@ -22,10 +22,10 @@ import { leaseRequest, notImplemented, requireParent, requireShare, smbHeaders, 
 import { isoWith7Digits, smbDefaults, type DataAccess, type FilesStore, type StoredFile, type StoredShare } from "./store.js";
 
 /** The largest range one Put Range (or one Create File with content) carries: 4 MiB. */
-export const MAX_RANGE_BYTES = 4 * 1024 * 1024;
+const MAX_RANGE_BYTES = 4 * 1024 * 1024;
 
 /** What the file operations need besides the store. */
-export interface FileOperationSettings {
+interface FileOperationSettings {
   /** The `x-ms-error-code` for a delete-pending file. */
   readonly deletePendingCode: string;
 }

@@ -23,7 +23,7 @@
 export type LeaseTarget = "file" | "share";
 
 /** The lease states the REST API reports in `x-ms-lease-state`. */
-export type LeaseStateName = "available" | "leased" | "expired" | "breaking" | "broken";
+type LeaseStateName = "available" | "leased" | "expired" | "breaking" | "broken";
 
 /** A lease as stored by the responder. Times are in milliseconds of the responder's clock. */
 export interface LeaseRecord {
@@ -48,14 +48,14 @@ export interface LeaseRequest {
 }
 
 /** A refusal: status, `x-ms-error-code` and message. */
-export interface ServiceRefusal {
+interface ServiceRefusal {
   readonly status: number;
   readonly code: string;
   readonly message: string;
 }
 
 /** The outcome of a lease action. */
-export type LeaseActionOutcome =
+type LeaseActionOutcome =
   | { readonly ok: true; readonly lease: LeaseRecord; readonly status: number; readonly headers: Record<string, string> }
   | ({ readonly ok: false } & ServiceRefusal);
 
@@ -73,7 +73,7 @@ export function leaseAt(lease: LeaseRecord, now: number): LeaseRecord {
 }
 
 /** Whether the lease currently guards writes (leased, or breaking: the holder keeps it until broken). */
-export function isActive(lease: LeaseRecord): boolean {
+function isActive(lease: LeaseRecord): boolean {
   return lease.state === "leased" || lease.state === "breaking";
 }
 

@@ -56,7 +56,7 @@ export function fail(status: number, code: string, message: string): never {
 }
 
 /** The largest request body the responder accepts: one 4 MiB range plus slack. */
-export const MAX_BODY_BYTES = 4 * 1024 * 1024 + 1024;
+const MAX_BODY_BYTES = 4 * 1024 * 1024 + 1024;
 
 /** Reads a request into a {@link ResponderRequest}, or `"wrong-account"` if its URL is not for `accountName`. */
 export async function readRequest(req: IncomingMessage, accountName: string): Promise<ResponderRequest | "wrong-account"> {

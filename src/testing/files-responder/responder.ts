@@ -80,9 +80,13 @@ export interface SmbSimulator {
    *
    * @example
    * ```ts
-   * const handle = responder.smb.openFile("reports/2024/q1.csv"); // shares nothing
+   * import { startFilesResponder } from "azure-storage-concurrency/testing";
+   *
+   * const responder = await startFilesResponder();
+   * // … create the share "reports" and the file 2024/q1.csv through the REST API, then:
+   * const smb = responder.smb.openFile("reports/2024/q1.csv"); // shares nothing
    * // REST reads and writes of the file now fail with 409 SharingViolation
-   * handle.close();
+   * smb.close();
    * ```
    */
   openFile(path: string, options?: SmbOpenOptions): SmbHandle;
@@ -92,9 +96,11 @@ export interface SmbSimulator {
 
 /** One request the responder answered. */
 export interface FilesResponderRequest {
+  /** `GET`, `PUT`, `HEAD`, `DELETE`, … */
   readonly method: string;
   /** Path and query, e.g. `/devstoreaccount1/share/file.txt?comp=lease`. */
   readonly url: string;
+  /** The HTTP status answered. */
   readonly status: number;
   /** The `x-ms-error-code` answered, if any. */
   readonly errorCode: string | undefined;

@@ -11,7 +11,7 @@ import { AVAILABLE, type LeaseRecord } from "./leases.js";
 export type Metadata = Map<string, { readonly name: string; readonly value: string }>;
 
 /** The standard HTTP properties a file keeps (Create File / Set File Properties). */
-export interface FileHttpProperties {
+interface FileHttpProperties {
   contentType?: string | undefined;
   contentEncoding?: string | undefined;
   contentLanguage?: string | undefined;
@@ -22,7 +22,7 @@ export interface FileHttpProperties {
 }
 
 /** The SMB properties a file or directory reports (`x-ms-file-*`). */
-export interface SmbProperties {
+interface SmbProperties {
   attributes: string;
   creationTime: string;
   lastWriteTime: string;
@@ -66,8 +66,11 @@ export interface StoredShare {
 
 /** Which later opens an SMB handle allows (its share mode). */
 export interface SmbShareMode {
+  /** REST reads of the file are allowed while the handle is open (`FileShare.Read`). @default false */
   readonly read?: boolean;
+  /** REST writes of the file are allowed while the handle is open (`FileShare.Write`). @default false */
   readonly write?: boolean;
+  /** REST deletes of the file are allowed while the handle is open (`FileShare.Delete`). @default false */
   readonly delete?: boolean;
 }
 
