@@ -1,7 +1,7 @@
 /**
  * Small SVG charts written by hand (no charting dependency): a line chart and a grouped bar chart
- * that share one frame (title, subtitle, y grid from zero, axis labels, a legend on the right,
- * labelled horizontal reference lines such as goals). The partition stress test draws its chart with
+ * that share one frame (title, subtitle, y grid from zero, axis labels, a legend on the right that
+ * also names the horizontal reference lines, such as goals). The partition stress test draws its chart with
  * it, and the benchmark report (bench/report/) its figures. Every piece of text is XML-escaped and
  * every coordinate is a finite number, so the output is a valid standalone SVG document.
  */
@@ -124,15 +124,19 @@ function frame(spec: ChartFrame, values: readonly number[], height: number, out:
   return y;
 }
 
-/** Reference lines go on top of the data, so that a goal stays visible behind nothing. */
-function referenceLines(references: readonly ReferenceLine[], y: (value: number) => number, out: string[]): void {
-  for (const reference of references.filter((r) => finite(r.value))) {
+/** Dash patterns that tell reference lines apart, in the plot and in the legend. */
+const REFERENCE_DASHES = ["8 4", "3 3", "12 3 3 3"];
+
+/** Reference lines go on top of the data, so that a goal stays visible; they are named in the legend. */
+function referenceLines(references: readonly ReferenceLine[], y: (value: number) => number, out: string[]): LegendEntry[] {
+  return references.filter((r) => finite(r.value)).map((reference, i) => {
     const at = f1(y(reference.value));
+    const dash = REFERENCE_DASHES[i % REFERENCE_DASHES.length]!;
     out.push(
-      `<line x1="${PLOT.left}" y1="${at}" x2="${PLOT.right}" y2="${at}" stroke="#000000" stroke-width="1.5" stroke-dasharray="8 4"/>`,
-      `<text x="${PLOT.right - 4}" y="${f1(Number(at) - 6)}" text-anchor="end">${escapeXml(reference.label)}</text>`,
+      `<line x1="${PLOT.left}" y1="${at}" x2="${PLOT.right}" y2="${at}" stroke="#000000" stroke-width="1.5" stroke-dasharray="${dash}"><title>${escapeXml(reference.label)}</title></line>`,
     );
-  }
+    return { label: reference.label, colour: "#000000", dash, swatch: "line" as const };
+  });
 }
 
 interface LegendEntry {
@@ -142,20 +146,30 @@ interface LegendEntry {
   readonly swatch: "line" | "box";
 }
 
+/** Legend labels are wrapped to this many characters, so that they stay inside the picture. */
+const LEGEND_WIDTH_CHARS = 28;
+
 function legend(entries: readonly LegendEntry[], out: string[]): void {
-  entries.forEach((entry, i) => {
-    const ly = PLOT.top + 8 + i * 20;
+  let ly = PLOT.top + 8;
+  for (const entry of entries) {
     out.push(
       entry.swatch === "box"
         ? `<rect x="${PLOT.right + 20}" y="${ly - 6}" width="30" height="12" fill="${entry.colour}"/>`
         : `<line x1="${PLOT.right + 20}" y1="${ly}" x2="${PLOT.right + 50}" y2="${ly}" stroke="${entry.colour}" stroke-width="2"${entry.dash ? ` stroke-dasharray="${entry.dash}"` : ""}/>`,
-      `<text x="${PLOT.right + 56}" y="${ly + 4}">${escapeXml(entry.label)}</text>`,
     );
-  });
+    const lines = wrap(entry.label, LEGEND_WIDTH_CHARS);
+    out.push(
+      `<text x="${PLOT.right + 56}" y="${ly + 4}">${lines.map((line, i) => `<tspan x="${PLOT.right + 56}" dy="${i === 0 ? 0 : 14}">${escapeXml(line)}</tspan>`).join("")}</text>`,
+    );
+    ly += 20 + 14 * (lines.length - 1);
+  }
 }
 
-/** Tall enough for the plot and every legend row. */
-const heightFor = (legendRows: number) => Math.max(460, PLOT.top + 40 + legendRows * 20);
+/** Tall enough for the plot, the labels under it and every legend entry. */
+function heightFor(labels: readonly string[]): number {
+  const legendHeight = labels.reduce((sum, label) => sum + 20 + 14 * (wrap(label, LEGEND_WIDTH_CHARS).length - 1), 0);
+  return Math.max(460, PLOT.top + 40 + legendHeight);
+}
 
 /** Linear ticks from 0 in a round step, at most ten of them. */
 function linearTicks(max: number): number[] {
@@ -187,7 +201,8 @@ export function renderLineChart(spec: LineChartSpec): string {
     points: s.points.filter((p) => finite(p.x) && finite(p.y) && (spec.xAxis.scale !== "log2" || p.x > 0)).sort((a, b) => a.x - b.x),
   }));
   const xs = series.flatMap((s) => s.points.map((p) => p.x));
-  const height = heightFor(series.length);
+  const references = spec.references ?? [];
+  const height = heightFor([...series.map((s) => s.label), ...references.map((r) => r.label)]);
   const out: string[] = [];
   const y = frame(spec, series.flatMap((s) => s.points.map((p) => p.y)), height, out);
 
@@ -226,8 +241,8 @@ export function renderLineChart(spec: LineChartSpec): string {
       }
     }
   }
-  referenceLines(spec.references ?? [], y, out);
-  legend(series.map((s) => ({ label: s.label, colour: s.colour, dash: s.dash, swatch: "line" })), out);
+  const named = referenceLines(references, y, out);
+  legend([...series.map((s): LegendEntry => ({ label: s.label, colour: s.colour, dash: s.dash, swatch: "line" })), ...named], out);
   out.push("</svg>");
   return `${out.join("\n")}\n`;
 }
@@ -260,7 +275,8 @@ function wrap(text: string, width: number): string[] {
 export function renderBarChart(spec: BarChartSpec): string {
   const format = spec.formatValue ?? formatNumber;
   const series = spec.series.map((s, i) => ({ ...s, colour: s.colour ?? paletteColour(i) }));
-  const height = heightFor(series.length);
+  const references = spec.references ?? [];
+  const height = heightFor([...series.map((s) => s.label), ...references.map((r) => r.label)]);
   const out: string[] = [];
   const y = frame(spec, series.flatMap((s) => s.values.filter(finite)), height, out);
   const groupWidth = (PLOT.right - PLOT.left) / Math.max(1, spec.groups.length);
@@ -285,8 +301,8 @@ export function renderBarChart(spec: BarChartSpec): string {
         .join("")}</text>`,
     );
   });
-  referenceLines(spec.references ?? [], y, out);
-  legend(series.map((s) => ({ label: s.label, colour: s.colour, swatch: "box" })), out);
+  const named = referenceLines(references, y, out);
+  legend([...series.map((s): LegendEntry => ({ label: s.label, colour: s.colour, swatch: "box" })), ...named], out);
   out.push("</svg>");
   return `${out.join("\n")}\n`;
 }

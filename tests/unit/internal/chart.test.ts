@@ -4,7 +4,13 @@ import { formatNumber, niceMax, renderBarChart, renderLineChart } from "../../..
 type Node = Record<string, unknown>;
 const parse = (svg: string) => new XMLParser({ ignoreAttributes: false, attributeNamePrefix: "", isArray: (name) => ["polyline", "circle", "rect", "text", "line", "tspan"].includes(name) }).parse(svg) as { svg: Node };
 const list = (svg: Node, tag: string) => (svg[tag] ?? []) as Node[];
-const texts = (svg: Node) => list(svg, "text").map((t) => (typeof t === "object" ? String(t["#text"] ?? "") : String(t)));
+/** The words of every text element (a wrapped label's lines joined by spaces). */
+const texts = (svg: Node) =>
+  list(svg, "text").map((t) => {
+    if (typeof t !== "object") return String(t);
+    const spans = (t["tspan"] ?? []) as Node[];
+    return spans.length > 0 ? spans.map((span) => String(typeof span === "object" ? span["#text"] : span)).join(" ") : String(t["#text"] ?? "");
+  });
 
 /** Every number in an attribute that holds coordinates. */
 function coordinates(svg: string): number[] {
@@ -92,6 +98,27 @@ describe("renderBarChart", () => {
     for (const bar of bars) expect(Number(bar["y"]) + Number(bar["height"])).toBeCloseTo(390, 0);
     expect(Math.min(...bars.map((b) => Number(b["y"])))).toBeGreaterThanOrEqual(60);
     expect(coordinates(svg).every(Number.isFinite)).toBe(true);
+  });
+
+  it("names reference lines in the legend with their own dashes, and wraps long legend labels inside the picture", () => {
+    const svg = renderBarChart({
+      ...spec,
+      series: [{ label: "a series label far too long for the legend's width", values: [1, 2, 3] }],
+      references: [
+        { value: 1, label: "first goal" },
+        { value: 2, label: "second goal" },
+      ],
+    });
+    expect(XMLValidator.validate(svg)).toBe(true);
+    const root = parse(svg).svg;
+    expect(texts(root)).toEqual(expect.arrayContaining(["a series label far too long for the legend's width", "first goal", "second goal"]));
+    const dashes = list(root, "line").filter((l) => l["title"] !== undefined).map((l) => l["stroke-dasharray"]);
+    expect(new Set(dashes).size).toBe(2);
+    // Legend lines (left-aligned, right of the plot) end inside the picture at about 7 px a character.
+    const width = Number(root["width"]);
+    const legendLines = list(root, "text").flatMap((t) => (t["tspan"] ?? []) as Node[]).filter((span) => Number(span["x"]) > 620);
+    expect(legendLines.length).toBeGreaterThan(3);
+    for (const span of legendLines) expect(Number(span["x"]) + 7 * String(span["#text"]).length).toBeLessThanOrEqual(width);
   });
 
   it("wraps long group labels into lines and uses the caller's value format", () => {
