@@ -1,5 +1,5 @@
 /** The `retry` scenario: goodput and requests per success against the number of writers, per backoff. */
-import { renderLineChart } from "../../../src/internal/chart.js";
+import { renderLineChart, type ReferenceLine } from "../../../src/internal/chart.js";
 import { bullets, count, fmt, get, num, table, times } from "../markdown.js";
 import type { SectionWriter } from "./section.js";
 
@@ -36,6 +36,9 @@ export const retrySection: SectionWriter = (result) => {
       points: rows.filter((r) => r.strategy === strategy).map((r) => ({ x: r.writers, y: pick(r) })),
     }));
   const subtitle = `Writers racing read, +1, write-with-If-Match on one blob${rounds ? `; median of ${count(rounds, "round")}` : ""}`;
+  /** One line per strategy against the number of writers. */
+  const sweepChart = (title: string, yLabel: string, pick: (r: Row) => number, references: ReferenceLine[] = []) =>
+    renderLineChart({ title, subtitle, xAxis: { label: "writers racing on one blob", scale: "log2" }, yAxis: { label: yLabel }, series: series(pick), references, markers: true });
 
   const reading: string[] = [];
   const one = writers[0];
@@ -98,27 +101,14 @@ export const retrySection: SectionWriter = (result) => {
       {
         name: "goodput",
         alt: "Goodput (successful increments per second) against the number of writers, per backoff strategy",
-        svg: renderLineChart({
-          title: "Goodput under contention",
-          subtitle,
-          xAxis: { label: "writers racing on one blob", scale: "log2" },
-          yAxis: { label: "successful increments per second" },
-          series: series((r) => r.goodputPerSec),
-          markers: true,
-        }),
+        svg: sweepChart("Goodput under contention", "successful increments per second", (r) => r.goodputPerSec),
       },
       {
         name: "requests",
         alt: "HTTP requests per successful increment against the number of writers, per backoff strategy",
-        svg: renderLineChart({
-          title: "Requests per success under contention",
-          subtitle,
-          xAxis: { label: "writers racing on one blob", scale: "log2" },
-          yAxis: { label: "HTTP requests per successful increment" },
-          series: series((r) => r.requestsPerSuccess),
-          references: [{ value: 2, label: "floor: a read and a write" }],
-          markers: true,
-        }),
+        svg: sweepChart("Requests per success under contention", "HTTP requests per successful increment", (r) => r.requestsPerSuccess, [
+          { value: 2, label: "floor: a read and a write" },
+        ]),
       },
     ],
     body: [
