@@ -2,10 +2,18 @@
  * `retry`: backoff strategies compared on contended work. W writers race conditional writes on one
  * blob (read, +1, write with If-Match; a 412 means someone else won, so wait and try again). The
  * raw baseline is a hand-written loop on raw SDK calls that retries at once; each strategy runs the
- * same loop through the library's retry(). Reported per strategy: time to finish, HTTP requests per
- * successful increment, conflicts, goodput (increments per second).
+ * same loop through the library's retry(). Reported per strategy and number of writers: time to
+ * finish, HTTP requests per successful increment, conflicts, goodput (increments per second).
  *
- * Flags: --writers 8 (or a list: 2,8,16), --increments 20 (per writer).
+ * The writer counts are swept (1, 2, 4, 8, 16 by default: the report charts goodput and requests per
+ * success against them). Each round runs every strategy once per writer count, in an order that
+ * rotates from round to round, so that a shared machine's changing load falls on all of them alike;
+ * each figure is the median over the rounds (`perRound` keeps every round's value). Every race makes
+ * at least 160 increments in all (a single writer makes 160, not 20: a race of a few dozen
+ * milliseconds measures mostly timer and scheduling noise), and one unmeasured warm-up race per way
+ * comes first.
+ *
+ * Flags: --writers 1,2,4,8,16 (one count or a list), --increments 20 (per writer, at least), --rounds 3.
  */
 import { BlobServiceClient, type BlockBlobClient } from "@azure/storage-blob";
 import {
@@ -20,7 +28,7 @@ import {
   type BackoffStrategy,
 } from "../../src/index.js";
 import { numberFlag, numberListFlag } from "../../src/cli/args.js";
-import { round, type BenchScenario } from "../harness.js";
+import { median, round, type BenchScenario } from "../harness.js";
 
 /** The strategies compared, scaled for writers racing on one blob (milliseconds, not seconds). */
 export const contentionStrategies: readonly BackoffStrategy[] = [
@@ -30,6 +38,19 @@ export const contentionStrategies: readonly BackoffStrategy[] = [
   fullJitterBackoff({ baseInMs: 10, maxInMs: 1_000 }),
   decorrelatedJitterBackoff({ baseInMs: 10, maxInMs: 1_000 }),
 ];
+
+/** The settings of {@link contentionStrategies}, by name, for the JSON (and the report). */
+const STRATEGY_SETTINGS: Readonly<Record<string, string>> = {
+  "raw-sdk-naive-loop": "raw SDK calls; on 412, read again at once",
+  none: "retry(): no wait",
+  fixed: "retry(): 20 ms every time",
+  exponential: "retry(): the seed formula, delta 10 ms, min 5 ms, max 1000 ms",
+  "full-jitter": "retry(): full jitter, base 10 ms, max 1000 ms",
+  "decorrelated-jitter": "retry(): decorrelated jitter, base 10 ms, max 1000 ms",
+};
+
+const RAW = "raw-sdk-naive-loop";
+const MIN_SUCCESSES_PER_RACE = 160;
 
 interface Tally {
   requests: number;
@@ -109,25 +130,60 @@ async function race(
   };
 }
 
+type Race = Awaited<ReturnType<typeof race>>;
+
 export const retryScenario: BenchScenario = {
   name: "retry",
-  description: "backoff strategies on writers racing conditional writes to one blob",
+  description: "backoff strategies on 1-16 writers racing conditional writes to one blob",
   async run({ connectionString, args, log }) {
-    const writerCounts = numberListFlag(args, "writers", [8]);
+    const writerCounts = numberListFlag(args, "writers", [1, 2, 4, 8, 16]).map(Math.floor);
     const increments = numberFlag(args, "increments", 20, 1);
+    const rounds = numberFlag(args, "rounds", 3, 1);
     // One attempt per SDK call: every request counted here is a request on the wire.
     const client = BlobServiceClient.fromConnectionString(connectionString, { retryOptions: SDK_SINGLE_ATTEMPT.storage });
-    const results: Record<string, unknown>[] = [];
-    for (const writers of writerCounts) {
-      const raw = await race(client, writers, increments, rawWriter);
-      results.push({ strategy: "raw-sdk-naive-loop", ...raw });
-      log(`writers=${writers} raw naive loop: ${raw.timeMs} ms, ${raw.requestsPerSuccess} req/success`);
-      for (const backoff of contentionStrategies) {
-        const measured = await race(client, writers, increments, (b, n, t) => libraryWriter(b, n, t, backoff));
-        results.push({ strategy: backoff.name, ...measured });
-        log(`writers=${writers} ${backoff.name}: ${measured.timeMs} ms, ${measured.requestsPerSuccess} req/success`);
+    const ways: [string, (blob: BlockBlobClient, increments: number, tally: Tally) => Promise<void>][] = [
+      [RAW, rawWriter],
+      ...contentionStrategies.map((backoff): [string, typeof rawWriter] => [backoff.name, (b, n, t) => libraryWriter(b, n, t, backoff)]),
+    ];
+    const perWriter = (writers: number) => Math.max(increments, Math.ceil(MIN_SUCCESSES_PER_RACE / writers));
+    for (const [, writer] of ways) await race(client, 2, 10, writer); // warm-up, not measured
+    const measured = new Map<string, Race[]>(); // "writers strategy" -> one race per round
+    for (let r = 0; r < rounds; r++) {
+      for (const writers of writerCounts) {
+        for (let k = 0; k < ways.length; k++) {
+          const [strategy, writer] = ways[(k + r) % ways.length]!;
+          const outcome = await race(client, writers, perWriter(writers), writer);
+          const key = `${writers} ${strategy}`;
+          measured.set(key, [...(measured.get(key) ?? []), outcome]);
+        }
+        const line = ways.map(([strategy]) => `${strategy} ${measured.get(`${writers} ${strategy}`)!.at(-1)!.requestsPerSuccess}`).join(", ");
+        log(`round ${r + 1}/${rounds}, ${writers} writers: requests per success ${line}`);
       }
     }
-    return { incrementsPerWriter: increments, results };
+    const results = writerCounts.flatMap((writers) =>
+      ways.map(([strategy]) => {
+        const races = measured.get(`${writers} ${strategy}`)!;
+        const mid = (pick: (x: Race) => number, digits = 2) => round(median(races.map(pick)), digits);
+        return {
+          strategy,
+          writers,
+          incrementsPerWriter: perWriter(writers),
+          timeMs: mid((x) => x.timeMs, 0),
+          requests: mid((x) => x.requests, 0),
+          requestsPerSuccess: mid((x) => x.requestsPerSuccess),
+          conflicts: mid((x) => x.conflicts, 0),
+          goodputPerSec: mid((x) => x.goodputPerSec, 1),
+          perRound: { goodputPerSec: races.map((x) => x.goodputPerSec), requestsPerSuccess: races.map((x) => x.requestsPerSuccess) },
+        };
+      }),
+    );
+    return {
+      incrementsPerWriter: increments,
+      minSuccessesPerRace: MIN_SUCCESSES_PER_RACE,
+      writers: writerCounts,
+      rounds,
+      strategies: Object.fromEntries(ways.map(([strategy]) => [strategy, STRATEGY_SETTINGS[strategy] ?? strategy])),
+      results,
+    };
   },
 };

@@ -1,0 +1,20 @@
+/** The report's section writer of each scenario, in the report's order; others get the generic one. */
+import { batchSection } from "./batch.js";
+import { filesSection } from "./files.js";
+import { lockSection } from "./lock.js";
+import { optimisticSection } from "./optimistic.js";
+import { queueSection } from "./queue.js";
+import { retrySection } from "./retry.js";
+import type { SectionWriter } from "./section.js";
+
+export { genericSection } from "./generic.js";
+export type { Chart, Section, SectionWriter } from "./section.js";
+
+export const sectionWriters: Readonly<Record<string, SectionWriter>> = {
+  retry: retrySection,
+  optimistic: optimisticSection,
+  lock: lockSection,
+  queue: queueSection,
+  batch: batchSection,
+  files: filesSection,
+};
