@@ -154,7 +154,10 @@ export function checkDocExamples(root: string): DocExamplesReport {
   for (const [i, example] of checked.entries()) {
     const isModule = /^\s*(import|export)\s/m.test(example.code);
     const name = `${example.file.replace(/[^A-Za-z0-9]+/g, "_")}_${example.line}_${i}.ts`;
-    virtual.set(join(virtualDir, name), { text: example.code + (isModule ? "\n" : "\nexport {};\n"), example });
+    // A TSDoc example sits beside its source file, so an internal module's example can import it
+    // with a relative path ("./chart.js"); public examples import "azure-storage-concurrency" anyway.
+    const dir = example.file.startsWith("src/") ? join(root, dirname(example.file)) : virtualDir;
+    virtual.set(join(dir, `.doc-example_${name}`), { text: example.code + (isModule ? "\n" : "\nexport {};\n"), example });
   }
 
   const host = ts.createCompilerHost(options, true);

@@ -36,7 +36,7 @@ interface ChartFrame {
 }
 
 /** What {@link renderLineChart} draws. */
-export interface LineChartSpec extends ChartFrame {
+interface LineChartSpec extends ChartFrame {
   readonly xAxis: {
     readonly label: string;
     /** "log2" spaces 1, 2, 4, 8 evenly (for counts that double); "linear" (the default) starts at 0. */
@@ -50,14 +50,14 @@ export interface LineChartSpec extends ChartFrame {
 }
 
 /** One series of bars of a {@link renderBarChart} chart: one value per group (undefined: no bar). */
-export interface BarSeries {
+interface BarSeries {
   readonly label: string;
   readonly values: readonly (number | undefined)[];
   readonly colour?: string | undefined;
 }
 
 /** What {@link renderBarChart} draws: for each group, one bar per series, side by side. */
-export interface BarChartSpec extends ChartFrame {
+interface BarChartSpec extends ChartFrame {
   readonly groups: readonly string[];
   readonly series: readonly BarSeries[];
   /** The text above each bar; by default the value with up to three significant decimals. */
@@ -74,7 +74,7 @@ export function paletteColour(index: number): string {
 }
 
 /** Escapes text for XML content and attribute values. */
-export function escapeXml(text: string): string {
+function escapeXml(text: string): string {
   return text.replace(/[<>&"']/g, (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", '"': "&quot;", "'": "&apos;" })[c]!);
 }
 
@@ -185,6 +185,8 @@ function linearTicks(max: number): number[] {
  *
  * @example
  * ```ts
+ * import { renderLineChart } from "./chart.js";
+ *
  * const svg = renderLineChart({
  *   title: "Goodput",
  *   xAxis: { label: "writers", scale: "log2" },
@@ -264,6 +266,8 @@ function wrap(text: string, width: number): string[] {
  *
  * @example
  * ```ts
+ * import { renderBarChart } from "./chart.js";
+ *
  * const svg = renderBarChart({
  *   title: "Queue throughput",
  *   groups: ["raw SDK loop", "QueueConsumer"],
