@@ -1,0 +1,30 @@
+// ESLint: typescript-eslint's type-aware recommended rules (floating promises, misused promises and
+// the like matter in a library of background renewals and polling loops), with formatting left to
+// Prettier.
+import js from "@eslint/js";
+import prettier from "eslint-config-prettier";
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  { ignores: ["dist/", "docs/api/", "coverage/", "node_modules/", ".ci/node24/", ".tmp/", "**/*.cjs", "**/*.mjs", "*.config.js"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" }],
+      "@typescript-eslint/only-throw-error": "off", // rethrowing an abort signal's reason is deliberate
+      "@typescript-eslint/prefer-promise-reject-errors": "off", // likewise: rejecting with signal.reason
+    },
+  },
+  {
+    files: ["tests/**/*.ts"],
+    rules: {
+      "@typescript-eslint/no-non-null-assertion": "off",
+      "@typescript-eslint/unbound-method": "off",
+    },
+  },
+  prettier,
+);
