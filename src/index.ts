@@ -18,3 +18,4 @@ export {
   type RestErrorInfo,
 } from "./errors.js";
 export * from "./retry/index.js";
+export * from "./optimistic/index.js";
