@@ -38,8 +38,8 @@ export function isOptimisticConflictError(error: unknown): error is OptimisticCo
 /**
  * A write failed without a usable answer (the connection dropped, or the service failed after the
  * request reached it) and reading the cell back could not settle whether the service applied it:
- * the read failed too, or the cell's write history no longer reaches back to the write (more than
- * 32 other writers since, or a writer outside this library replaced the history).
+ * the read failed too, the cell is unchanged while the request may still be on its way, or the
+ * cell's write history no longer reaches back to the write (more than 32 other writers since).
  *
  * The update may or may not be in the cell. Read the cell before deciding what to do; blindly
  * running the same update again could apply it twice.

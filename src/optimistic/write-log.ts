@@ -10,20 +10,20 @@
  * - `chain`: a random id of this history, new whenever a history starts (on an absent cell, on a
  *   version written without history, or on a last-writer-wins write);
  * - `seq`: how many writes this history has seen, so the version written on top of `seq` s is s + 1;
- * - `start`: what the history started from: `a` (absent), `w` (a blind last-writer-wins write),
- *   `r<hash>` (the version with that ETag, which had no history);
+ * - `start`, for people reading the metadata: what the history started from: `a` (an absent cell),
+ *   `r` (a version written without history), `w` (a blind last-writer-wins write);
  * - one entry per writer slot (a process plus a concurrency slot), holding the id and seq of that
  *   slot's last write. At most {@link MAX_LOG_WRITERS} slots are kept; when more write, the slots with
  *   the oldest writes are dropped and `pruned` remembers the newest seq dropped.
  *
  * A slot makes one write at a time, so if my write (slot k, id w, on top of seq s) was applied, the
- * entry for k says w until k writes again, unless more than {@link MAX_LOG_WRITERS} other slots
- * wrote since (then `pruned` >= s + 1). That bounds the undecidable case by the number of distinct
- * writers, not by the number of writes, however long the SDK's retries took.
+ * entry for k says w until k writes again, unless it was pruned, which takes more than
+ * {@link MAX_LOG_WRITERS} other slots writing after it. That bounds the undecidable case by the
+ * number of distinct writers, not by the number of writes, however long the SDK's retries took.
  *
  * Stored form: `1;<chain>;<seq>;<start>;<pruned>;<slot>.<id>.<seq>,...` (header-safe ASCII).
  */
-import { createHash, randomBytes } from "node:crypto";
+import { randomBytes } from "node:crypto";
 
 /** How many writer slots a history keeps. */
 export const MAX_LOG_WRITERS = 32;
@@ -106,7 +106,7 @@ export function formatWriteLog(log: WriteLog): string {
 export function nextWriteLog(base: LoggedVersion | undefined, writer: WriterIdentity, { lastWriterWins = false } = {}): WriteLog {
   const previous = lastWriterWins ? undefined : parseWriteLog(base?.log);
   if (!previous) {
-    const start = lastWriterWins ? "w" : base ? `r${etagHash(base.etag)}` : "a";
+    const start = lastWriterWins ? "w" : base ? "r" : "a";
     return { chain: newWriteId(), seq: 1, start, pruned: 0, writers: [{ ...writer, seq: 1 }] };
   }
   const seq = previous.seq + 1;
@@ -122,6 +122,12 @@ export function nextWriteLog(base: LoggedVersion | undefined, writer: WriterIden
 /**
  * Was the write `attempt` (made on top of `base`, storing `written`) applied, judging by `now`, the
  * cell as read after the write failed? See {@link WriteVerdict}.
+ *
+ * One assumption: a write that replaced the history since `base` (a writer outside this library,
+ * `writeLastWriterWins`, or a delete and re-create) is taken to be last-writer-wins, that is, not
+ * built on my write: whether or not mine landed before it, it is not in the cell now, so applying
+ * it again applies it once. Only a writer outside the library that read my value and wrote on top
+ * of it, inside the moments between my lost response and my read-back, breaks that assumption.
  */
 export function judgeWrite(
   now: LoggedVersion | undefined,
@@ -132,24 +138,17 @@ export function judgeWrite(
   if (!now) return base ? "not-applied" : "unchanged";
   if (base && now.etag === base.etag) return "unchanged";
   const current = parseWriteLog(now.log);
-  if (current?.writers.some((w) => w.slot === attempt.slot && w.id === attempt.id)) return "applied";
+  if (!current) return "not-applied"; // history replaced since (see the assumption above)
+  if (current.writers.some((w) => w.slot === attempt.slot && w.id === attempt.id)) return "applied";
   const previous = parseWriteLog(base?.log);
-  if (previous) {
-    // My write would be seq previous.seq + 1 of this chain; its entry can only have gone by pruning.
-    if (current?.chain !== previous.chain) return "unknown";
-    return current.pruned < previous.seq + 1 ? "not-applied" : "unknown";
-  }
-  // The base had no history, so my write started a chain of its own (a fresh random id).
-  if (!current) return "unknown";
-  if (current.chain === written.chain) return "applied";
-  const expectedStart = base ? `r${etagHash(base.etag)}` : "a";
-  // Another history started from the very state my write was based on: only one write can apply
-  // on top of a given state, so mine did not (for an absent base: or it was deleted since).
-  return current.start === expectedStart ? "not-applied" : "unknown";
-}
-
-function etagHash(etag: string): string {
-  return createHash("sha256").update(etag).digest("base64url").slice(0, 11);
+  // Without history in the base, my write started a chain with a fresh random id: only I use it.
+  if (!previous) return current.chain === written.chain ? "applied" : "not-applied";
+  if (current.chain !== previous.chain) return "not-applied"; // history replaced since
+  // Mine would be seq s + 1. Its entry can only have gone by pruning, which needs the pruned
+  // watermark to reach s + 1 and at least MAX_LOG_WRITERS writes after it.
+  const mySeq = previous.seq + 1;
+  if (current.pruned < mySeq || current.seq < mySeq + MAX_LOG_WRITERS) return "not-applied";
+  return "unknown";
 }
 
 function wholeNumber(text: string | undefined): number | undefined {
