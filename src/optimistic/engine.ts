@@ -434,7 +434,7 @@ async function attemptRound<T>(
       if (verdict === "unknown") {
         throw new OptimisticOutcomeUnknownError(cell.description, "its write history no longer reaches back to this write", error);
       }
-      if (verdict === "unchanged" && !conflict && classifyError(error).statusCode === undefined) {
+      if (verdict === "unchanged" && !conflict && classifyError(error).kind === "network") {
         throw new OptimisticOutcomeUnknownError(
           cell.description,
           "the connection failed and the cell is unchanged, so the request may still reach the service",
@@ -512,10 +512,11 @@ async function readBack<T>(
     return await readVersion(cell, abortSignal);
   } catch (readError) {
     if (classifyError(readError).kind === "cancelled") throw readError;
-    const { transient, statusCode } = classifyError(writeError);
+    const { transient, statusCode, kind } = classifyError(writeError);
     // A definite refusal (403, 404 container not found, ...) was not applied on its last try, and
-    // the SDK retries only transient failures: throw it as it is.
-    if (!conflict && !transient && statusCode !== undefined) {
+    // the SDK retries only transient failures; an error that is no storage failure at all (say, the
+    // SDK refusing a value) was never sent. Throw either as it is.
+    if (kind === "other" || (!conflict && !transient && statusCode !== undefined)) {
       throw wrapStorageError(writeError, `write ${cell.description} (nothing was written)`);
     }
     throw new OptimisticOutcomeUnknownError(cell.description, "reading it back to check failed too", writeError, readError);

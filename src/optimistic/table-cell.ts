@@ -92,7 +92,7 @@ export function tableEntityCell<T extends object = Record<string, unknown>>(
       return (await table.upsertEntity(stored, mode, { abortSignal })).etag!;
     },
 
-    decode: (content) => structuredClone(content) as T,
+    decode: (content) => copyProperties(content) as T,
 
     encode(value) {
       if (typeof value !== "object" || value === null || Array.isArray(value)) {
@@ -110,9 +110,25 @@ export function tableEntityCell<T extends object = Record<string, unknown>>(
         properties[name] = property;
       }
       checkEntity(partitionKey, rowKey, properties, { reserveInBytes: LOG_RESERVE_IN_BYTES, reservedProperties: 1 });
-      return structuredClone(properties);
+      return copyProperties(properties);
     },
 
     storedAfterWrite: (written, base) => (mode === "Merge" && base ? { ...(base.content as Properties), ...written } : written),
   };
+}
+
+/**
+ * A deep enough copy of a property bag: Dates, byte arrays and EDM objects are copied, so that no
+ * caller can change another's value (or the cached one). Not `structuredClone`, whose copies belong
+ * to another realm under some test runners and then fail the SDK's `instanceof` checks.
+ */
+function copyProperties(properties: Properties): Properties {
+  const copy: Properties = {};
+  for (const [name, value] of Object.entries(properties)) {
+    if (value instanceof Date) copy[name] = new Date(value.getTime());
+    else if (value instanceof Uint8Array) copy[name] = new Uint8Array(value);
+    else if (typeof value === "object" && value !== null) copy[name] = { ...value };
+    else copy[name] = value;
+  }
+  return copy;
 }
