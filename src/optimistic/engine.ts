@@ -166,11 +166,13 @@ export interface ReadCellOptions {
   readonly ifNoneMatch?: string;
 }
 
-/** The outcome of {@link readCell}. */
-export type ReadCellResult<T> =
+/** What {@link readCell} answers without `ifNoneMatch`: the cell's value and ETag, or that it does not exist. */
+export type CellSnapshot<T> =
   | { readonly exists: false; readonly changed: true }
-  | { readonly exists: true; readonly changed: true; readonly value: T; readonly etag: string }
-  | { readonly exists: true; readonly changed: false; readonly etag: string };
+  | { readonly exists: true; readonly changed: true; readonly value: T; readonly etag: string };
+
+/** What {@link readCell} answers with `ifNoneMatch`: also `{ changed: false }` when the caller's copy is current. */
+export type ReadCellResult<T> = CellSnapshot<T> | { readonly exists: true; readonly changed: false; readonly etag: string };
 
 /**
  * Reads a cell: its value and ETag, or `{ exists: false }`. With `ifNoneMatch`, tells the caller
@@ -187,6 +189,8 @@ export type ReadCellResult<T> =
  * }
  * ```
  */
+export function readCell<T>(cell: VersionedCell<T>, options?: ReadCellOptions & { readonly ifNoneMatch?: undefined }): Promise<CellSnapshot<T>>;
+export function readCell<T>(cell: VersionedCell<T>, options: ReadCellOptions): Promise<ReadCellResult<T>>;
 export async function readCell<T>(cell: VersionedCell<T>, options: ReadCellOptions = {}): Promise<ReadCellResult<T>> {
   checkCell(cell);
   checkOptionalSignal("abortSignal", options.abortSignal);

@@ -10,6 +10,7 @@ export {
   type OptimisticConflictEvent,
   type ReadCellOptions,
   type ReadCellResult,
+  type CellSnapshot,
   type WriteLastWriterWinsOptions,
 } from "./engine.js";
 export {

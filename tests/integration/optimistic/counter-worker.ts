@@ -86,7 +86,7 @@ export async function runCounterWriters(config: CounterWorkerConfig): Promise<Co
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const config = JSON.parse(process.argv[2]) as CounterWorkerConfig;
+  const config = JSON.parse(process.argv[2]!) as CounterWorkerConfig;
   runCounterWriters(config).then(
     (report) => console.log(JSON.stringify(report)),
     (error: unknown) => {

@@ -1,0 +1,158 @@
+/**
+ * The writers of the `optimistic` benchmark, usable in-process and as a child process (so that the
+ * contended figures come from several processes, as in production).
+ *
+ * Requests are counted exactly in code: clients make one attempt per SDK call
+ * (`SDK_SINGLE_ATTEMPT`), and the blob client handed to the writer counts its `download` and
+ * `upload` calls, so calls = HTTP requests for raw and library writers alike.
+ *
+ * As a child process: `node --import tsx bench/scenarios/optimistic-worker.ts '<json config>'`. It
+ * prints `{"ready":true}`, waits until the file named by `goFile` exists, runs, and prints one JSON
+ * line with its tally.
+ */
+import { existsSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+import { BlobServiceClient, type BlockBlobClient } from "@azure/storage-blob";
+import {
+  blobJsonCell,
+  optimisticUpdate,
+  SDK_SINGLE_ATTEMPT,
+  statusOf,
+  type BackoffStrategy,
+  type OptimisticUpdateOptions,
+} from "../../src/index.js";
+
+/** What one or more writers counted. */
+export interface Tally {
+  successes: number;
+  requests: number;
+  conflicts: number;
+}
+
+export const newTally = (): Tally => ({ successes: 0, requests: 0, conflicts: 0 });
+
+/** A blob client whose `download` and `upload` calls are counted (one call = one request, SDK retries off). */
+export function countingBlob(connectionString: string, container: string, blob: string, tally: Tally): BlockBlobClient {
+  const client = BlobServiceClient.fromConnectionString(connectionString, { retryOptions: SDK_SINGLE_ATTEMPT.storage })
+    .getContainerClient(container)
+    .getBlockBlobClient(blob);
+  return new Proxy(client, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver) as unknown;
+      if ((property === "download" || property === "upload") && typeof value === "function") {
+        return (...args: unknown[]) => {
+          tally.requests++;
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      }
+      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+/** The raw SDK way: read, +1, write with If-Match; on 412 wait as `backoff` says (none: naive) and read again. */
+export async function rawIncrement(blob: BlockBlobClient, tally: Tally, backoff?: BackoffStrategy): Promise<void> {
+  let previous = 0;
+  for (let attempt = 1; ; attempt++) {
+    const response = await blob.download();
+    const chunks: Buffer[] = [];
+    for await (const chunk of response.readableStreamBody!) chunks.push(chunk as Buffer);
+    const body = String(Number(Buffer.concat(chunks).toString("utf8")) + 1);
+    try {
+      await blob.upload(body, body.length, { conditions: { ifMatch: response.etag! } });
+      tally.successes++;
+      return;
+    } catch (error) {
+      if (statusOf(error) !== 412) throw error;
+      tally.conflicts++;
+      if (backoff) {
+        previous = backoff.delayInMs(attempt, previous);
+        await new Promise((resolve) => setTimeout(resolve, previous));
+      }
+    }
+  }
+}
+
+/** The library way. */
+export async function libraryIncrement(
+  blob: BlockBlobClient,
+  tally: Tally,
+  options: OptimisticUpdateOptions,
+  cell = blobJsonCell<number>(blob),
+): Promise<void> {
+  await optimisticUpdate(cell, (n) => (n ?? 0) + 1, {
+    maxAttempts: 10_000,
+    ...options,
+    onConflict: () => void tally.conflicts++,
+  });
+  tally.successes++;
+}
+
+/** Configuration of a worker process. */
+export interface WorkerConfig {
+  readonly connectionString: string;
+  readonly container: string;
+  readonly blob: string;
+  /**
+   * `raw`: the raw SDK loop; `library`: optimisticUpdate without coalescing; `coalesced`: batches of
+   * `writers` concurrent optimisticUpdate calls (coalescing on), `updatesPerWriter` batches.
+   */
+  readonly mode: "raw" | "library" | "coalesced";
+  readonly writers: number;
+  readonly updatesPerWriter: number;
+  readonly skipReadAfterOwnWrite: boolean;
+  readonly goFile: string;
+}
+
+/** What a worker process prints when done. */
+export interface WorkerReport extends Tally {
+  readonly startedAt: number;
+  readonly finishedAt: number;
+}
+
+async function runWorker(config: WorkerConfig): Promise<WorkerReport> {
+  // Warm up (module loading, JIT, connections) on a blob of this process's own, before the start.
+  const warmUp = newTally();
+  const warmBlob = countingBlob(config.connectionString, config.container, `warm-${process.pid}-${config.blob}`, warmUp);
+  await warmBlob.upload("0", 1);
+  for (let i = 0; i < 10; i++) {
+    await rawIncrement(warmBlob, warmUp);
+    await libraryIncrement(warmBlob, warmUp, { skipReadAfterOwnWrite: i % 2 === 0 });
+  }
+  await warmBlob.delete();
+
+  const tally = newTally();
+  const writers = config.mode === "coalesced" ? 1 : config.writers;
+  const blobs = Array.from({ length: writers }, () => countingBlob(config.connectionString, config.container, config.blob, tally));
+  console.log(JSON.stringify({ ready: true }));
+  while (!existsSync(config.goFile)) await new Promise((resolve) => setTimeout(resolve, 1));
+  const startedAt = Date.now();
+  await Promise.all(
+    blobs.map(async (blob) => {
+      const cell = blobJsonCell<number>(blob);
+      for (let i = 0; i < config.updatesPerWriter; i++) {
+        if (config.mode === "raw") await rawIncrement(blob, tally);
+        else if (config.mode === "library") {
+          await libraryIncrement(blob, tally, { coalesce: false, skipReadAfterOwnWrite: config.skipReadAfterOwnWrite }, cell);
+        } else {
+          await Promise.all(
+            Array.from({ length: config.writers }, () =>
+              libraryIncrement(blob, tally, { skipReadAfterOwnWrite: config.skipReadAfterOwnWrite }, cell),
+            ),
+          );
+        }
+      }
+    }),
+  );
+  return { ...tally, startedAt, finishedAt: Date.now() };
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  runWorker(JSON.parse(process.argv[2]!) as WorkerConfig).then(
+    (report) => console.log(JSON.stringify(report)),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}
