@@ -204,6 +204,49 @@ export async function readCell<T>(cell: VersionedCell<T>, options: ReadCellOptio
   return { exists: true, changed: true, value: cell.decode(read.content), etag: read.etag };
 }
 
+/** Options for {@link writeIfMatch}. */
+export interface WriteIfMatchOptions {
+  readonly abortSignal?: AbortSignal;
+}
+
+/**
+ * Writes `value` only if the cell still has the ETag the caller read (`If-Match`), without retrying:
+ * the source documents' wiki-page case, where a person edited a copy and must not overwrite someone
+ * else's save. Resolves `{ written: true, etag }` when the write landed, or `{ written: false }` with
+ * the cell's current value and ETag when it changed since (show it to the person, let them decide).
+ *
+ * It reads once before writing, so that a write whose response is lost is still recognised as
+ * applied (by the write id it stores), as in {@link optimisticUpdate}.
+ *
+ * @example
+ * ```ts
+ * import { blobJsonCell, readCell, writeIfMatch } from "azure-storage-concurrency";
+ *
+ * const page = blobJsonCell<{ body: string }>(container.getBlockBlobClient("wiki/home.json"));
+ * const shown = await readCell(page); // rendered in the editor together with shown.etag
+ * if (shown.exists) {
+ *   const saved = await writeIfMatch(page, shown.etag, { body: "edited text" });
+ *   if (!saved.written) console.log("Someone saved first; their version:", saved.value);
+ * }
+ * ```
+ */
+export async function writeIfMatch<T>(
+  cell: VersionedCell<T>,
+  etag: string,
+  value: T,
+  options: WriteIfMatchOptions = {},
+): Promise<OptimisticUpdateResult<T>> {
+  if (typeof etag !== "string" || !etag) throw new TypeError("`etag` must be the non-empty ETag the caller read.");
+  checkCell(cell);
+  cell.encode(value); // refuse a bad value before any request
+  return optimisticUpdate(cell, (_current, context) => (context.etag === etag ? value : SKIP_WRITE), {
+    abortSignal: options.abortSignal,
+    coalesce: false,
+    skipReadAfterOwnWrite: false,
+    maxAttempts: 2, // a second round only to find out what changed after a 412
+  });
+}
+
 /** Options for {@link writeLastWriterWins}. */
 export interface WriteLastWriterWinsOptions {
   readonly abortSignal?: AbortSignal;

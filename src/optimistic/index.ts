@@ -2,6 +2,7 @@ export {
   optimisticUpdate,
   readCell,
   writeLastWriterWins,
+  writeIfMatch,
   SKIP_WRITE,
   type Mutation,
   type MutationContext,
@@ -12,6 +13,7 @@ export {
   type ReadCellResult,
   type CellSnapshot,
   type WriteLastWriterWinsOptions,
+  type WriteIfMatchOptions,
 } from "./engine.js";
 export {
   OPTIMISTIC_LOG_KEY,

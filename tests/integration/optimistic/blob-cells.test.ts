@@ -14,6 +14,7 @@ import {
   optimisticUpdate,
   readCell,
   SKIP_WRITE,
+  writeIfMatch,
   writeLastWriterWins,
 } from "../../../src/index.js";
 import { blobService, faultProxyFor, uniqueName } from "../../support/storage.js";
@@ -122,6 +123,19 @@ describe("block blob cells", () => {
     await optimisticUpdate(cell, () => ({ body: "v2" }));
     expect(await readCell(cell, { ifNoneMatch: first.etag })).toMatchObject({ changed: true, value: { body: "v2" } });
     expect(await readCell(blobJsonCell(container.getBlockBlobClient("missing.json")))).toEqual({ exists: false, changed: true });
+  });
+
+  it("the wiki page: two people edit the same copy; the second save is refused and sees the first", async () => {
+    const page = blobJsonCell<{ body: string }>(container.getBlockBlobClient("wiki-home.json"));
+    await writeLastWriterWins(page, { body: "Welcome" });
+    const shownToAda = await readCell(page);
+    const shownToGrace = await readCell(page);
+    if (!shownToAda.exists || !shownToGrace.exists) throw new Error("expected the page");
+    const adaSaves = await writeIfMatch(page, shownToAda.etag, { body: "Welcome, Ada was here" });
+    expect(adaSaves).toMatchObject({ written: true, value: { body: "Welcome, Ada was here" } });
+    const graceSaves = await writeIfMatch(page, shownToGrace.etag, { body: "Welcome, Grace was here" });
+    expect(graceSaves).toMatchObject({ written: false, value: { body: "Welcome, Ada was here" }, etag: adaSaves.etag });
+    expect(await readCell(page)).toMatchObject({ value: { body: "Welcome, Ada was here" } });
   });
 
   it("last writer wins: replaces whatever is there; mustExist refuses an absent blob", async () => {
