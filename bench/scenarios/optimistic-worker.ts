@@ -51,7 +51,12 @@ export function countingBlob(connectionString: string, container: string, blob: 
 }
 
 /** The raw SDK way: read, +1, write with If-Match; on 412 wait as `backoff` says (none: naive) and read again. */
-export async function rawIncrement(blob: BlockBlobClient, tally: Tally, backoff?: BackoffStrategy): Promise<void> {
+export async function rawIncrement(
+  blob: BlockBlobClient,
+  tally: Tally,
+  backoff?: BackoffStrategy,
+  metadata?: Record<string, string>,
+): Promise<void> {
   let previous = 0;
   for (let attempt = 1; ; attempt++) {
     const response = await blob.download();
@@ -59,7 +64,7 @@ export async function rawIncrement(blob: BlockBlobClient, tally: Tally, backoff?
     for await (const chunk of response.readableStreamBody!) chunks.push(chunk as Buffer);
     const body = String(Number(Buffer.concat(chunks).toString("utf8")) + 1);
     try {
-      await blob.upload(body, body.length, { conditions: { ifMatch: response.etag! } });
+      await blob.upload(body, body.length, { conditions: { ifMatch: response.etag! }, ...(metadata ? { metadata } : {}) });
       tally.successes++;
       return;
     } catch (error) {
