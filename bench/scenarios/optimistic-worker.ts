@@ -15,6 +15,9 @@ import { pathToFileURL } from "node:url";
 import { BlobServiceClient, type BlockBlobClient } from "@azure/storage-blob";
 import {
   blobJsonCell,
+  decorrelatedJitterBackoff,
+  exponentialBackoff,
+  fullJitterBackoff,
   optimisticUpdate,
   SDK_SINGLE_ATTEMPT,
   statusOf,
@@ -100,19 +103,81 @@ export interface WorkerConfig {
   readonly blob: string;
   /**
    * `raw`: the raw SDK loop; `library`: optimisticUpdate without coalescing; `coalesced`: batches of
-   * `writers` concurrent optimisticUpdate calls (coalescing on), `updatesPerWriter` batches.
+   * `writers` concurrent optimisticUpdate calls (coalescing on), `updatesPerWriter` batches;
+   * `interleaved`: one writer per way (see {@link interleaved}), `updatesPerWriter` updates each.
    */
-  readonly mode: "raw" | "library" | "coalesced";
+  readonly mode: "raw" | "library" | "coalesced" | "interleaved";
   readonly writers: number;
   readonly updatesPerWriter: number;
   readonly skipReadAfterOwnWrite: boolean;
   readonly goFile: string;
+  /** A backoff to try instead of the library's default (see {@link BACKOFFS}). */
+  readonly backoff?: string | undefined;
 }
+
+/** Backoffs the bench can try on the contended race (`--backoff name`). */
+export const BACKOFFS: Readonly<Record<string, BackoffStrategy>> = {
+  "full-jitter-10": fullJitterBackoff({ baseInMs: 10, maxInMs: 1_000 }),
+  "full-jitter-5": fullJitterBackoff({ baseInMs: 5, maxInMs: 1_000 }),
+  "full-jitter-20": fullJitterBackoff({ baseInMs: 20, maxInMs: 1_000 }),
+  "decorrelated-5": decorrelatedJitterBackoff({ baseInMs: 5, maxInMs: 1_000 }),
+  "decorrelated-10": decorrelatedJitterBackoff({ baseInMs: 10, maxInMs: 1_000 }),
+  "exponential-5": exponentialBackoff({ deltaInMs: 5, minInMs: 2, maxInMs: 1_000 }),
+};
 
 /** What a worker process prints when done. */
 export interface WorkerReport extends Tally {
   readonly startedAt: number;
   readonly finishedAt: number;
+  /** `interleaved` mode only. */
+  readonly interleaved?: InterleavedReport;
+}
+
+/** A write history of the size the library stores for a cell with one writer. */
+const HISTORY_LIKE = { asc_optimistic: "1;Kx9_aB3c;57;r;0;AbCdEf0.Gh1jKl2m.57" };
+
+/** The ways a single writer is measured in `interleaved` mode. */
+export const INTERLEAVED_WAYS = ["raw", "rawWithHistoryHeader", "library", "librarySkippingReads"] as const;
+
+/** Per way: total seconds, median milliseconds per update, requests per update. */
+export type InterleavedReport = Record<(typeof INTERLEAVED_WAYS)[number], { seconds: number; medianMs: number; requestsPerUpdate: number }>;
+
+/**
+ * One writer per way on a blob of its own, interleaved update by update in rotating order, so that
+ * machine noise hits every way alike: the raw SDK loop; the raw loop also sending a metadata header
+ * the size of the library's write history; the library with write-skipping off (the same two calls
+ * as raw); the library with it on.
+ */
+export async function interleaved(connectionString: string, container: string, blob: string, updates: number): Promise<InterleavedReport> {
+  const tallies = INTERLEAVED_WAYS.map(() => newTally());
+  const blobs = INTERLEAVED_WAYS.map((way, i) => countingBlob(connectionString, container, `${blob}-${way}`, tallies[i]!));
+  for (const b of blobs) await b.upload("0", 1);
+  const cells = blobs.map((b) => blobJsonCell<number>(b));
+  const run = [
+    () => rawIncrement(blobs[0]!, tallies[0]!),
+    () => rawIncrement(blobs[1]!, tallies[1]!, undefined, HISTORY_LIKE),
+    () => libraryIncrement(blobs[2]!, tallies[2]!, { skipReadAfterOwnWrite: false }, cells[2]),
+    () => libraryIncrement(blobs[3]!, tallies[3]!, { skipReadAfterOwnWrite: true }, cells[3]),
+  ];
+  const times = INTERLEAVED_WAYS.map(() => [] as number[]);
+  for (let i = 0; i < updates; i++) {
+    for (let k = 0; k < run.length; k++) {
+      const way = (i + k) % run.length;
+      const started = performance.now();
+      await run[way]!();
+      times[way]!.push(performance.now() - started);
+    }
+  }
+  const report = {} as Record<string, InterleavedReport[keyof InterleavedReport]>;
+  INTERLEAVED_WAYS.forEach((way, i) => {
+    const sorted = [...times[i]!].sort((a, b) => a - b);
+    report[way] = {
+      seconds: times[i]!.reduce((a, b) => a + b, 0) / 1000,
+      medianMs: sorted[sorted.length >> 1]!,
+      requestsPerUpdate: (tallies[i]!.requests - 1) / updates,
+    };
+  });
+  return report as InterleavedReport;
 }
 
 async function runWorker(config: WorkerConfig): Promise<WorkerReport> {
@@ -132,13 +197,22 @@ async function runWorker(config: WorkerConfig): Promise<WorkerReport> {
   console.log(JSON.stringify({ ready: true }));
   while (!existsSync(config.goFile)) await new Promise((resolve) => setTimeout(resolve, 1));
   const startedAt = Date.now();
+  if (config.mode === "interleaved") {
+    const report = await interleaved(config.connectionString, config.container, config.blob, config.updatesPerWriter);
+    return { ...tally, startedAt, finishedAt: Date.now(), interleaved: report };
+  }
   await Promise.all(
     blobs.map(async (blob) => {
       const cell = blobJsonCell<number>(blob);
       for (let i = 0; i < config.updatesPerWriter; i++) {
         if (config.mode === "raw") await rawIncrement(blob, tally);
         else if (config.mode === "library") {
-          await libraryIncrement(blob, tally, { coalesce: false, skipReadAfterOwnWrite: config.skipReadAfterOwnWrite }, cell);
+          await libraryIncrement(
+            blob,
+            tally,
+            { coalesce: false, skipReadAfterOwnWrite: config.skipReadAfterOwnWrite, ...(config.backoff ? { backoff: BACKOFFS[config.backoff]! } : {}) },
+            cell,
+          );
         } else {
           await Promise.all(
             Array.from({ length: config.writers }, () =>

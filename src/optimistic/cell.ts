@@ -9,7 +9,18 @@
  * form and hand each caller its own copy to change.
  */
 
-/** The name of the write history each cell carries (blob and container metadata key, table property). */
+/**
+ * The reserved name of the write history each cell carries: a blob or container metadata key, a
+ * table entity property. Do not use it for your own data; the cells refuse values that contain it.
+ *
+ * @example
+ * ```ts
+ * import { OPTIMISTIC_LOG_KEY } from "azure-storage-concurrency";
+ *
+ * const { metadata } = await blob.getProperties();
+ * const { [OPTIMISTIC_LOG_KEY]: _history, ...yours } = metadata ?? {};
+ * ```
+ */
 export const OPTIMISTIC_LOG_KEY = "asc_optimistic";
 
 /** One version of a cell, as read or as just written. */
@@ -53,12 +64,34 @@ export interface CellWriteOptions {
 /**
  * Thrown by an adapter whose write takes several requests, when one failed before the request that
  * changes the cell was sent: nothing can have been applied, so the engine need not read back.
+ *
+ * @example
+ * ```ts
+ * import { WriteNotSent } from "azure-storage-concurrency";
+ *
+ * // inside a custom cell's write(), before the request that changes anything:
+ * try {
+ *   await takeLock();
+ * } catch (error) {
+ *   throw new WriteNotSent(error);
+ * }
+ * ```
  */
 export class WriteNotSent {
   constructor(readonly cause: unknown) {}
 }
 
-/** What {@link VersionedCell.read} answers when `ifNoneMatch` matched. */
+/**
+ * What {@link VersionedCell.read} answers when `ifNoneMatch` matched.
+ *
+ * @example
+ * ```ts
+ * import { NOT_MODIFIED } from "azure-storage-concurrency";
+ *
+ * // inside a custom cell's read({ ifNoneMatch }):
+ * if (ifNoneMatch !== undefined && ifNoneMatch === currentEtag) return NOT_MODIFIED;
+ * ```
+ */
 export const NOT_MODIFIED: unique symbol = Symbol("azure-storage-concurrency.not-modified");
 
 /**
@@ -68,7 +101,24 @@ export const NOT_MODIFIED: unique symbol = Symbol("azure-storage-concurrency.not
  *
  * Contract: `read` answers `undefined` when the cell does not exist and throws on any other
  * failure; `write` resolves with the new ETag or rejects with the service's error as it came
- * (a 412 when the ETag no longer matches, a 409 when creating something that exists).
+ * (a 412 when the ETag no longer matches, a 409 when creating something that exists), and stores
+ * `log` with the content so that a later `read` returns it.
+ *
+ * @example
+ * ```ts
+ * import { optimisticUpdate, type VersionedCell } from "azure-storage-concurrency";
+ *
+ * // A cell over your own store, which must support compare-and-set on an ETag.
+ * const cell: VersionedCell<string, string> = {
+ *   key: "my-store|greeting",
+ *   description: "greeting in my store",
+ *   read: async () => myStore.get("greeting"), // { content, etag, log } or undefined
+ *   write: async (content, { condition, log }) => myStore.put("greeting", content, log, condition),
+ *   decode: (content) => content,
+ *   encode: (value) => value,
+ * };
+ * await optimisticUpdate(cell, (current) => `${current ?? ""}!`);
+ * ```
  */
 export interface VersionedCell<T, C = unknown> {
   /** Identity of the stored state within this process (kind + URL + keys); equal keys mean the same cell. */

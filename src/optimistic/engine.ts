@@ -23,7 +23,16 @@ import { OptimisticConflictError, OptimisticOutcomeUnknownError } from "./errors
 import { acquireSlot, cachedVersion, forgetVersion, releaseSlot, rememberVersion } from "./process-state.js";
 import { formatWriteLog, judgeWrite, newWriteId, nextWriteLog, parseWriteLog, type WriteLog } from "./write-log.js";
 
-/** Return this from `mutate` to leave the cell as it is (the update resolves with `written: false`). */
+/**
+ * Return this from `mutate` to leave the cell as it is (the update resolves with `written: false`).
+ *
+ * @example
+ * ```ts
+ * import { optimisticUpdate, SKIP_WRITE } from "azure-storage-concurrency";
+ *
+ * await optimisticUpdate(profile, (current) => (current?.email === email ? SKIP_WRITE : { ...current, email }));
+ * ```
+ */
 export const SKIP_WRITE: unique symbol = Symbol.for("azure-storage-concurrency.skip-write");
 
 /** What `mutate` is told besides the current value. */

@@ -30,7 +30,21 @@ export class OptimisticConflictError extends StorageConcurrencyError {
   }
 }
 
-/** True when `error` is an {@link OptimisticConflictError}. */
+/**
+ * True when `error` is an {@link OptimisticConflictError}.
+ *
+ * @example
+ * ```ts
+ * import { isOptimisticConflictError, optimisticUpdate } from "azure-storage-concurrency";
+ *
+ * try {
+ *   await optimisticUpdate(counter, (n) => (n ?? 0) + 1, { maxAttempts: 3 });
+ * } catch (error) {
+ *   if (isOptimisticConflictError(error)) console.log(`too busy after ${error.attempts} attempts`);
+ *   else throw error;
+ * }
+ * ```
+ */
 export function isOptimisticConflictError(error: unknown): error is OptimisticConflictError {
   return isStorageConcurrencyError(error) && error.name === "OptimisticConflictError";
 }
@@ -62,7 +76,22 @@ export class OptimisticOutcomeUnknownError extends StorageConcurrencyError {
   }
 }
 
-/** True when `error` is an {@link OptimisticOutcomeUnknownError}. */
+/**
+ * True when `error` is an {@link OptimisticOutcomeUnknownError}.
+ *
+ * @example
+ * ```ts
+ * import { isOptimisticOutcomeUnknownError, optimisticUpdate, readCell } from "azure-storage-concurrency";
+ *
+ * try {
+ *   await optimisticUpdate(order, (o) => ({ ...o!, status: "paid" }));
+ * } catch (error) {
+ *   if (!isOptimisticOutcomeUnknownError(error)) throw error;
+ *   const now = await readCell(order); // decide from what is stored
+ *   console.log(now.exists && now.value.status);
+ * }
+ * ```
+ */
 export function isOptimisticOutcomeUnknownError(error: unknown): error is OptimisticOutcomeUnknownError {
   return isStorageConcurrencyError(error) && error.name === "OptimisticOutcomeUnknownError";
 }
@@ -86,7 +115,19 @@ export class CellContentError extends StorageConcurrencyError {
   }
 }
 
-/** True when `error` is a {@link CellContentError}. */
+/**
+ * True when `error` is a {@link CellContentError}.
+ *
+ * @example
+ * ```ts
+ * import { isCellContentError, optimisticUpdate } from "azure-storage-concurrency";
+ *
+ * await optimisticUpdate(settings, (s) => ({ ...s, theme: "dark" })).catch((error: unknown) => {
+ *   if (isCellContentError(error)) console.log(`${error.cell} is damaged: ${error.code}`);
+ *   else throw error;
+ * });
+ * ```
+ */
 export function isCellContentError(error: unknown): error is CellContentError {
   return isStorageConcurrencyError(error) && error.name === "CellContentError";
 }
@@ -109,7 +150,19 @@ export class TableEntityTooLargeError extends StorageConcurrencyError {
   }
 }
 
-/** True when `error` is a {@link TableEntityTooLargeError}. */
+/**
+ * True when `error` is a {@link TableEntityTooLargeError}.
+ *
+ * @example
+ * ```ts
+ * import { isTableEntityTooLargeError, optimisticUpdate } from "azure-storage-concurrency";
+ *
+ * await optimisticUpdate(entity, (e) => ({ ...e, notes: longText })).catch((error: unknown) => {
+ *   if (isTableEntityTooLargeError(error)) console.log(`${error.sizeInBytes} bytes > ${error.limit}: store it in a blob`);
+ *   else throw error;
+ * });
+ * ```
+ */
 export function isTableEntityTooLargeError(error: unknown): error is TableEntityTooLargeError {
   return isStorageConcurrencyError(error) && error.name === "TableEntityTooLargeError";
 }
@@ -132,7 +185,20 @@ export class InvalidTableKeyError extends StorageConcurrencyError {
   }
 }
 
-/** True when `error` is an {@link InvalidTableKeyError}. */
+/**
+ * True when `error` is an {@link InvalidTableKeyError}.
+ *
+ * @example
+ * ```ts
+ * import { isInvalidTableKeyError, tableEntityCell } from "azure-storage-concurrency";
+ *
+ * try {
+ *   tableEntityCell(table, "pages", "2024/01/home");
+ * } catch (error) {
+ *   if (isInvalidTableKeyError(error)) console.log(`fix ${error.key}: ${error.message}`);
+ * }
+ * ```
+ */
 export function isInvalidTableKeyError(error: unknown): error is InvalidTableKeyError {
   return isStorageConcurrencyError(error) && error.name === "InvalidTableKeyError";
 }
