@@ -17,12 +17,12 @@ const WRITERS = 8;
 const INCREMENTS = 10;
 
 export async function main({ connectionString, azurite, log }: ExampleContext): Promise<void> {
-  const proxy = azurite ? await createFaultProxy({ target: azurite.blobEndpoint }) : undefined;
-  const target = proxy ? buildConnectionString({ blobEndpoint: proxy.endpoint }) : connectionString;
   const containerName = `optimistic-demo-${Date.now()}`;
   const container = BlobServiceClient.fromConnectionString(connectionString).getContainerClient(containerName);
   await container.create();
+  const proxy = azurite ? await createFaultProxy({ target: azurite.blobEndpoint }) : undefined;
   try {
+    const target = proxy ? buildConnectionString({ blobEndpoint: proxy.endpoint }) : connectionString;
     proxy?.addRule({ method: "PUT", path: /visits\.json/, probability: 0.05, action: { type: "dropResponse" } });
     let conflicts = 0;
     let recovered = 0;

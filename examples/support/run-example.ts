@@ -27,7 +27,7 @@ export async function withStorage<T>(run: (context: ExampleContext) => Promise<T
   const azurite = configured ? undefined : await startAzurite();
   try {
     return await run({
-      connectionString: configured ?? azurite!.connectionString,
+      connectionString: configured || azurite!.connectionString,
       azurite,
       log: (message) => console.log(`  ${message}`),
     });
