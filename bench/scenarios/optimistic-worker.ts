@@ -30,9 +30,18 @@ export interface Tally {
   successes: number;
   requests: number;
   conflicts: number;
+  /** The most rounds one update needed. */
+  maxAttempts: number;
+  /** Updates that needed more than 10 rounds: how close contention comes to the default `maxAttempts` (20). */
+  overTenAttempts: number;
 }
 
-export const newTally = (): Tally => ({ successes: 0, requests: 0, conflicts: 0 });
+export const newTally = (): Tally => ({ successes: 0, requests: 0, conflicts: 0, maxAttempts: 0, overTenAttempts: 0 });
+
+function countAttempts(tally: Tally, attempts: number): void {
+  tally.maxAttempts = Math.max(tally.maxAttempts, attempts);
+  if (attempts > 10) tally.overTenAttempts++;
+}
 
 /** A blob client whose `download` and `upload` calls are counted (one call = one request, SDK retries off). */
 export function countingBlob(connectionString: string, container: string, blob: string, tally: Tally): BlockBlobClient {
@@ -69,6 +78,7 @@ export async function rawIncrement(
     try {
       await blob.upload(body, body.length, { conditions: { ifMatch: response.etag! }, ...(metadata ? { metadata } : {}) });
       tally.successes++;
+      countAttempts(tally, attempt);
       return;
     } catch (error) {
       if (statusOf(error) !== 412) throw error;
@@ -88,12 +98,13 @@ export async function libraryIncrement(
   options: OptimisticUpdateOptions,
   cell = blobJsonCell<number>(blob),
 ): Promise<void> {
-  await optimisticUpdate(cell, (n) => (n ?? 0) + 1, {
+  const { attempts } = await optimisticUpdate(cell, (n) => (n ?? 0) + 1, {
     maxAttempts: 10_000,
     ...options,
     onConflict: () => void tally.conflicts++,
   });
   tally.successes++;
+  countAttempts(tally, attempts);
 }
 
 /** Configuration of a worker process. */
@@ -109,6 +120,12 @@ export interface WorkerConfig {
   readonly mode: "raw" | "library" | "coalesced" | "interleaved";
   readonly writers: number;
   readonly updatesPerWriter: number;
+  /**
+   * With `raw` and `library`: instead of `updatesPerWriter`, each writer keeps updating until this
+   * long after the start, and the report counts the updates completed within that window (so that
+   * no writer's last backoff stretches the measurement).
+   */
+  readonly durationInMs?: number | undefined;
   readonly skipReadAfterOwnWrite: boolean;
   readonly goFile: string;
   /** A backoff to try instead of the library's default (see {@link BACKOFFS}). */
@@ -122,6 +139,8 @@ export const BACKOFFS: Readonly<Record<string, BackoffStrategy>> = {
   "full-jitter-20": fullJitterBackoff({ baseInMs: 20, maxInMs: 1_000 }),
   "decorrelated-5": decorrelatedJitterBackoff({ baseInMs: 5, maxInMs: 1_000 }),
   "decorrelated-10": decorrelatedJitterBackoff({ baseInMs: 10, maxInMs: 1_000 }),
+  "decorrelated-10-250": decorrelatedJitterBackoff({ baseInMs: 10, maxInMs: 250 }),
+  "decorrelated-20": decorrelatedJitterBackoff({ baseInMs: 20, maxInMs: 1_000 }),
   "exponential-5": exponentialBackoff({ deltaInMs: 5, minInMs: 2, maxInMs: 1_000 }),
 };
 
@@ -129,6 +148,8 @@ export const BACKOFFS: Readonly<Record<string, BackoffStrategy>> = {
 export interface WorkerReport extends Tally {
   readonly startedAt: number;
   readonly finishedAt: number;
+  /** Updates completed within `durationInMs` of the start (when it was given). */
+  readonly successesInWindow: number;
   /** `interleaved` mode only. */
   readonly interleaved?: InterleavedReport;
 }
@@ -199,12 +220,15 @@ async function runWorker(config: WorkerConfig): Promise<WorkerReport> {
   const startedAt = Date.now();
   if (config.mode === "interleaved") {
     const report = await interleaved(config.connectionString, config.container, config.blob, config.updatesPerWriter);
-    return { ...tally, startedAt, finishedAt: Date.now(), interleaved: report };
+    return { ...tally, startedAt, finishedAt: Date.now(), successesInWindow: 0, interleaved: report };
   }
+  const deadline = config.durationInMs === undefined ? Infinity : startedAt + config.durationInMs;
+  let successesInWindow = 0;
   await Promise.all(
     blobs.map(async (blob) => {
       const cell = blobJsonCell<number>(blob);
-      for (let i = 0; i < config.updatesPerWriter; i++) {
+      for (let i = 0; deadline === Infinity ? i < config.updatesPerWriter : Date.now() < deadline; i++) {
+        const before = tally.successes;
         if (config.mode === "raw") await rawIncrement(blob, tally);
         else if (config.mode === "library") {
           await libraryIncrement(
@@ -220,10 +244,11 @@ async function runWorker(config: WorkerConfig): Promise<WorkerReport> {
             ),
           );
         }
+        if (Date.now() <= deadline) successesInWindow += tally.successes - before;
       }
     }),
   );
-  return { ...tally, startedAt, finishedAt: Date.now() };
+  return { ...tally, startedAt, finishedAt: Date.now(), successesInWindow };
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

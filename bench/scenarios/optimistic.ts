@@ -18,7 +18,8 @@
  *
  * Each figure is the median over `--rounds`. Requests are counted in code with SDK retries off (see
  * optimistic-worker.ts). Flags: --rounds 3, --updates 150 (single-writer updates per way),
- * --contended 25 (updates per contended writer), --backoff <name> (try another backoff on the
+ * --seconds 3 (length of each contended race: updates completed within it are counted, so that no
+ * writer's last backoff stretches the measurement), --backoff <name> (try another backoff on the
  * contended races than the library's default; names in optimistic-worker.ts).
  */
 import { randomUUID } from "node:crypto";
@@ -44,11 +45,15 @@ interface Run {
   readonly perSec: number;
   readonly requestsPerUpdate: number;
   readonly conflicts: number;
+  /** The most rounds one update needed, and the share of updates that needed more than 10. */
+  readonly maxAttempts: number;
+  readonly overTenAttemptsShare: number;
   readonly interleaved?: InterleavedReport | undefined;
 }
 
 interface RaceOptions {
   readonly backoff?: string | undefined;
+  readonly durationInMs?: number | undefined;
   readonly processes: number;
   readonly mode: WorkerConfig["mode"];
   readonly writers: number;
@@ -71,11 +76,20 @@ async function race({ connectionString, container }: Context, options: RaceOptio
       workers.map((w) => w.waitFor<WorkerReport>((m) => typeof m === "object" && m !== null && "finishedAt" in m, 300_000)),
     );
     const seconds = (Math.max(...reports.map((r) => r.finishedAt)) - go) / 1000;
-    const sum = (key: "successes" | "requests" | "conflicts") => reports.reduce((total, r) => total + r[key], 0);
+    const sum = (key: "successes" | "requests" | "conflicts" | "successesInWindow" | "overTenAttempts") => reports.reduce((total, r) => total + r[key], 0);
     const final = options.mode === "interleaved" ? 0 : Number((await container.getBlockBlobClient(name).downloadToBuffer()).toString("utf8"));
     if (options.mode !== "interleaved" && final !== sum("successes")) throw new Error(`${options.mode}: the counter holds ${final} for ${sum("successes")} successes`);
-    if (options.mode === "interleaved") return { perSec: 0, requestsPerUpdate: 0, conflicts: 0, interleaved: reports[0]!.interleaved };
-    return { perSec: sum("successes") / seconds, requestsPerUpdate: sum("requests") / sum("successes"), conflicts: sum("conflicts") };
+    if (options.mode === "interleaved") {
+      return { perSec: 0, requestsPerUpdate: 0, conflicts: 0, maxAttempts: 0, overTenAttemptsShare: 0, interleaved: reports[0]!.interleaved };
+    }
+    const perSec = options.durationInMs === undefined ? sum("successes") / seconds : sum("successesInWindow") / (options.durationInMs / 1000);
+    return {
+      perSec,
+      requestsPerUpdate: sum("requests") / sum("successes"),
+      conflicts: sum("conflicts"),
+      maxAttempts: Math.max(...reports.map((r) => r.maxAttempts)),
+      overTenAttemptsShare: sum("overTenAttempts") / sum("successes"),
+    };
   } finally {
     await Promise.all(workers.map((w) => w.kill()));
     rmSync(goFile, { force: true });
@@ -88,7 +102,7 @@ export const optimisticScenario: BenchScenario = {
   async run({ connectionString, args, log }) {
     const rounds = numberFlag(args, "rounds", 3, 1);
     const updates = numberFlag(args, "updates", 150, 10);
-    const contendedUpdates = numberFlag(args, "contended", 25, 1);
+    const contendedSeconds = numberFlag(args, "seconds", 3, 0.5);
     const backoff = typeof args["backoff"] === "string" ? args["backoff"] : undefined;
     if (backoff !== undefined && !(backoff in BACKOFFS)) throw new UsageError(`--backoff must be one of ${Object.keys(BACKOFFS).join(", ")}`);
     const blobs = BlobServiceClient.fromConnectionString(connectionString, { retryOptions: SDK_SINGLE_ATTEMPT.storage });
@@ -96,7 +110,7 @@ export const optimisticScenario: BenchScenario = {
     await container.create();
     const context: Context = { connectionString, container };
     const one = { processes: 1, writers: 1, updatesPerWriter: updates };
-    const eight = { processes: 4, writers: 2, updatesPerWriter: contendedUpdates, backoff };
+    const eight = { processes: 4, writers: 2, updatesPerWriter: 0, durationInMs: contendedSeconds * 1000, backoff };
     try {
       const rows: Record<string, number>[] = [];
       for (let r = 0; r < rounds; r++) {
@@ -128,12 +142,15 @@ export const optimisticScenario: BenchScenario = {
           contendedPerSec: contended.perSec,
           contendedRatio: contended.perSec / serialPerSec,
           requestsPerUpdate: contended.requestsPerUpdate,
+          contendedMaxAttempts: contended.maxAttempts,
+          contendedOverTenAttemptsShare: contended.overTenAttemptsShare,
           contendedNoSkipPerSec: contendedNoSkip.perSec,
           contendedNoSkipRatio: contendedNoSkip.perSec / serialPerSec,
           contendedNoSkipRequestsPerUpdate: contendedNoSkip.requestsPerUpdate,
           rawContendedPerSec: rawContended.perSec,
           rawContendedRatio: rawContended.perSec / serialPerSec,
           rawRequestsPerUpdate: rawContended.requestsPerUpdate,
+          rawMaxAttempts: rawContended.maxAttempts,
         };
         rows.push(row);
         log(`round ${r + 1}: ${Object.entries(row).map(([k, v]) => `${k} ${round(v, 3)}`).join(", ")}`);
@@ -144,6 +161,8 @@ export const optimisticScenario: BenchScenario = {
         contendedPerSec: figure("contendedPerSec", 1),
         contendedRatio: figure("contendedRatio"),
         requestsPerUpdate: figure("requestsPerUpdate"),
+        contendedMaxAttempts: Math.max(...rows.map((row) => row["contendedMaxAttempts"]!)),
+        contendedOverTenAttemptsShare: figure("contendedOverTenAttemptsShare", 4),
         singleWriterPerSec: figure("singleWriterPerSec", 1),
         singleWriterRatio: figure("singleWriterRatio"),
         coalescedPerSec: figure("coalescedPerSec", 1),
@@ -158,6 +177,7 @@ export const optimisticScenario: BenchScenario = {
         rawContendedPerSec: figure("rawContendedPerSec", 1),
         rawContendedRatio: figure("rawContendedRatio"),
         rawRequestsPerUpdate: figure("rawRequestsPerUpdate"),
+        rawMaxAttempts: Math.max(...rows.map((row) => row["rawMaxAttempts"]!)),
         perRound: rows.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, round(v, 3)]))),
         contendedWriters: eight.processes * eight.writers,
         contendedProcesses: eight.processes,

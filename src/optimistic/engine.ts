@@ -73,7 +73,7 @@ export interface OptimisticUpdateOptions {
   readonly abortSignal?: AbortSignal;
   /**
    * How many read-modify-write rounds to try before giving up with {@link OptimisticConflictError}.
-   * @default 10
+   * @default 20
    */
   readonly maxAttempts?: number;
   /**
@@ -342,7 +342,7 @@ function settle(options: OptimisticUpdateOptions): Settings {
   }
   return {
     abortSignal: options.abortSignal,
-    maxAttempts: checkNumber("maxAttempts", options.maxAttempts ?? 10, { min: 1, integer: true }),
+    maxAttempts: checkNumber("maxAttempts", options.maxAttempts ?? 20, { min: 1, integer: true }),
     backoff,
     skipReadAfterOwnWrite: options.skipReadAfterOwnWrite ?? true,
     coalesce: options.coalesce ?? true,
@@ -446,7 +446,8 @@ async function attemptRound<T>(
   for (let attempt = 1; ; attempt++) {
     if (unread) base = await readVersion(cell, abortSignal);
     unread = false;
-    const steps = await runMutations(cell, participants, base, attempt);
+    const mutated = runMutations(cell, participants, base, attempt);
+    const steps = mutated instanceof Promise ? await mutated : mutated;
     if (steps === undefined) return; // every caller failed or was cancelled
     const last = steps.findLast((s) => s.written);
     if (!last) {
@@ -504,43 +505,81 @@ async function attemptRound<T>(
   }
 }
 
-/** Runs each live participant's mutation in call order; `undefined` when none is left. */
-async function runMutations<T>(
+/**
+ * Runs each live participant's mutation in call order; `undefined` when none is left. Synchronous
+ * while the mutations are, so that the write goes out without yielding to the event loop (an
+ * `await` here lets unrelated queued work run first and measurably delays every update).
+ */
+function runMutations<T>(
   cell: VersionedCell<T>,
   participants: readonly Participant<T>[],
   base: CellVersion<unknown> | undefined,
   attempt: number,
-): Promise<Step<T>[] | undefined> {
+): Step<T>[] | undefined | Promise<Step<T>[] | undefined> {
   const live = participants.filter((p) => !p.settled);
   if (live.length === 0) return undefined;
   let content: unknown = base?.content;
   // A content error here (say, a JSON blob that does not parse) rejects the whole round: nothing is written.
   let current = content === undefined ? undefined : cell.decode(content);
   const steps: Step<T>[] = [];
-  for (const participant of live) {
-    if (participant.settled) continue;
-    let next: T | typeof SKIP_WRITE;
+  const contextOf = (participant: Participant<T>): MutationContext => ({ attempt, etag: base?.etag, abortSignal: participant.abortSignal });
+
+  const record = (participant: Participant<T>, next: T | typeof SKIP_WRITE) => {
+    if (next === undefined) {
+      throw new TypeError(`\`mutate\` returned undefined for ${cell.description}: return the new value, or SKIP_WRITE to leave the cell as it is.`);
+    }
+    if (next === SKIP_WRITE) {
+      steps.push({ participant, written: false, value: undefined, content });
+      return;
+    }
+    const encoded = cell.encode(next);
+    steps.push({ participant, written: true, value: next, content: encoded });
+    content = encoded;
+  };
+  const step = (participant: Participant<T>, run: () => void) => {
     try {
-      next = await participant.mutate(current, { attempt, etag: base?.etag, abortSignal: participant.abortSignal });
-      if (next === undefined) {
-        throw new TypeError(
-          `\`mutate\` returned undefined for ${cell.description}: return the new value, or SKIP_WRITE to leave the cell as it is.`,
-        );
-      }
-      if (next !== SKIP_WRITE) {
-        const encoded = cell.encode(next);
-        steps.push({ participant, written: true, value: next, content: encoded });
-        content = encoded;
-      } else {
-        steps.push({ participant, written: false, value: undefined, content });
-      }
+      run();
     } catch (error) {
       participant.fail(error);
     }
     // The next caller gets a copy of its own, so nobody's value is changed behind its back.
     if (live.length > 1) current = content === undefined ? undefined : cell.decode(content);
+  };
+  const finish = () => (steps.length > 0 ? steps : undefined);
+
+  for (let index = 0; index < live.length; index++) {
+    const participant = live[index]!;
+    if (participant.settled) continue;
+    let next: T | typeof SKIP_WRITE | PromiseLike<T | typeof SKIP_WRITE> | undefined;
+    step(participant, () => {
+      next = participant.mutate(current, contextOf(participant));
+      if (!isPromiseLike(next)) record(participant, next);
+    });
+    if (isPromiseLike(next)) return continueAsync(index, next);
   }
-  return steps.length > 0 ? steps : undefined;
+  return finish();
+
+  async function continueAsync(from: number, pending: PromiseLike<T | typeof SKIP_WRITE>): Promise<Step<T>[] | undefined> {
+    for (let index = from; index < live.length; index++) {
+      const participant = live[index]!;
+      if (index !== from && participant.settled) continue;
+      let next: T | typeof SKIP_WRITE;
+      try {
+        next = await (index === from ? pending : participant.mutate(current, contextOf(participant)));
+      } catch (error) {
+        step(participant, () => {
+          throw error;
+        });
+        continue;
+      }
+      step(participant, () => record(participant, next));
+    }
+    return finish();
+  }
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as PromiseLike<unknown> | null)?.then === "function";
 }
 
 function resolveSteps<T>(
@@ -589,7 +628,12 @@ async function readOrThrow<T>(cell: VersionedCell<T>, abortSignal: AbortSignal |
 
 /** Reads the current version (no `If-None-Match`, so never {@link NOT_MODIFIED}). */
 async function readVersion<T>(cell: VersionedCell<T>, abortSignal: AbortSignal | undefined): Promise<CellVersion<unknown> | undefined> {
-  const read = await readOrThrow(cell, abortSignal);
+  let read;
+  try {
+    read = await cell.read({ abortSignal });
+  } catch (error) {
+    throw wrapStorageError(error, `read ${cell.description}`);
+  }
   return read === NOT_MODIFIED ? undefined : read;
 }
 

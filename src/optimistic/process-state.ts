@@ -7,11 +7,8 @@
  *
  * Both are keyed by the cell's identity (`VersionedCell.key`: kind, URL without query, entity keys).
  */
-import { randomBytes } from "node:crypto";
 import type { CellVersion } from "./cell.js";
-
-/** This process's part of every writer slot: random, so processes never share slots. */
-const PROCESS_ID = randomBytes(4).toString("base64url");
+import { PROCESS_ID } from "./write-log.js";
 
 /** The most cells the write-skip cache remembers; the least recently used go first. */
 export const MAX_CACHED_CELLS = 1_000;
@@ -52,6 +49,7 @@ export function acquireSlot(key: string): { readonly slot: string; readonly inde
   let index = 0;
   while (used.has(index)) index++;
   used.add(index);
+  // The process's random id makes slots of different processes differ.
   return { slot: `${PROCESS_ID}${index.toString(36)}`, index };
 }
 

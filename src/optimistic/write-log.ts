@@ -69,9 +69,22 @@ export interface LoggedVersion {
  */
 export type WriteVerdict = "applied" | "not-applied" | "unchanged" | "unknown";
 
-/** A new random id (8 characters, 48 bits) for a write or a history. */
+/** This process's random part of writer slots and history ids (8 characters, 48 bits). */
+export const PROCESS_ID = randomBytes(6).toString("base64url");
+let counter = 0;
+
+/**
+ * A new id for a write: unique within this process, which is enough because a write is always
+ * looked up together with its slot, and slots carry {@link PROCESS_ID}. (A counter rather than fresh
+ * randomness: this runs on every write.)
+ */
 export function newWriteId(): string {
-  return randomBytes(6).toString("base64url");
+  return (counter++).toString(36);
+}
+
+/** A new id for a history: unique across processes. */
+function newChainId(): string {
+  return `${PROCESS_ID}${(counter++).toString(36)}`;
 }
 
 /** Parses a stored history; `undefined` when absent or not in this format. */
@@ -107,7 +120,7 @@ export function nextWriteLog(base: LoggedVersion | undefined, writer: WriterIden
   const previous = lastWriterWins ? undefined : parseWriteLog(base?.log);
   if (!previous) {
     const start = lastWriterWins ? "w" : base ? "r" : "a";
-    return { chain: newWriteId(), seq: 1, start, pruned: 0, writers: [{ ...writer, seq: 1 }] };
+    return { chain: newChainId(), seq: 1, start, pruned: 0, writers: [{ ...writer, seq: 1 }] };
   }
   const seq = previous.seq + 1;
   const writers = [{ ...writer, seq }, ...previous.writers.filter((w) => w.slot !== writer.slot)];
