@@ -13,6 +13,7 @@
 import { existsSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { BlobServiceClient, type BlockBlobClient } from "@azure/storage-blob";
+import { seededRandom } from "../../src/testing/index.js";
 import {
   blobJsonCell,
   decorrelatedJitterBackoff,
@@ -164,7 +165,7 @@ export const INTERLEAVED_WAYS = ["raw", "rawWithHistoryHeader", "library", "libr
 export type InterleavedReport = Record<(typeof INTERLEAVED_WAYS)[number], { seconds: number; medianMs: number; requestsPerUpdate: number }>;
 
 /**
- * One writer per way on a blob of its own, interleaved update by update in rotating order, so that
+ * One writer per way on a blob of its own, interleaved update by update in random order, so that
  * machine noise hits every way alike: the raw SDK loop; the raw loop also sending a metadata header
  * the size of the library's write history; the library with write-skipping off (the same two calls
  * as raw); the library with it on.
@@ -181,9 +182,15 @@ export async function interleaved(connectionString: string, container: string, b
     () => libraryIncrement(blobs[3]!, tallies[3]!, { skipReadAfterOwnWrite: true }, cells[3]),
   ];
   const times = INTERLEAVED_WAYS.map(() => [] as number[]);
+  const order = INTERLEAVED_WAYS.map((_, i) => i);
+  const random = seededRandom(7);
   for (let i = 0; i < updates; i++) {
-    for (let k = 0; k < run.length; k++) {
-      const way = (i + k) % run.length;
+    // A fresh random order each time, so that no way always follows the same other way.
+    for (let k = order.length - 1; k > 0; k--) {
+      const j = Math.floor(random() * (k + 1));
+      [order[k], order[j]] = [order[j]!, order[k]!];
+    }
+    for (const way of order) {
       const started = performance.now();
       await run[way]!();
       times[way]!.push(performance.now() - started);
@@ -202,13 +209,15 @@ export async function interleaved(connectionString: string, container: string, b
 }
 
 async function runWorker(config: WorkerConfig): Promise<WorkerReport> {
-  // Warm up (module loading, JIT, connections) on a blob of this process's own, before the start.
+  // Warm up (module loading, connections, and the JIT, which compiles code well only after a few
+  // hundred runs) on a blob of this process's own, before the start: the figures are steady state.
   const warmUp = newTally();
   const warmBlob = countingBlob(config.connectionString, config.container, `warm-${process.pid}-${config.blob}`, warmUp);
   await warmBlob.upload("0", 1);
-  for (let i = 0; i < 10; i++) {
+  const warmCell = blobJsonCell<number>(warmBlob);
+  for (let i = 0; i < 200; i++) {
     await rawIncrement(warmBlob, warmUp);
-    await libraryIncrement(warmBlob, warmUp, { skipReadAfterOwnWrite: i % 2 === 0 });
+    await libraryIncrement(warmBlob, warmUp, { skipReadAfterOwnWrite: i % 2 === 0 }, warmCell);
   }
   await warmBlob.delete();
 

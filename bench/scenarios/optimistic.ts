@@ -17,7 +17,7 @@
  *   without write-skipping (contendedNoSkip*) and with the raw naive loop (rawContended*).
  *
  * Each figure is the median over `--rounds`. Requests are counted in code with SDK retries off (see
- * optimistic-worker.ts). Flags: --rounds 3, --updates 150 (single-writer updates per way),
+ * optimistic-worker.ts). Flags: --rounds 3, --updates 200 (single-writer updates per way),
  * --seconds 3 (length of each contended race: updates completed within it are counted, so that no
  * writer's last backoff stretches the measurement), --backoff <name> (try another backoff on the
  * contended races than the library's default; names in optimistic-worker.ts).
@@ -101,7 +101,7 @@ export const optimisticScenario: BenchScenario = {
   description: "optimistic updates of one blob: raw SDK loop vs the library, serial, contended (4 processes), coalesced",
   async run({ connectionString, args, log }) {
     const rounds = numberFlag(args, "rounds", 3, 1);
-    const updates = numberFlag(args, "updates", 150, 10);
+    const updates = numberFlag(args, "updates", 200, 10);
     const contendedSeconds = numberFlag(args, "seconds", 3, 0.5);
     const backoff = typeof args["backoff"] === "string" ? args["backoff"] : undefined;
     if (backoff !== undefined && !(backoff in BACKOFFS)) throw new UsageError(`--backoff must be one of ${Object.keys(BACKOFFS).join(", ")}`);

@@ -13,6 +13,7 @@
  * `If-None-Match: *`); Get Blob with If-None-Match answers 304, which @azure/storage-blob raises
  * as a RestError with statusCode 304 (checked against Azurite).
  */
+import { isUtf8 } from "node:buffer";
 import type { BlobHTTPHeaders, BlockBlobClient } from "@azure/storage-blob";
 import { serviceCodeOf, statusOf } from "../errors.js";
 import { NOT_MODIFIED, OPTIMISTIC_LOG_KEY, type CellVersion, type VersionedCell } from "./cell.js";
@@ -194,14 +195,11 @@ function blobCell<T>(blob: BlockBlobClient, options: BlobCellOptions, codec: Cod
   };
 }
 
-const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
-
 function decodeUtf8(bytes: Buffer, cell: string, code: "InvalidJson" | "InvalidText" = "InvalidText"): string {
-  try {
-    return strictUtf8.decode(bytes);
-  } catch (error) {
-    throw new CellContentError(cell, code, "it is not valid UTF-8", error);
-  }
+  if (!isUtf8(bytes)) throw new CellContentError(cell, code, "it is not valid UTF-8");
+  // A byte order mark is not part of the text (as TextDecoder would also drop it).
+  const start = bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  return bytes.toString("utf8", start);
 }
 
 async function readAll(stream: NodeJS.ReadableStream | undefined): Promise<Buffer> {

@@ -505,10 +505,23 @@ async function attemptRound<T>(
   }
 }
 
+/** The state of one pass of the mutations over a round's participants. */
+interface MutationPass<T> {
+  readonly cell: VersionedCell<T>;
+  readonly live: readonly Participant<T>[];
+  readonly base: CellVersion<unknown> | undefined;
+  readonly attempt: number;
+  /** Stored content after the last step. */
+  content: unknown;
+  /** What the next participant is given. */
+  current: T | undefined;
+  readonly steps: Step<T>[];
+}
+
 /**
  * Runs each live participant's mutation in call order; `undefined` when none is left. Synchronous
- * while the mutations are, so that the write goes out without yielding to the event loop (an
- * `await` here lets unrelated queued work run first and measurably delays every update).
+ * while the mutations are (the common case), and free of per-call closures: this runs between the
+ * read and the write of every update, where each microsecond shows.
  */
 function runMutations<T>(
   cell: VersionedCell<T>,
@@ -518,64 +531,66 @@ function runMutations<T>(
 ): Step<T>[] | undefined | Promise<Step<T>[] | undefined> {
   const live = participants.filter((p) => !p.settled);
   if (live.length === 0) return undefined;
-  let content: unknown = base?.content;
   // A content error here (say, a JSON blob that does not parse) rejects the whole round: nothing is written.
-  let current = content === undefined ? undefined : cell.decode(content);
-  const steps: Step<T>[] = [];
-  const contextOf = (participant: Participant<T>): MutationContext => ({ attempt, etag: base?.etag, abortSignal: participant.abortSignal });
-
-  const record = (participant: Participant<T>, next: T | typeof SKIP_WRITE) => {
-    if (next === undefined) {
-      throw new TypeError(`\`mutate\` returned undefined for ${cell.description}: return the new value, or SKIP_WRITE to leave the cell as it is.`);
-    }
-    if (next === SKIP_WRITE) {
-      steps.push({ participant, written: false, value: undefined, content });
-      return;
-    }
-    const encoded = cell.encode(next);
-    steps.push({ participant, written: true, value: next, content: encoded });
-    content = encoded;
-  };
-  const step = (participant: Participant<T>, run: () => void) => {
-    try {
-      run();
-    } catch (error) {
-      participant.fail(error);
-    }
-    // The next caller gets a copy of its own, so nobody's value is changed behind its back.
-    if (live.length > 1) current = content === undefined ? undefined : cell.decode(content);
-  };
-  const finish = () => (steps.length > 0 ? steps : undefined);
-
+  const current = base === undefined ? undefined : cell.decode(base.content);
+  const pass: MutationPass<T> = { cell, live, base, attempt, content: base?.content, current, steps: [] };
   for (let index = 0; index < live.length; index++) {
     const participant = live[index]!;
     if (participant.settled) continue;
-    let next: T | typeof SKIP_WRITE | PromiseLike<T | typeof SKIP_WRITE> | undefined;
-    step(participant, () => {
-      next = participant.mutate(current, contextOf(participant));
-      if (!isPromiseLike(next)) record(participant, next);
-    });
-    if (isPromiseLike(next)) return continueAsync(index, next);
-  }
-  return finish();
-
-  async function continueAsync(from: number, pending: PromiseLike<T | typeof SKIP_WRITE>): Promise<Step<T>[] | undefined> {
-    for (let index = from; index < live.length; index++) {
-      const participant = live[index]!;
-      if (index !== from && participant.settled) continue;
-      let next: T | typeof SKIP_WRITE;
-      try {
-        next = await (index === from ? pending : participant.mutate(current, contextOf(participant)));
-      } catch (error) {
-        step(participant, () => {
-          throw error;
-        });
-        continue;
-      }
-      step(participant, () => record(participant, next));
+    try {
+      const next = participant.mutate(pass.current, mutationContext(pass, participant));
+      if (isPromiseLike(next)) return continueMutations(pass, index, next);
+      recordStep(pass, participant, next);
+    } catch (error) {
+      participant.fail(error);
     }
-    return finish();
+    afterStep(pass);
   }
+  return pass.steps.length > 0 ? pass.steps : undefined;
+}
+
+/** The rest of {@link runMutations} once a mutation returned a promise. */
+async function continueMutations<T>(
+  pass: MutationPass<T>,
+  from: number,
+  pending: PromiseLike<T | typeof SKIP_WRITE>,
+): Promise<Step<T>[] | undefined> {
+  for (let index = from; index < pass.live.length; index++) {
+    const participant = pass.live[index]!;
+    if (index !== from && participant.settled) continue;
+    try {
+      recordStep(pass, participant, await (index === from ? pending : participant.mutate(pass.current, mutationContext(pass, participant))));
+    } catch (error) {
+      participant.fail(error);
+    }
+    afterStep(pass);
+  }
+  return pass.steps.length > 0 ? pass.steps : undefined;
+}
+
+function mutationContext<T>(pass: MutationPass<T>, participant: Participant<T>): MutationContext {
+  return { attempt: pass.attempt, etag: pass.base?.etag, abortSignal: participant.abortSignal };
+}
+
+/** Records what a mutation returned; throws (for its participant alone) when the value is refused. */
+function recordStep<T>(pass: MutationPass<T>, participant: Participant<T>, next: T | typeof SKIP_WRITE): void {
+  if (next === undefined) {
+    throw new TypeError(
+      `\`mutate\` returned undefined for ${pass.cell.description}: return the new value, or SKIP_WRITE to leave the cell as it is.`,
+    );
+  }
+  if (next === SKIP_WRITE) {
+    pass.steps.push({ participant, written: false, value: undefined, content: pass.content });
+    return;
+  }
+  const encoded = pass.cell.encode(next);
+  pass.steps.push({ participant, written: true, value: next, content: encoded });
+  pass.content = encoded;
+}
+
+/** The next caller gets a copy of its own, so nobody's value is changed behind its back. */
+function afterStep<T>(pass: MutationPass<T>): void {
+  if (pass.live.length > 1) pass.current = pass.content === undefined ? undefined : pass.cell.decode(pass.content);
 }
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {

@@ -89,19 +89,25 @@ function newChainId(): string {
 
 /** Parses a stored history; `undefined` when absent or not in this format. */
 export function parseWriteLog(text: string | undefined): WriteLog | undefined {
-  if (!text) return undefined;
+  if (!text || !text.startsWith("1;")) return undefined;
   const parts = text.split(";");
-  if (parts.length !== 6 || parts[0] !== "1") return undefined;
-  const [, chain, seqText, start, prunedText, writersText] = parts as [string, string, string, string, string, string];
-  const seq = wholeNumber(seqText);
-  const pruned = wholeNumber(prunedText);
+  if (parts.length !== 6) return undefined;
+  const chain = parts[1]!;
+  const seq = wholeNumber(parts[2]);
+  const start = parts[3]!;
+  const pruned = wholeNumber(parts[4]);
   if (!chain || seq === undefined || pruned === undefined || !start) return undefined;
   const writers: LogWriter[] = [];
-  for (const entry of writersText ? writersText.split(",") : []) {
-    const [slot, id, writerSeqText, extra] = entry.split(".");
-    const writerSeq = wholeNumber(writerSeqText);
-    if (!slot || !id || writerSeq === undefined || extra !== undefined) return undefined;
-    writers.push({ slot, id, seq: writerSeq });
+  const writersText = parts[5]!;
+  if (writersText) {
+    for (const entry of writersText.split(",")) {
+      const first = entry.indexOf(".");
+      const second = entry.indexOf(".", first + 1);
+      if (first <= 0 || second <= first + 1 || entry.indexOf(".", second + 1) !== -1) return undefined;
+      const writerSeq = wholeNumber(entry.slice(second + 1));
+      if (writerSeq === undefined) return undefined;
+      writers.push({ slot: entry.slice(0, first), id: entry.slice(first + 1, second), seq: writerSeq });
+    }
   }
   return { chain, seq, start, pruned, writers };
 }
@@ -165,6 +171,10 @@ export function judgeWrite(
 }
 
 function wholeNumber(text: string | undefined): number | undefined {
-  if (!text || !/^\d{1,15}$/.test(text)) return undefined;
+  if (!text || text.length > 15) return undefined;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 48 || code > 57) return undefined;
+  }
   return Number(text);
 }
