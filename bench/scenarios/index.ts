@@ -4,6 +4,7 @@ import { filesScenario } from "./files.js";
 import { lockScenario } from "./lock.js";
 import { batchScenario } from "./batch.js";
 import { queueScenario } from "./queue.js";
+import { optimisticScenario } from "./optimistic.js";
 import { retryScenario } from "./retry.js";
 
 export const scenarios: Readonly<Record<string, BenchScenario>> = {
@@ -12,4 +13,5 @@ export const scenarios: Readonly<Record<string, BenchScenario>> = {
   lock: lockScenario,
   batch: batchScenario,
   queue: queueScenario,
+  optimistic: optimisticScenario,
 };

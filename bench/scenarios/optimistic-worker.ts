@@ -1,0 +1,271 @@
+/**
+ * The writers of the `optimistic` benchmark, usable in-process and as a child process (so that the
+ * contended figures come from several processes, as in production).
+ *
+ * Requests are counted exactly in code: clients make one attempt per SDK call
+ * (`SDK_SINGLE_ATTEMPT`), and the blob client handed to the writer counts its `download` and
+ * `upload` calls, so calls = HTTP requests for raw and library writers alike.
+ *
+ * As a child process: `node --import tsx bench/scenarios/optimistic-worker.ts '<json config>'`. It
+ * prints `{"ready":true}`, waits until the file named by `goFile` exists, runs, and prints one JSON
+ * line with its tally.
+ */
+import { existsSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+import { BlobServiceClient, type BlockBlobClient } from "@azure/storage-blob";
+import { seededRandom } from "../../src/testing/index.js";
+import {
+  blobJsonCell,
+  decorrelatedJitterBackoff,
+  exponentialBackoff,
+  fullJitterBackoff,
+  optimisticUpdate,
+  SDK_SINGLE_ATTEMPT,
+  statusOf,
+  type BackoffStrategy,
+  type OptimisticUpdateOptions,
+} from "../../src/index.js";
+
+/** What one or more writers counted. */
+export interface Tally {
+  successes: number;
+  requests: number;
+  conflicts: number;
+  /** The most rounds one update needed. */
+  maxAttempts: number;
+  /** Updates that needed more than 10 rounds: how close contention comes to the default `maxAttempts` (20). */
+  overTenAttempts: number;
+}
+
+export const newTally = (): Tally => ({ successes: 0, requests: 0, conflicts: 0, maxAttempts: 0, overTenAttempts: 0 });
+
+function countAttempts(tally: Tally, attempts: number): void {
+  tally.maxAttempts = Math.max(tally.maxAttempts, attempts);
+  if (attempts > 10) tally.overTenAttempts++;
+}
+
+/** A blob client whose `download` and `upload` calls are counted (one call = one request, SDK retries off). */
+export function countingBlob(connectionString: string, container: string, blob: string, tally: Tally): BlockBlobClient {
+  const client = BlobServiceClient.fromConnectionString(connectionString, { retryOptions: SDK_SINGLE_ATTEMPT.storage })
+    .getContainerClient(container)
+    .getBlockBlobClient(blob);
+  return new Proxy(client, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver) as unknown;
+      if ((property === "download" || property === "upload") && typeof value === "function") {
+        return (...args: unknown[]) => {
+          tally.requests++;
+          return (value as (...a: unknown[]) => unknown).apply(target, args);
+        };
+      }
+      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+/** The raw SDK way: read, +1, write with If-Match; on 412 wait as `backoff` says (none: naive) and read again. */
+export async function rawIncrement(
+  blob: BlockBlobClient,
+  tally: Tally,
+  backoff?: BackoffStrategy,
+  metadata?: Record<string, string>,
+): Promise<void> {
+  let previous = 0;
+  for (let attempt = 1; ; attempt++) {
+    const response = await blob.download();
+    const chunks: Buffer[] = [];
+    for await (const chunk of response.readableStreamBody!) chunks.push(chunk as Buffer);
+    const body = String(Number(Buffer.concat(chunks).toString("utf8")) + 1);
+    try {
+      await blob.upload(body, body.length, { conditions: { ifMatch: response.etag! }, ...(metadata ? { metadata } : {}) });
+      tally.successes++;
+      countAttempts(tally, attempt);
+      return;
+    } catch (error) {
+      if (statusOf(error) !== 412) throw error;
+      tally.conflicts++;
+      if (backoff) {
+        previous = backoff.delayInMs(attempt, previous);
+        await new Promise((resolve) => setTimeout(resolve, previous));
+      }
+    }
+  }
+}
+
+/** The library way. */
+export async function libraryIncrement(
+  blob: BlockBlobClient,
+  tally: Tally,
+  options: OptimisticUpdateOptions,
+  cell = blobJsonCell<number>(blob),
+): Promise<void> {
+  const { attempts } = await optimisticUpdate(cell, (n) => (n ?? 0) + 1, {
+    maxAttempts: 10_000,
+    ...options,
+    onConflict: () => void tally.conflicts++,
+  });
+  tally.successes++;
+  countAttempts(tally, attempts);
+}
+
+/** Configuration of a worker process. */
+export interface WorkerConfig {
+  readonly connectionString: string;
+  readonly container: string;
+  readonly blob: string;
+  /**
+   * `raw`: the raw SDK loop; `library`: optimisticUpdate without coalescing; `coalesced`: batches of
+   * `writers` concurrent optimisticUpdate calls (coalescing on), `updatesPerWriter` batches;
+   * `interleaved`: one writer per way (see {@link interleaved}), `updatesPerWriter` updates each.
+   */
+  readonly mode: "raw" | "library" | "coalesced" | "interleaved";
+  readonly writers: number;
+  readonly updatesPerWriter: number;
+  /**
+   * With `raw` and `library`: instead of `updatesPerWriter`, each writer keeps updating until this
+   * long after the start, and the report counts the updates completed within that window (so that
+   * no writer's last backoff stretches the measurement).
+   */
+  readonly durationInMs?: number | undefined;
+  readonly skipReadAfterOwnWrite: boolean;
+  readonly goFile: string;
+  /** A backoff to try instead of the library's default (see {@link BACKOFFS}). */
+  readonly backoff?: string | undefined;
+}
+
+/** Backoffs the bench can try on the contended race (`--backoff name`). */
+export const BACKOFFS: Readonly<Record<string, BackoffStrategy>> = {
+  "full-jitter-10": fullJitterBackoff({ baseInMs: 10, maxInMs: 1_000 }),
+  "full-jitter-5": fullJitterBackoff({ baseInMs: 5, maxInMs: 1_000 }),
+  "full-jitter-20": fullJitterBackoff({ baseInMs: 20, maxInMs: 1_000 }),
+  "decorrelated-5": decorrelatedJitterBackoff({ baseInMs: 5, maxInMs: 1_000 }),
+  "decorrelated-10": decorrelatedJitterBackoff({ baseInMs: 10, maxInMs: 1_000 }),
+  "decorrelated-10-250": decorrelatedJitterBackoff({ baseInMs: 10, maxInMs: 250 }),
+  "decorrelated-20": decorrelatedJitterBackoff({ baseInMs: 20, maxInMs: 1_000 }),
+  "exponential-5": exponentialBackoff({ deltaInMs: 5, minInMs: 2, maxInMs: 1_000 }),
+};
+
+/** What a worker process prints when done. */
+export interface WorkerReport extends Tally {
+  readonly startedAt: number;
+  readonly finishedAt: number;
+  /** Updates completed within `durationInMs` of the start (when it was given). */
+  readonly successesInWindow: number;
+  /** `interleaved` mode only. */
+  readonly interleaved?: InterleavedReport;
+}
+
+/** A write history of the size the library stores for a cell with one writer. */
+const HISTORY_LIKE = { asc_optimistic: "1;Kx9_aB3c;57;r;0;AbCdEf0.Gh1jKl2m.57" };
+
+/** The ways a single writer is measured in `interleaved` mode. */
+export const INTERLEAVED_WAYS = ["raw", "rawWithHistoryHeader", "library", "librarySkippingReads"] as const;
+
+/** Per way: total seconds, median milliseconds per update, requests per update. */
+export type InterleavedReport = Record<(typeof INTERLEAVED_WAYS)[number], { seconds: number; medianMs: number; requestsPerUpdate: number }>;
+
+/**
+ * One writer per way on a blob of its own, interleaved update by update in random order, so that
+ * machine noise hits every way alike: the raw SDK loop; the raw loop also sending a metadata header
+ * the size of the library's write history; the library with write-skipping off (the same two calls
+ * as raw); the library with it on.
+ */
+export async function interleaved(connectionString: string, container: string, blob: string, updates: number): Promise<InterleavedReport> {
+  const tallies = INTERLEAVED_WAYS.map(() => newTally());
+  const blobs = INTERLEAVED_WAYS.map((way, i) => countingBlob(connectionString, container, `${blob}-${way}`, tallies[i]!));
+  for (const b of blobs) await b.upload("0", 1);
+  const cells = blobs.map((b) => blobJsonCell<number>(b));
+  const run = [
+    () => rawIncrement(blobs[0]!, tallies[0]!),
+    () => rawIncrement(blobs[1]!, tallies[1]!, undefined, HISTORY_LIKE),
+    () => libraryIncrement(blobs[2]!, tallies[2]!, { skipReadAfterOwnWrite: false }, cells[2]),
+    () => libraryIncrement(blobs[3]!, tallies[3]!, { skipReadAfterOwnWrite: true }, cells[3]),
+  ];
+  const times = INTERLEAVED_WAYS.map(() => [] as number[]);
+  const order = INTERLEAVED_WAYS.map((_, i) => i);
+  const random = seededRandom(7);
+  for (let i = 0; i < updates; i++) {
+    // A fresh random order each time, so that no way always follows the same other way.
+    for (let k = order.length - 1; k > 0; k--) {
+      const j = Math.floor(random() * (k + 1));
+      [order[k], order[j]] = [order[j]!, order[k]!];
+    }
+    for (const way of order) {
+      const started = performance.now();
+      await run[way]!();
+      times[way]!.push(performance.now() - started);
+    }
+  }
+  const report = {} as Record<string, InterleavedReport[keyof InterleavedReport]>;
+  INTERLEAVED_WAYS.forEach((way, i) => {
+    const sorted = [...times[i]!].sort((a, b) => a - b);
+    report[way] = {
+      seconds: times[i]!.reduce((a, b) => a + b, 0) / 1000,
+      medianMs: sorted[sorted.length >> 1]!,
+      requestsPerUpdate: (tallies[i]!.requests - 1) / updates,
+    };
+  });
+  return report as InterleavedReport;
+}
+
+async function runWorker(config: WorkerConfig): Promise<WorkerReport> {
+  // Warm up (module loading, connections, and the JIT, which compiles code well only after a few
+  // hundred runs) on a blob of this process's own, before the start: the figures are steady state.
+  const warmUp = newTally();
+  const warmBlob = countingBlob(config.connectionString, config.container, `warm-${process.pid}-${config.blob}`, warmUp);
+  await warmBlob.upload("0", 1);
+  const warmCell = blobJsonCell<number>(warmBlob);
+  for (let i = 0; i < 200; i++) {
+    await rawIncrement(warmBlob, warmUp);
+    await libraryIncrement(warmBlob, warmUp, { skipReadAfterOwnWrite: i % 2 === 0 }, warmCell);
+  }
+  await warmBlob.delete();
+
+  const tally = newTally();
+  const writers = config.mode === "coalesced" ? 1 : config.writers;
+  const blobs = Array.from({ length: writers }, () => countingBlob(config.connectionString, config.container, config.blob, tally));
+  console.log(JSON.stringify({ ready: true }));
+  while (!existsSync(config.goFile)) await new Promise((resolve) => setTimeout(resolve, 1));
+  const startedAt = Date.now();
+  if (config.mode === "interleaved") {
+    const report = await interleaved(config.connectionString, config.container, config.blob, config.updatesPerWriter);
+    return { ...tally, startedAt, finishedAt: Date.now(), successesInWindow: 0, interleaved: report };
+  }
+  const deadline = config.durationInMs === undefined ? Infinity : startedAt + config.durationInMs;
+  let successesInWindow = 0;
+  await Promise.all(
+    blobs.map(async (blob) => {
+      const cell = blobJsonCell<number>(blob);
+      for (let i = 0; deadline === Infinity ? i < config.updatesPerWriter : Date.now() < deadline; i++) {
+        const before = tally.successes;
+        if (config.mode === "raw") await rawIncrement(blob, tally);
+        else if (config.mode === "library") {
+          await libraryIncrement(
+            blob,
+            tally,
+            { coalesce: false, skipReadAfterOwnWrite: config.skipReadAfterOwnWrite, ...(config.backoff ? { backoff: BACKOFFS[config.backoff]! } : {}) },
+            cell,
+          );
+        } else {
+          await Promise.all(
+            Array.from({ length: config.writers }, () =>
+              libraryIncrement(blob, tally, { skipReadAfterOwnWrite: config.skipReadAfterOwnWrite }, cell),
+            ),
+          );
+        }
+        if (Date.now() <= deadline) successesInWindow += tally.successes - before;
+      }
+    }),
+  );
+  return { ...tally, startedAt, finishedAt: Date.now(), successesInWindow };
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  runWorker(JSON.parse(process.argv[2]!) as WorkerConfig).then(
+    (report) => console.log(JSON.stringify(report)),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,200 @@
+/**
+ * `optimistic`: the optimistic-update loop against raw SDK calls, on JSON counter blobs.
+ *
+ * Every figure comes from worker processes started the same way (warmed up, then released
+ * together), and every ratio is taken within one round, against the baseline measured in that round:
+ * - serialPerSec: 1 writer, raw SDK read + If-Match write; measured interleaved, update by update,
+ *   with the single-writer ways below, just before and just after the round's races;
+ * - singleWriterPerSec / singleWriterRatio: 1 writer using the library, which skips the read when it
+ *   wrote last (interleaved with the raw writer, so noise hits both alike);
+ * - overheadRatio: median time per update of the library with write-skipping off (the same two calls
+ *   as raw) over the raw loop's, interleaved likewise; historyHeaderOnlyRatio: the raw loop also
+ *   sending a metadata header the size of the library's write history, over the raw loop: the part
+ *   that is the service storing and returning that header;
+ * - coalescedPerSec / coalescedRatio: 1 process, batches of 64 concurrent updates;
+ * - contendedPerSec / contendedRatio: 8 writers over 4 processes using the library, coalescing off;
+ *   requestsPerUpdate: HTTP requests per successful contended update. Beside it the same race
+ *   without write-skipping (contendedNoSkip*) and with the raw naive loop (rawContended*).
+ *
+ * Each figure is the median over `--rounds`. Requests are counted in code with SDK retries off (see
+ * optimistic-worker.ts). Flags: --rounds 3, --updates 200 (single-writer updates per way),
+ * --seconds 3 (length of each contended race: updates completed within it are counted, so that no
+ * writer's last backoff stretches the measurement), --backoff <name> (try another backoff on the
+ * contended races than the library's default; names in optimistic-worker.ts).
+ */
+import { randomUUID } from "node:crypto";
+import { rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { BlobServiceClient, type ContainerClient } from "@azure/storage-blob";
+import { numberFlag, UsageError } from "../../src/cli/args.js";
+import { SDK_SINGLE_ATTEMPT } from "../../src/index.js";
+import { spawnWorker } from "../../tests/support/processes.js";
+import { median, round, type BenchScenario } from "../harness.js";
+import { BACKOFFS, type InterleavedReport, type WorkerConfig, type WorkerReport } from "./optimistic-worker.js";
+
+const WORKER = "bench/scenarios/optimistic-worker.ts";
+const COALESCED_BATCH = 64;
+
+interface Context {
+  readonly connectionString: string;
+  readonly container: ContainerClient;
+}
+
+interface Run {
+  readonly perSec: number;
+  readonly requestsPerUpdate: number;
+  readonly conflicts: number;
+  /** The most rounds one update needed, and the share of updates that needed more than 10. */
+  readonly maxAttempts: number;
+  readonly overTenAttemptsShare: number;
+  readonly interleaved?: InterleavedReport | undefined;
+}
+
+interface RaceOptions {
+  readonly backoff?: string | undefined;
+  readonly durationInMs?: number | undefined;
+  readonly processes: number;
+  readonly mode: WorkerConfig["mode"];
+  readonly writers: number;
+  readonly updatesPerWriter: number;
+  readonly skipReadAfterOwnWrite: boolean;
+}
+
+/** Runs workers on one fresh counter; the time is from "go" to the last worker done. */
+async function race({ connectionString, container }: Context, options: RaceOptions): Promise<Run> {
+  const name = `counter-${randomUUID()}.json`;
+  if (options.mode !== "interleaved") await container.getBlockBlobClient(name).upload("0", 1);
+  const goFile = join(tmpdir(), `asc-bench-go-${randomUUID()}`);
+  const config: WorkerConfig = { connectionString, container: container.containerName, blob: name, goFile, ...options };
+  const workers = Array.from({ length: options.processes }, () => spawnWorker(WORKER, [JSON.stringify(config)]));
+  try {
+    await Promise.all(workers.map((w) => w.waitFor((m: { ready?: boolean }) => m?.ready === true, 120_000)));
+    const go = Date.now();
+    writeFileSync(goFile, "go");
+    const reports = await Promise.all(
+      workers.map((w) => w.waitFor<WorkerReport>((m) => typeof m === "object" && m !== null && "finishedAt" in m, 300_000)),
+    );
+    const seconds = (Math.max(...reports.map((r) => r.finishedAt)) - go) / 1000;
+    const sum = (key: "successes" | "requests" | "conflicts" | "successesInWindow" | "overTenAttempts") => reports.reduce((total, r) => total + r[key], 0);
+    const final = options.mode === "interleaved" ? 0 : Number((await container.getBlockBlobClient(name).downloadToBuffer()).toString("utf8"));
+    if (options.mode !== "interleaved" && final !== sum("successes")) throw new Error(`${options.mode}: the counter holds ${final} for ${sum("successes")} successes`);
+    if (options.mode === "interleaved") {
+      return { perSec: 0, requestsPerUpdate: 0, conflicts: 0, maxAttempts: 0, overTenAttemptsShare: 0, interleaved: reports[0]!.interleaved };
+    }
+    const perSec = options.durationInMs === undefined ? sum("successes") / seconds : sum("successesInWindow") / (options.durationInMs / 1000);
+    return {
+      perSec,
+      requestsPerUpdate: sum("requests") / sum("successes"),
+      conflicts: sum("conflicts"),
+      maxAttempts: Math.max(...reports.map((r) => r.maxAttempts)),
+      overTenAttemptsShare: sum("overTenAttempts") / sum("successes"),
+    };
+  } finally {
+    await Promise.all(workers.map((w) => w.kill()));
+    rmSync(goFile, { force: true });
+  }
+}
+
+export const optimisticScenario: BenchScenario = {
+  name: "optimistic",
+  description: "optimistic updates of one blob: raw SDK loop vs the library, serial, contended (4 processes), coalesced",
+  async run({ connectionString, args, log }) {
+    const rounds = numberFlag(args, "rounds", 3, 1);
+    const updates = numberFlag(args, "updates", 200, 10);
+    const contendedSeconds = numberFlag(args, "seconds", 3, 0.5);
+    const backoff = typeof args["backoff"] === "string" ? args["backoff"] : undefined;
+    if (backoff !== undefined && !(backoff in BACKOFFS)) throw new UsageError(`--backoff must be one of ${Object.keys(BACKOFFS).join(", ")}`);
+    const blobs = BlobServiceClient.fromConnectionString(connectionString, { retryOptions: SDK_SINGLE_ATTEMPT.storage });
+    const container = blobs.getContainerClient(`bench-optimistic-${Date.now()}`);
+    await container.create();
+    const context: Context = { connectionString, container };
+    const one = { processes: 1, writers: 1, updatesPerWriter: updates };
+    const eight = { processes: 4, writers: 2, updatesPerWriter: 0, durationInMs: contendedSeconds * 1000, backoff };
+    try {
+      const rows: Record<string, number>[] = [];
+      for (let r = 0; r < rounds; r++) {
+        const before = (await race(context, { ...one, mode: "interleaved", skipReadAfterOwnWrite: false })).interleaved!;
+        const coalesced = await race(context, {
+          processes: 1,
+          mode: "coalesced",
+          writers: COALESCED_BATCH,
+          updatesPerWriter: Math.max(2, Math.round(updates / 20)),
+          skipReadAfterOwnWrite: true,
+        });
+        const contended = await race(context, { ...eight, mode: "library", skipReadAfterOwnWrite: true });
+        const contendedNoSkip = await race(context, { ...eight, mode: "library", skipReadAfterOwnWrite: false });
+        const rawContended = await race(context, { ...eight, mode: "raw", skipReadAfterOwnWrite: false });
+        const after = (await race(context, { ...one, mode: "interleaved", skipReadAfterOwnWrite: false })).interleaved!;
+        // The baseline of this round: the raw serial writer, measured just before and just after.
+        const both = (f: (x: InterleavedReport) => number) => (f(before) + f(after)) / 2;
+        const serialPerSec = both((x) => updates / x.raw.seconds);
+        const row = {
+          serialPerSec,
+          singleWriterPerSec: both((x) => updates / x.librarySkippingReads.seconds),
+          singleWriterRatio: both((x) => x.raw.seconds / x.librarySkippingReads.seconds),
+          singleWriterRequestsPerUpdate: both((x) => x.librarySkippingReads.requestsPerUpdate),
+          overheadRatio: both((x) => x.library.medianMs / x.raw.medianMs),
+          historyHeaderOnlyRatio: both((x) => x.rawWithHistoryHeader.medianMs / x.raw.medianMs),
+          overheadRequestsRatio: both((x) => x.library.requestsPerUpdate / x.raw.requestsPerUpdate),
+          coalescedPerSec: coalesced.perSec,
+          coalescedRatio: coalesced.perSec / serialPerSec,
+          contendedPerSec: contended.perSec,
+          contendedRatio: contended.perSec / serialPerSec,
+          requestsPerUpdate: contended.requestsPerUpdate,
+          contendedMaxAttempts: contended.maxAttempts,
+          contendedOverTenAttemptsShare: contended.overTenAttemptsShare,
+          contendedNoSkipPerSec: contendedNoSkip.perSec,
+          contendedNoSkipRatio: contendedNoSkip.perSec / serialPerSec,
+          contendedNoSkipRequestsPerUpdate: contendedNoSkip.requestsPerUpdate,
+          rawContendedPerSec: rawContended.perSec,
+          rawContendedRatio: rawContended.perSec / serialPerSec,
+          rawRequestsPerUpdate: rawContended.requestsPerUpdate,
+          rawMaxAttempts: rawContended.maxAttempts,
+        };
+        rows.push(row);
+        log(`round ${r + 1}: ${Object.entries(row).map(([k, v]) => `${k} ${round(v, 3)}`).join(", ")}`);
+      }
+      const figure = (name: string, digits = 2) => round(median(rows.map((row) => row[name]!)), digits);
+      const result = {
+        serialPerSec: figure("serialPerSec", 1),
+        contendedPerSec: figure("contendedPerSec", 1),
+        contendedRatio: figure("contendedRatio"),
+        requestsPerUpdate: figure("requestsPerUpdate"),
+        contendedMaxAttempts: Math.max(...rows.map((row) => row["contendedMaxAttempts"]!)),
+        contendedOverTenAttemptsShare: figure("contendedOverTenAttemptsShare", 4),
+        singleWriterPerSec: figure("singleWriterPerSec", 1),
+        singleWriterRatio: figure("singleWriterRatio"),
+        coalescedPerSec: figure("coalescedPerSec", 1),
+        coalescedRatio: figure("coalescedRatio"),
+        overheadRatio: figure("overheadRatio", 3),
+        historyHeaderOnlyRatio: figure("historyHeaderOnlyRatio", 3),
+        overheadRequestsRatio: figure("overheadRequestsRatio", 3),
+        singleWriterRequestsPerUpdate: figure("singleWriterRequestsPerUpdate"),
+        contendedNoSkipPerSec: figure("contendedNoSkipPerSec", 1),
+        contendedNoSkipRatio: figure("contendedNoSkipRatio"),
+        contendedNoSkipRequestsPerUpdate: figure("contendedNoSkipRequestsPerUpdate"),
+        rawContendedPerSec: figure("rawContendedPerSec", 1),
+        rawContendedRatio: figure("rawContendedRatio"),
+        rawRequestsPerUpdate: figure("rawRequestsPerUpdate"),
+        rawMaxAttempts: Math.max(...rows.map((row) => row["rawMaxAttempts"]!)),
+        perRound: rows.map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, round(v, 3)]))),
+        contendedWriters: eight.processes * eight.writers,
+        contendedProcesses: eight.processes,
+        rounds,
+      };
+      return {
+        ...result,
+        goals: {
+          contendedRatio: result.contendedRatio >= 0.7,
+          requestsPerUpdate: result.requestsPerUpdate <= 3,
+          singleWriterRatio: result.singleWriterRatio >= 1.6,
+          coalescedRatio: result.coalescedRatio >= 10,
+          overheadRatio: result.overheadRatio <= 1.05,
+        },
+      };
+    } finally {
+      await container.delete();
+    }
+  },
+};

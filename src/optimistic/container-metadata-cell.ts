@@ -1,0 +1,188 @@
+/**
+ * A container's metadata as a versioned cell: the value is the metadata (names to strings).
+ *
+ * This cell works differently from the others, because the service offers no `If-Match` here:
+ * Set Container Metadata accepts only `x-ms-lease-id` and `If-Modified-Since`
+ * (https://learn.microsoft.com/rest/api/storageservices/set-container-metadata), and
+ * @azure/storage-blob sends only those two (its `ContainerClient.setMetadata` refuses
+ * `ifUnmodifiedSince`, "ignored by the blob service", and has no `ifMatch`). The source documents'
+ * operation table marks the operation as accepting conditional headers, but that is the
+ * modification-time condition, which cannot detect two writes within one second. An emulator may
+ * accept headers the service ignores, so nothing here relies on one.
+ *
+ * So writers are serialised with a short container lease instead (15 s, the shortest the service
+ * grants): acquire it, check under it that the ETag is still the one read (else a 412 conflict:
+ * read again and retry), write with the lease id, release. Another writer holding the lease answers
+ * 409 LeaseAlreadyPresent, which the engine treats as a conflict (wait, read again, retry).
+ *
+ * Limits, plainly:
+ * - This protects writers that use this cell (or that take the container lease themselves). A plain
+ *   `setMetadata` call elsewhere does not need the lease (a container lease only makes Delete
+ *   exclusive) and is last-writer-wins against everything.
+ * - A writer that dies holding the lease blocks the others until it expires (at most 15 s).
+ * - The container lease is shared with anyone else who leases the container (for example to guard
+ *   Delete). If you hold such a lease, pass its id as `leaseId`: writes then use it, no lease is
+ *   taken, and no other writer can write at all while you hold it.
+ * - A lease operation does not change the container's ETag (checked on Azurite; for blobs the
+ *   source documents say so explicitly). Were that not so, writes would fail with conflicts rather
+ *   than lose updates.
+ */
+import { randomUUID } from "node:crypto";
+import type { ContainerClient } from "@azure/storage-blob";
+import { serviceCodeOf, statusOf, StorageConcurrencyError } from "../errors.js";
+import { logger } from "../internal/logger.js";
+import { OPTIMISTIC_LOG_KEY, WriteNotSent, type VersionedCell } from "./cell.js";
+import { MAX_LOG_LENGTH } from "./write-log.js";
+
+/** Options for {@link containerMetadataCell}. */
+export interface ContainerMetadataCellOptions {
+  /**
+   * A lease you hold on the container. Writes use it instead of taking a short lease of their own.
+   */
+  readonly leaseId?: string;
+}
+
+type Metadata = Record<string, string>;
+
+/** The service's limit on a container's metadata, names and values together (8 KiB). */
+const MAX_METADATA_BYTES = 8 * 1024;
+const LEASE_DURATION_IN_SECONDS = 15;
+const METADATA_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const HEADER_SAFE_VALUE = /^[\x20-\x7e]*$/;
+
+/**
+ * A container's metadata. See the module notes: writes are serialised by a 15-second container
+ * lease, since the service has no `If-Match` for Set Container Metadata. Names are stored lower-case
+ * (the service treats them case-insensitively); `asc_optimistic` is reserved.
+ *
+ * @example
+ * ```ts
+ * import { containerMetadataCell, optimisticUpdate } from "azure-storage-concurrency";
+ *
+ * const settings = containerMetadataCell(blobServiceClient.getContainerClient("tenant-42"));
+ * await optimisticUpdate(settings, (current) => ({ ...current, plan: "premium" }));
+ * ```
+ */
+export function containerMetadataCell(
+  container: ContainerClient,
+  options: ContainerMetadataCellOptions = {},
+): VersionedCell<Metadata, Metadata> {
+  if (typeof container?.getProperties !== "function" || typeof container.setMetadata !== "function") {
+    throw new TypeError("`container` must be a ContainerClient from @azure/storage-blob.");
+  }
+  if (options.leaseId !== undefined && (typeof options.leaseId !== "string" || !options.leaseId)) {
+    throw new TypeError("`leaseId` must be a non-empty string.");
+  }
+  const description = `metadata of container '${container.containerName}'`;
+  const withLog = (content: Metadata, log: string) => ({ ...content, [OPTIMISTIC_LOG_KEY]: log });
+
+  return {
+    key: `container-metadata|${container.url.split("?")[0]}`,
+    description,
+
+    async read({ abortSignal }) {
+      let properties;
+      try {
+        properties = await container.getProperties({ abortSignal });
+      } catch (error) {
+        if (statusOf(error) === 404 && serviceCodeOf(error) === "ContainerNotFound") return undefined;
+        throw error;
+      }
+      const { [OPTIMISTIC_LOG_KEY]: log, ...content } = properties.metadata ?? {};
+      return { content, etag: properties.etag!, log };
+    },
+
+    async write(content, { abortSignal, condition, log }) {
+      const metadata = withLog(content, log);
+      if ("ifNoneMatch" in condition) return (await container.create({ abortSignal, metadata })).etag!;
+      if ("lastWriterWins" in condition) {
+        const conditions = options.leaseId ? { leaseId: options.leaseId } : {};
+        try {
+          return (await container.setMetadata(metadata, { abortSignal, conditions })).etag!;
+        } catch (error) {
+          if (condition.mustExist || statusOf(error) !== 404) throw error;
+          return (await container.create({ abortSignal, metadata })).etag!;
+        }
+      }
+      return writeUnderLease(container, metadata, condition.ifMatch, options.leaseId, abortSignal, description);
+    },
+
+    decode: (content) => ({ ...content }),
+
+    encode(value) {
+      if (typeof value !== "object" || value === null || Array.isArray(value)) {
+        throw new TypeError(`The value for ${description} must be an object of metadata names to strings.`);
+      }
+      const metadata: Metadata = {};
+      let bytes = OPTIMISTIC_LOG_KEY.length + MAX_LOG_LENGTH;
+      for (const [name, text] of Object.entries(value)) {
+        const lower = name.toLowerCase();
+        if (!METADATA_NAME.test(name)) throw new TypeError(`Metadata name \`${name}\` is not allowed: names must be C# identifiers (letters, digits, _).`);
+        if (lower === OPTIMISTIC_LOG_KEY) throw new TypeError(`Metadata name \`${name}\` is reserved for the optimistic write history.`);
+        if (lower in metadata) throw new TypeError(`Metadata names \`${name}\` and another differ only in case; the service would keep one.`);
+        if (typeof text !== "string") throw new TypeError(`Metadata \`${name}\` must be a string, got ${typeof text}.`);
+        if (!HEADER_SAFE_VALUE.test(text)) throw new TypeError(`Metadata \`${name}\` holds characters a header cannot carry: use printable ASCII (encode other text, e.g. with encodeURIComponent).`);
+        metadata[lower] = text;
+        bytes += lower.length + text.length;
+      }
+      if (bytes > MAX_METADATA_BYTES) {
+        throw new RangeError(`The metadata for ${description} takes ${bytes} bytes with the write history; the service allows 8 KiB.`);
+      }
+      return metadata;
+    },
+  };
+}
+
+async function writeUnderLease(
+  container: ContainerClient,
+  metadata: Metadata,
+  expectedEtag: string,
+  heldLeaseId: string | undefined,
+  abortSignal: AbortSignal | undefined,
+  description: string,
+): Promise<string> {
+  const leaseId = heldLeaseId ?? randomUUID();
+  const lease = container.getBlobLeaseClient(leaseId);
+  let mayHoldLease = !heldLeaseId;
+  try {
+    if (!heldLeaseId) {
+      try {
+        await lease.acquireLease(LEASE_DURATION_IN_SECONDS, { abortSignal });
+      } catch (error) {
+        // A refusal (409 LeaseAlreadyPresent: another writer is writing, a conflict) leaves no lease;
+        // a lost answer may have left ours in place.
+        mayHoldLease = statusOf(error) === undefined;
+        throw new WriteNotSent(error);
+      }
+    }
+    let etag: string | undefined;
+    try {
+      etag = (await container.getProperties({ abortSignal })).etag;
+    } catch (error) {
+      throw new WriteNotSent(error);
+    }
+    if (etag !== expectedEtag) throw new WriteNotSent(conditionNotMet(description, expectedEtag, etag));
+    try {
+      return (await container.setMetadata(metadata, { abortSignal, conditions: { leaseId } })).etag!;
+    } catch (error) {
+      // Our lease expired (a very slow write): another writer may have written since. A conflict.
+      if (statusOf(error) === 412) throw conditionNotMet(description, expectedEtag, undefined, error);
+      throw error;
+    }
+  } finally {
+    // Released even when the acquire's answer was lost (releasing a lease we do not hold fails
+    // harmlessly); never with the caller's signal, so that a cancelled update frees the container.
+    if (mayHoldLease) {
+      await lease.releaseLease().catch((error: unknown) => {
+        if (statusOf(error) !== 409) logger.warning(`could not release the lease on ${description}; it expires within ${LEASE_DURATION_IN_SECONDS} s`);
+      });
+    }
+  }
+}
+
+function conditionNotMet(description: string, expected: string, found: string | undefined, cause?: unknown): StorageConcurrencyError {
+  return new StorageConcurrencyError(
+    `${description} changed since it was read (ETag ${expected}${found ? `, now ${found}` : ""}).`,
+    { code: "ConditionNotMet", statusCode: 412, serviceCode: "ConditionNotMet", cause },
+  );
+}

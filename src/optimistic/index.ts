@@ -1,0 +1,42 @@
+export {
+  optimisticUpdate,
+  readCell,
+  writeLastWriterWins,
+  writeIfMatch,
+  SKIP_WRITE,
+  type Mutation,
+  type MutationContext,
+  type OptimisticUpdateOptions,
+  type OptimisticUpdateResult,
+  type OptimisticConflictEvent,
+  type ReadCellOptions,
+  type ReadCellResult,
+  type CellSnapshot,
+  type WriteLastWriterWinsOptions,
+  type WriteIfMatchOptions,
+} from "./engine.js";
+export {
+  OPTIMISTIC_LOG_KEY,
+  NOT_MODIFIED,
+  WriteNotSent,
+  type VersionedCell,
+  type CellVersion,
+  type WriteCondition,
+  type CellReadOptions,
+  type CellWriteOptions,
+} from "./cell.js";
+export { blobBytesCell, blobTextCell, blobJsonCell, type BlobCellOptions } from "./blob-cells.js";
+export { tableEntityCell, type TableEntityCellOptions } from "./table-cell.js";
+export { containerMetadataCell, type ContainerMetadataCellOptions } from "./container-metadata-cell.js";
+export {
+  OptimisticConflictError,
+  isOptimisticConflictError,
+  OptimisticOutcomeUnknownError,
+  isOptimisticOutcomeUnknownError,
+  CellContentError,
+  isCellContentError,
+  TableEntityTooLargeError,
+  isTableEntityTooLargeError,
+  InvalidTableKeyError,
+  isInvalidTableKeyError,
+} from "./errors.js";

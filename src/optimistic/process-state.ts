@@ -1,0 +1,61 @@
+/**
+ * What the optimistic engine remembers within one process:
+ * - the version this process last wrote to each cell (the write-skip cache), so that the next
+ *   update of a cell this process wrote last can skip the read;
+ * - the writer slots in use per cell: a slot is this process plus a small number, held by one
+ *   read-modify-write round at a time (see `write-log.ts` for why).
+ *
+ * Both are keyed by the cell's identity (`VersionedCell.key`: kind, URL without query, entity keys).
+ */
+import type { CellVersion } from "./cell.js";
+import { PROCESS_ID } from "./write-log.js";
+
+/** The most cells the write-skip cache remembers; the least recently used go first. */
+export const MAX_CACHED_CELLS = 1_000;
+
+/** Content larger than this is not cached (the next update reads it again). */
+export const MAX_CACHED_CONTENT_BYTES = 4 * 1024 * 1024;
+
+const versions = new Map<string, CellVersion<unknown>>();
+const slotsInUse = new Map<string, Set<number>>();
+
+/** The version this process last wrote to the cell `key`, if it is remembered. */
+export function cachedVersion(key: string): CellVersion<unknown> | undefined {
+  const version = versions.get(key);
+  if (version) {
+    versions.delete(key);
+    versions.set(key, version);
+  }
+  return version;
+}
+
+/** Remembers `version` as the one this process just wrote to `key`. */
+export function rememberVersion(key: string, version: CellVersion<unknown>, sizeInBytes: number | undefined): void {
+  versions.delete(key);
+  if (sizeInBytes !== undefined && sizeInBytes > MAX_CACHED_CONTENT_BYTES) return;
+  versions.set(key, version);
+  if (versions.size > MAX_CACHED_CELLS) versions.delete(versions.keys().next().value!);
+}
+
+/** Forgets what this process knew of `key` (after a failed write: someone else may have written). */
+export function forgetVersion(key: string): void {
+  versions.delete(key);
+}
+
+/** Takes the lowest free writer slot for `key`; give it back with {@link releaseSlot}. */
+export function acquireSlot(key: string): { readonly slot: string; readonly index: number } {
+  let used = slotsInUse.get(key);
+  if (!used) slotsInUse.set(key, (used = new Set()));
+  let index = 0;
+  while (used.has(index)) index++;
+  used.add(index);
+  // The process's random id makes slots of different processes differ.
+  return { slot: `${PROCESS_ID}${index.toString(36)}`, index };
+}
+
+/** Gives back a slot taken with {@link acquireSlot}. */
+export function releaseSlot(key: string, index: number): void {
+  const used = slotsInUse.get(key);
+  used?.delete(index);
+  if (used?.size === 0) slotsInUse.delete(key);
+}

@@ -1,0 +1,111 @@
+/**
+ * Container metadata cells against Azurite. The service has no If-Match for Set Container Metadata,
+ * so writers are serialised with a short container lease: these tests check that racing writers lose
+ * nothing, that the lease is released after each write, and how a lease held by someone else is met.
+ */
+import { randomUUID } from "node:crypto";
+import type { ContainerClient } from "@azure/storage-blob";
+import {
+  containerMetadataCell,
+  fixedBackoff,
+  isOptimisticConflictError,
+  optimisticUpdate,
+  readCell,
+  writeLastWriterWins,
+} from "../../../src/index.js";
+import { blobService, uniqueName } from "../../support/storage.js";
+
+const quick = { backoff: fixedBackoff({ delayInMs: 5 }) };
+let container: ContainerClient;
+
+beforeEach(async () => {
+  container = blobService().getContainerClient(uniqueName("optmeta"));
+  await container.create({ metadata: { owner: "ada" } });
+});
+afterEach(async () => {
+  await container.getBlobLeaseClient().breakLease(0).catch(() => undefined);
+  await container.delete().catch(() => undefined);
+});
+
+describe("container metadata cells", () => {
+  it("updates the metadata, keeps the rest, and releases the lease it took", async () => {
+    const cell = containerMetadataCell(container);
+    const result = await optimisticUpdate(cell, (current) => ({ ...current, plan: "premium" }));
+    expect(result).toMatchObject({ written: true, value: { owner: "ada", plan: "premium" } });
+    const properties = await container.getProperties();
+    expect(properties.metadata).toMatchObject({ owner: "ada", plan: "premium" });
+    expect(properties.leaseState).toBe("available");
+    expect(result.etag).toBe(properties.etag);
+  });
+
+  it("writers on several clients lose no update", async () => {
+    const clients = Array.from({ length: 4 }, () => blobService().getContainerClient(container.containerName));
+    await Promise.all(
+      clients.map(async (client) => {
+        const cell = containerMetadataCell(client);
+        for (let i = 0; i < 4; i++) {
+          await optimisticUpdate(cell, (m) => ({ ...m, count: String(Number(m?.["count"] ?? 0) + 1) }), { ...quick, coalesce: false, maxAttempts: 200 });
+        }
+      }),
+    );
+    expect((await container.getProperties()).metadata).toMatchObject({ count: "16", owner: "ada" });
+  });
+
+  it("a change made between the read and the write is detected under the lease (no lost update)", async () => {
+    const cell = containerMetadataCell(container);
+    let sneaked = false;
+    const result = await optimisticUpdate(
+      cell,
+      async (m) => {
+        if (!sneaked) {
+          sneaked = true;
+          await container.setMetadata({ ...m, owner: "grace" }); // another writer, after our read
+        }
+        return { ...m, plan: "basic" };
+      },
+      { ...quick, skipReadAfterOwnWrite: false },
+    );
+    expect(result.attempts).toBe(2);
+    expect((await container.getProperties()).metadata).toMatchObject({ owner: "grace", plan: "basic" });
+  });
+
+  it("a lease held by someone else: conflicts until it is released; with its id, writes go through", async () => {
+    const theirs = container.getBlobLeaseClient(randomUUID());
+    await theirs.acquireLease(15);
+    const blocked = await optimisticUpdate(containerMetadataCell(container), (m) => ({ ...m, x: "1" }), { ...quick, maxAttempts: 3 }).catch((e: unknown) => e);
+    expect(isOptimisticConflictError(blocked)).toBe(true);
+    expect(blocked).toMatchObject({ attempts: 3, serviceCode: "LeaseAlreadyPresent" });
+    const withLease = containerMetadataCell(container, { leaseId: theirs.leaseId });
+    expect(await optimisticUpdate(withLease, (m) => ({ ...m, x: "2" }))).toMatchObject({ value: { owner: "ada", x: "2" } });
+    expect((await container.getProperties()).leaseState).toBe("leased"); // their lease is left alone
+    await theirs.releaseLease();
+  });
+
+  it("refuses names the service would not take, and the reserved name, before any request", async () => {
+    const cell = containerMetadataCell(container);
+    await expect(writeLastWriterWins(cell, { "not-valid": "x" })).rejects.toThrow(/C# identifiers/);
+    await expect(writeLastWriterWins(cell, { asc_optimistic: "x" })).rejects.toThrow(/reserved/);
+    await expect(writeLastWriterWins(cell, { note: "caf\u00e9" })).rejects.toThrow(/printable ASCII/);
+    await expect(writeLastWriterWins(cell, { a: "x", A: "y" })).rejects.toThrow(/differ only in case/);
+    await expect(writeLastWriterWins(cell, { big: "x".repeat(9000) })).rejects.toThrow(RangeError);
+    expect((await container.getProperties()).metadata).toEqual({ owner: "ada" });
+  });
+
+  it("creates an absent container; last writer wins replaces without a lease", async () => {
+    const absent = blobService().getContainerClient(uniqueName("optmetanew"));
+    try {
+      const cell = containerMetadataCell(absent);
+      expect(await readCell(cell)).toEqual({ exists: false, changed: true });
+      await optimisticUpdate(cell, () => ({ created: "yes" }));
+      expect((await absent.getProperties()).metadata).toMatchObject({ created: "yes" });
+      await writeLastWriterWins(cell, { replaced: "yes" });
+      expect(await readCell(cell)).toMatchObject({ value: { replaced: "yes" } });
+    } finally {
+      await absent.deleteIfExists();
+    }
+  });
+
+  it("why a lease: the SDK offers no If-Match for Set Container Metadata and refuses If-Unmodified-Since", async () => {
+    await expect(container.setMetadata({ a: "1" }, { conditions: { ifUnmodifiedSince: new Date() } })).rejects.toThrow(RangeError);
+  });
+});
