@@ -658,7 +658,7 @@ async function readVersion<T>(cell: VersionedCell<T>, abortSignal: AbortSignal |
  * that serialises writers (container metadata), and
  * 404 when updating something that was deleted meanwhile (not a missing container or table).
  */
-export function isWriteConflict(error: unknown): boolean {
+function isWriteConflict(error: unknown): boolean {
   const status = statusOf(error);
   const code = serviceCodeOf(error) ?? "";
   if (status === 412) return !/^Lease/.test(code);

@@ -19,9 +19,9 @@ import { InvalidTableKeyError, TableEntityTooLargeError } from "./errors.js";
 /** The service's limit on one entity, in bytes (1 MiB). */
 export const MAX_ENTITY_SIZE_IN_BYTES = 1024 * 1024;
 /** The service's limit on one String or Binary property value, in bytes (64 KiB). */
-export const MAX_PROPERTY_VALUE_IN_BYTES = 64 * 1024;
+const MAX_PROPERTY_VALUE_IN_BYTES = 64 * 1024;
 /** Properties an entity may have besides PartitionKey, RowKey and Timestamp. */
-export const MAX_CUSTOM_PROPERTIES = 252;
+const MAX_CUSTOM_PROPERTIES = 252;
 
 // eslint-disable-next-line no-control-regex
 const FORBIDDEN_KEY_CHARACTER = /[/\\#?\u0000-\u001f\u007f-\u009f]/;
