@@ -66,7 +66,7 @@ const HEADER_SAFE_VALUE = /^[\x20-\x7e]*$/;
 export function containerMetadataCell(
   container: ContainerClient,
   options: ContainerMetadataCellOptions = {},
-): VersionedCell<Metadata, Metadata> {
+): VersionedCell<Record<string, string>, Record<string, string>> {
   if (typeof container?.getProperties !== "function" || typeof container.setMetadata !== "function") {
     throw new TypeError("`container` must be a ContainerClient from @azure/storage-blob.");
   }

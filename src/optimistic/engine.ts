@@ -28,8 +28,10 @@ import { formatWriteLog, judgeWrite, newWriteId, nextWriteLog, parseWriteLog, ty
  *
  * @example
  * ```ts
- * import { optimisticUpdate, SKIP_WRITE } from "azure-storage-concurrency";
+ * import { blobJsonCell, optimisticUpdate, SKIP_WRITE } from "azure-storage-concurrency";
  *
+ * declare const email: string;
+ * const profile = blobJsonCell<{ email: string; displayName?: string }>(container.getBlockBlobClient("profiles/42.json"));
  * await optimisticUpdate(profile, (current) => (current?.email === email ? SKIP_WRITE : { ...current, email }));
  * ```
  */
@@ -167,6 +169,7 @@ export async function optimisticUpdate<T>(
 
 /** Options for {@link readCell}. */
 export interface ReadCellOptions {
+  /** Cancels the read. */
   readonly abortSignal?: AbortSignal;
   /**
    * The ETag of the copy the caller holds: when the cell still has it, the answer is
@@ -177,11 +180,34 @@ export interface ReadCellOptions {
 
 /** What {@link readCell} answers without `ifNoneMatch`: the cell's value and ETag, or that it does not exist. */
 export type CellSnapshot<T> =
-  | { readonly exists: false; readonly changed: true }
-  | { readonly exists: true; readonly changed: true; readonly value: T; readonly etag: string };
+  | {
+      /** The cell does not exist. */
+      readonly exists: false;
+      /** Always `true` without `ifNoneMatch`. */
+      readonly changed: true;
+    }
+  | {
+      /** The cell exists. */
+      readonly exists: true;
+      /** Always `true` without `ifNoneMatch`. */
+      readonly changed: true;
+      /** The cell's value: a fresh copy, yours to change. */
+      readonly value: T;
+      /** The ETag of the version read; pass it to {@link writeIfMatch} or as `ifNoneMatch`. */
+      readonly etag: string;
+    };
 
 /** What {@link readCell} answers with `ifNoneMatch`: also `{ changed: false }` when the caller's copy is current. */
-export type ReadCellResult<T> = CellSnapshot<T> | { readonly exists: true; readonly changed: false; readonly etag: string };
+export type ReadCellResult<T> =
+  | CellSnapshot<T>
+  | {
+      /** The cell exists. */
+      readonly exists: true;
+      /** The cell still has the ETag given as `ifNoneMatch`: the caller's copy is current. */
+      readonly changed: false;
+      /** The cell's ETag, the one given as `ifNoneMatch`. */
+      readonly etag: string;
+    };
 
 /**
  * Reads a cell: its value and ETag, or `{ exists: false }`. With `ifNoneMatch`, tells the caller
@@ -189,8 +215,9 @@ export type ReadCellResult<T> = CellSnapshot<T> | { readonly exists: true; reado
  *
  * @example
  * ```ts
- * import { readCell } from "azure-storage-concurrency";
+ * import { blobJsonCell, readCell } from "azure-storage-concurrency";
  *
+ * const page = blobJsonCell<{ body: string }>(container.getBlockBlobClient("wiki/home.json"));
  * const first = await readCell(page);
  * if (first.exists) {
  *   const again = await readCell(page, { ifNoneMatch: first.etag });
@@ -215,6 +242,7 @@ export async function readCell<T>(cell: VersionedCell<T>, options: ReadCellOptio
 
 /** Options for {@link writeIfMatch}. */
 export interface WriteIfMatchOptions {
+  /** Cancels the write. A write already sent may still be applied. */
   readonly abortSignal?: AbortSignal;
 }
 
@@ -258,6 +286,7 @@ export async function writeIfMatch<T>(
 
 /** Options for {@link writeLastWriterWins}. */
 export interface WriteLastWriterWinsOptions {
+  /** Cancels the write. A write already sent may still be applied. */
   readonly abortSignal?: AbortSignal;
   /**
    * Send `If-Match: *`: replace the cell only if it exists (a 404/412 otherwise). By default the
@@ -285,7 +314,10 @@ export async function writeLastWriterWins<T>(
   cell: VersionedCell<T>,
   value: T,
   options: WriteLastWriterWinsOptions = {},
-): Promise<{ readonly etag: string }> {
+): Promise<{
+  /** The ETag of the version written. */
+  readonly etag: string;
+}> {
   checkCell(cell);
   checkOptionalSignal("abortSignal", options.abortSignal);
   const content = cell.encode(value);

@@ -53,7 +53,7 @@ export function tableEntityCell<T extends object = Record<string, unknown>>(
   partitionKey: string,
   rowKey: string,
   options: TableEntityCellOptions = {},
-): VersionedCell<T, Properties> {
+): VersionedCell<T, Record<string, unknown>> {
   if (typeof table?.getEntity !== "function" || typeof table.updateEntity !== "function") {
     throw new TypeError("`table` must be a TableClient from @azure/data-tables.");
   }
