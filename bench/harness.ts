@@ -20,7 +20,7 @@ export interface BenchContext {
   /** The scenario's own flags. */
   readonly args: BenchArgs;
   /** Progress for the person watching; goes to stderr so stdout stays machine-readable. */
-  log(message: string): void;
+  readonly log: (message: string) => void;
 }
 
 /** One benchmark scenario. */

@@ -320,7 +320,6 @@ interface DesignSettings {
 }
 
 async function runDesign(client: StressTableClient, design: StressKeyDesign, settings: DesignSettings): Promise<StressDesignResult> {
-  const partitionOf = design.partitionOf ?? ((partitionKey: string) => partitionKey);
   const payload = "x".repeat(settings.entityBytes);
   const signal = settings.abortSignal ? { abortSignal: settings.abortSignal } : {};
   // Step 1: a test table.
@@ -374,7 +373,7 @@ async function runDesign(client: StressTableClient, design: StressKeyDesign, set
 
     const count = (partitionKey: string) => {
       partitionKeys.add(partitionKey);
-      const partition = partitionOf(partitionKey);
+      const partition = design.partitionOf ? design.partitionOf(partitionKey) : partitionKey;
       perPartition.set(partition, (perPartition.get(partition) ?? 0) + 1);
       interval.partitions.set(partition, (interval.partitions.get(partition) ?? 0) + 1);
     };
