@@ -25,6 +25,7 @@ interface Runner {
   name: string;
   gender: string;
   age: number;
+  finish?: string;
   [property: string]: unknown;
 }
 
@@ -71,7 +72,7 @@ export async function main({ connectionString, log }: ExampleContext): Promise<v
     // modify() does the read-change-write loop itself, again on conflict.
     await runners.modify(partition, "BIB", "00305__Ken__M__41", (r) => ({ ...r, finish: "3:02:11" }));
     const listed = await runners.list(partition, "AGE");
-    log(`AGE index, in order: ${listed.entries.map((e) => `${e.key}${e.record.finish ? ` (finished ${String(e.record.finish)})` : ""}`).join(" | ")}`);
+    log(`AGE index, in order: ${listed.entries.map((e) => `${e.key}${e.record.finish ? ` (finished ${e.record.finish})` : ""}`).join(" | ")}`);
   } finally {
     await client.deleteTable();
   }

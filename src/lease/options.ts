@@ -2,7 +2,7 @@
  * The lease lock's options, their defaults, and the checks that reject impossible combinations
  * before any request is made.
  */
-import { checkNumber, optionalNumber } from "../internal/validate.js";
+import { checkNumber, describeValue, optionalNumber } from "../internal/validate.js";
 import type { Leasable } from "./leasable.js";
 
 /** Options for {@link LeaseLock}. */
@@ -131,7 +131,7 @@ function resolveDuration(leasable: Leasable, value: unknown): number {
   if (!leasable.finiteDurations) {
     if (value !== undefined && value !== Infinity) {
       throw new RangeError(
-        `\`durationInSeconds\` must be Infinity: ${leasable.description} only has infinite leases, got ${String(value)}.`,
+        `\`durationInSeconds\` must be Infinity: ${leasable.description} only has infinite leases, got ${describeValue(value)}.`,
       );
     }
     return Infinity;

@@ -116,13 +116,24 @@ function safeBreakPeriod(holder: LockHolder | undefined): number {
   return Math.min(60, Math.ceil(renewIntervalInMs / 1000) + 1);
 }
 
+/** One line of `lock list` (and one object of its `--json` output). */
+interface LockRow {
+  readonly name: string;
+  readonly state: string;
+  readonly held: boolean;
+  readonly holder: string | undefined;
+  /** ISO 8601, as the holder's clock recorded it. */
+  readonly acquiredAt: string | undefined;
+  readonly fencingToken: number;
+}
+
 async function list(context: CommandContext, container: ContainerClient): Promise<number> {
   if (!(await container.exists())) {
     context.progress(`container '${container.containerName}' does not exist`);
     return 4;
   }
   const prefix = stringFlag(context.flags, "prefix");
-  const rows: Record<string, unknown>[] = [];
+  const rows: LockRow[] = [];
   for await (const blob of container.listBlobsFlat({ includeMetadata: true, ...(prefix ? { prefix } : {}) })) {
     const record = readLockRecord(blob.metadata ?? {});
     const state = blob.properties.leaseState ?? "available";
@@ -147,11 +158,11 @@ async function list(context: CommandContext, container: ContainerClient): Promis
   const table = [
     ["NAME", "STATE", "TOKEN", "AGE", "HOLDER (last, when not held)"],
     ...rows.map((r) => [
-      String(r.name),
-      String(r.state),
+      r.name,
+      r.state,
       String(r.fencingToken),
-      age(r.acquiredAt === undefined ? undefined : new Date(String(r.acquiredAt))),
-      String(r.holder ?? "-"),
+      age(r.acquiredAt === undefined ? undefined : new Date(r.acquiredAt)),
+      r.holder ?? "-",
     ]),
   ];
   const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));

@@ -28,7 +28,9 @@ function watchTransactions(client: TableClient) {
     name: "watch-transactions",
     async sendRequest(request, next) {
       if (!request.url.includes("$batch")) return next(request);
-      seen.bodies.push(Buffer.byteLength(String(request.body), "utf8"));
+      // @azure/data-tables sends a transaction's multipart body as one string.
+      if (typeof request.body !== "string") throw new Error(`expected a string $batch body, got ${typeof request.body}`);
+      seen.bodies.push(Buffer.byteLength(request.body, "utf8"));
       seen.inFlight += 1;
       seen.maxInFlight = Math.max(seen.maxInFlight, seen.inFlight);
       try {

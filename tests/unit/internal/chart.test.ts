@@ -7,10 +7,15 @@ const list = (svg: Node, tag: string) => (svg[tag] ?? []) as Node[];
 /** The words of every text element (a wrapped label's lines joined by spaces). */
 const texts = (svg: Node) =>
   list(svg, "text").map((t) => {
-    if (typeof t !== "object") return String(t);
+    if (typeof t !== "object") return textOf(t);
     const spans = (t["tspan"] ?? []) as Node[];
-    return spans.length > 0 ? spans.map((span) => String(typeof span === "object" ? span["#text"] : span)).join(" ") : String(t["#text"] ?? "");
+    return spans.length > 0 ? spans.map((span) => textOf(typeof span === "object" ? span["#text"] : span)).join(" ") : textOf(t["#text"] ?? "");
   });
+/** A text node's content: fast-xml-parser gives a string, or a number for numeric text. */
+function textOf(value: unknown): string {
+  if (typeof value === "string" || typeof value === "number") return String(value);
+  throw new Error(`not a text node: ${JSON.stringify(value)}`);
+}
 
 /** Every number in an attribute that holds coordinates. */
 function coordinates(svg: string): number[] {
