@@ -41,7 +41,7 @@ export async function main({ connectionString, log }: ExampleContext): Promise<v
 
   // Someone breaks the lease (an operator, say): B's signal aborts at its next renewal.
   b.signal.addEventListener("abort", () => {
-    const reason = b.signal.reason;
+    const reason: unknown = b.signal.reason;
     log(`worker B's signal aborted: ${isLeaseLostError(reason) ? `lease lost (${reason.reason})` : String(reason)}`);
   });
   await lockA.break();

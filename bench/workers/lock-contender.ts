@@ -85,7 +85,7 @@ async function contender(index: number): Promise<void> {
     const waitStart = now();
     const kindsBefore = { ...kinds };
     const waitKinds = () =>
-      Object.fromEntries(Object.entries(kinds).map(([k, v]) => [k, v - (kindsBefore[k] ?? 0)]).filter(([, v]) => v !== 0));
+      Object.fromEntries(Object.entries(kinds).map(([k, v]): [string, number] => [k, v - (kindsBefore[k] ?? 0)]).filter(([, v]) => v !== 0));
     const taken = await (mode === "anchor" ? takeLikeTheAnchor() : takeWithLibrary());
     if (!taken) {
       console.log(JSON.stringify({ id, waitStart, waitEnd: now(), waitKinds: waitKinds() }));

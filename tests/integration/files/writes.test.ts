@@ -131,7 +131,7 @@ describeFiles("read-modify-write under a file lease", () => {
     const oops = new Error("oops");
     await expect(updateFileUnderLease(file, lease.leaseId, () => Promise.reject(oops))).rejects.toBe(oops);
     expect((await readFileContent(file)).content.toString()).toBe("1");
-    await updateFileUnderLease(file, lease.leaseId, (b) => Buffer.from(`${b}2`), { metadata: (m) => ({ ...m, step: "2" }), codec: fileCodecs.bytes });
+    await updateFileUnderLease(file, lease.leaseId, (b) => Buffer.from(`${b.toString("utf8")}2`), { metadata: (m) => ({ ...m, step: "2" }), codec: fileCodecs.bytes });
     const read = await readFileContent(file);
     expect([read.content.toString(), read.metadata]).toEqual(["12", { step: "2" }]);
     await lease.releaseLease();
@@ -145,7 +145,7 @@ describeFiles("read-modify-write under a file lease", () => {
     const lost = new Error("lock lost: broken by an operator");
     const error = await updateFileUnderLease(file, { leaseId: lease.leaseId, signal: controller.signal }, (b) => {
       controller.abort(lost);
-      return Buffer.from(`${b}2`);
+      return Buffer.from(`${b.toString("utf8")}2`);
     }).catch((e: unknown) => e);
     expect(error).toBe(lost);
     expect((await readFileContent(file)).content.toString()).toBe("1");

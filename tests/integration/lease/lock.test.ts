@@ -2,6 +2,8 @@
  * The lease lock against a real Azurite, in one process: acquiring, waiting, releasing, fencing
  * tokens and holder records, losing the lock, lost responses, creation races and bad input.
  */
+// The typed `expect` (the global one of @types/jest declares asymmetric matchers as `any`).
+import { expect } from "@jest/globals";
 import {
   blobLeasable,
   blobLock,

@@ -87,7 +87,7 @@ describe("retryWhileSmbLocked", () => {
   });
 
   it("gives up with SmbConflictError after maxRetries, keeping the service's code and the attempts", async () => {
-    const { operation } = failing(Array(10).fill("SharingViolation"));
+    const { operation } = failing(Array<string>(10).fill("SharingViolation"));
     const error = await retryWhileSmbLocked(operation, { ...quick, maxRetries: 2, operationName: "write 'a'" }).catch((e: unknown) => e);
     expect(error).toMatchObject({ name: "SmbConflictError", code: "SmbFileLocked", serviceCode: "SharingViolation", attempts: 3, statusCode: 409 });
     expect((error as Error).message).toMatch(/^Could not write 'a': an SMB client holds the file open/);
@@ -95,7 +95,7 @@ describe("retryWhileSmbLocked", () => {
   });
 
   it("reports a pending SMB delete as such", async () => {
-    const { operation } = failing(Array(10).fill("SMBDeletePending"));
+    const { operation } = failing(Array<string>(10).fill("SMBDeletePending"));
     const error = await retryWhileSmbLocked(operation, { ...quick, maxRetries: 1 }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: "SmbDeletePending", serviceCode: "SMBDeletePending", attempts: 2 });
     expect((error as Error).message).toMatch(/marked the file for deletion/);

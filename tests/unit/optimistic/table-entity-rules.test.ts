@@ -1,4 +1,6 @@
 import { isInvalidTableKeyError, isTableEntityTooLargeError } from "../../../src/index.js";
+// The typed `expect` (the global one of @types/jest declares asymmetric matchers as `any`).
+import { expect } from "@jest/globals";
 import {
   checkEntity,
   checkTableKey,

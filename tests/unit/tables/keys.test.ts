@@ -102,8 +102,11 @@ describe("bucketed keys", () => {
   });
 
   it("spreads a sequence over every bucket, always the same bucket for the same value", () => {
-    const counts = new Array(16).fill(0);
-    for (let i = 0; i < 1600; i++) counts[bucketOf(padNumber(i, 10), 16)]++;
+    const counts = new Array<number>(16).fill(0);
+    for (let i = 0; i < 1600; i++) {
+      const bucket = bucketOf(padNumber(i, 10), 16);
+      counts[bucket] = (counts[bucket] ?? 0) + 1;
+    }
     expect(Math.min(...counts)).toBeGreaterThan(50);
     expect(bucketOf("device-42", 16)).toBe(bucketOf("device-42", 16));
   });
