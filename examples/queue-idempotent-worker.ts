@@ -67,7 +67,7 @@ export async function main({ connectionString, log }: ExampleContext): Promise<v
     try {
       await new Promise<void>((resolve, reject) => {
         void exited.then(() => reject(new Error("the first worker exited before it was killed")));
-        createInterface({ input: child.stdout! }).on("line", (line) => {
+        createInterface({ input: child.stdout }).on("line", (line) => {
           if (line.startsWith("charging") && ++charging === 6) resolve();
         });
       });

@@ -211,7 +211,7 @@ export const queueScenario: BenchScenario = {
           await fill(queue, messages);
           log(`filled the queue with ${messages} messages in ${((performance.now() - filling) / 1000).toFixed(1)} s`);
           round[kind] = await kinds[kind]();
-          const run = round[kind]!;
+          const run = round[kind];
           log(
             `round ${r + 1} ${kind}: ${Math.round(run.perSec)} msg/s (${run.seconds.toFixed(1)} s; CPU per message: ` +
               `client ${run.clientCpuMsPerMessage.toFixed(2)} ms, Azurite ${run.serverCpuMsPerMessage?.toFixed(2) ?? "n/a"} ms)`,

@@ -122,7 +122,7 @@ async function readBody(response: FileDownloadResponseModel): Promise<Buffer> {
   const stream = response.readableStreamBody;
   if (!stream) return Buffer.alloc(0);
   const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer));
+  for await (const chunk of stream) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
   return Buffer.concat(chunks);
 }
 

@@ -22,7 +22,7 @@
  * operator broke, even after another client held and released it in between. Step 1 catches that,
  * except in the moment between the two requests. For an infinite lease step 1 is the whole check.
  */
-import type { LeaseOperationOptions, ShareClient } from "@azure/storage-file-share";
+import type { ShareClient } from "@azure/storage-file-share";
 import { statusOf } from "../errors.js";
 import { LeaseLostError } from "../lease/errors.js";
 import { INFINITE_LEASE_SECONDS, toLeaseState, type Leasable, type LeasableRenewOptions, type LeasableRequestOptions } from "../lease/leasable.js";
@@ -83,7 +83,7 @@ export function shareLeasable(shareClient: ShareClient): Leasable {
       // read it), though `LeaseOperationOptions` does not declare it. Left out, the service breaks a
       // finite lease when it would have expired and an infinite one at once.
       const request = { abortSignal: options.abortSignal, ...(breakPeriodInSeconds === undefined ? {} : { breakPeriod: breakPeriodInSeconds }) };
-      const response = await lease().breakLease(request as LeaseOperationOptions);
+      const response = await lease().breakLease(request);
       return response.leaseTimeInSeconds ?? 0;
     },
     getProperties: (options: LeasableRequestOptions = {}) =>

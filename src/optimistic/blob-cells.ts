@@ -205,6 +205,6 @@ function decodeUtf8(bytes: Buffer, cell: string, code: "InvalidJson" | "InvalidT
 async function readAll(stream: NodeJS.ReadableStream | undefined): Promise<Buffer> {
   if (!stream) return Buffer.alloc(0);
   const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer));
+  for await (const chunk of stream) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
   return Buffer.concat(chunks);
 }

@@ -424,7 +424,7 @@ function enqueue<T>(cell: VersionedCell<T>, participant: Participant<T>): void {
     queued.waiting.push(participant as Participant<unknown>);
     return;
   }
-  queues.set(cell.key, { cell: cell as VersionedCell<unknown>, waiting: [participant as Participant<unknown>] });
+  queues.set(cell.key, { cell, waiting: [participant as Participant<unknown>] });
   queueMicrotask(() => void drain(cell.key));
 }
 

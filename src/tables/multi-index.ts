@@ -218,7 +218,7 @@ export function multiIndexTable<T extends MultiIndexRecord>(client: MultiIndexCl
     return row as TableEntity;
   };
   const tombstoneOf = (partitionKey: string, rowKey: string, version: string): TableEntity =>
-    ({ partitionKey, rowKey, [DELETED]: true, [VERSION]: version }) as TableEntity;
+    ({ partitionKey, rowKey, [DELETED]: true, [VERSION]: version });
 
   const recordOf = (row: Row): T => {
     const record: Record<string, unknown> = {};

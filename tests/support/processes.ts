@@ -36,8 +36,8 @@ export function spawnWorker(script: string, args: readonly string[] = [], env: R
   const messages: unknown[] = [];
   const waiters = new Set<(line: string, message: unknown) => void>();
   let stderr = "";
-  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
-  createInterface({ input: child.stdout! }).on("line", (line) => {
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+  createInterface({ input: child.stdout }).on("line", (line) => {
     lines.push(line);
     let message: unknown = line;
     try {

@@ -111,7 +111,7 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
       const entity = { partitionKey, rowKey, ...claimProperties(request, expiresOn) };
       try {
         const created = await this.#table.createEntity(entity, { abortSignal });
-        return { status: "claimed", claim: claimOf(request, partitionKey, rowKey, created.etag!, expiresOn) };
+        return { status: "claimed", claim: claimOf(request, partitionKey, rowKey, created.etag, expiresOn) };
       } catch (error) {
         if (statusOf(error) !== 409) throw error;
       }
@@ -132,7 +132,7 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
         const replaced = await this.#table.updateEntity(entity, "Replace", { etag: existing.etag, abortSignal });
         return {
           status: "claimed",
-          claim: claimOf(request, partitionKey, rowKey, replaced.etag!, expiresOn, existing.Owner ?? "unknown"),
+          claim: claimOf(request, partitionKey, rowKey, replaced.etag, expiresOn, existing.Owner ?? "unknown"),
         };
       } catch (error) {
         const status = statusOf(error);
@@ -213,7 +213,7 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
 
   async #read(partitionKey: string, rowKey: string, abortSignal: AbortSignal | undefined): Promise<InboxEntity | undefined> {
     try {
-      return (await this.#table.getEntity(partitionKey, rowKey, { abortSignal })) as InboxEntity;
+      return (await this.#table.getEntity(partitionKey, rowKey, { abortSignal }));
     } catch (error) {
       if (statusOf(error) === 404) return undefined;
       throw error;

@@ -50,8 +50,8 @@ async function claimed<E>(store: IdempotencyStore<E>, r: ClaimRequest): Promise<
 }
 
 const stores: [string, () => Promise<IdempotencyStore<never>>][] = [
-  ["TableIdempotencyStore", async () => new TableIdempotencyStore(await newInbox()) as IdempotencyStore<never>],
-  ["MemoryIdempotencyStore", async () => new MemoryIdempotencyStore() as IdempotencyStore<never>],
+  ["TableIdempotencyStore", async () => new TableIdempotencyStore(await newInbox())],
+  ["MemoryIdempotencyStore", async () => new MemoryIdempotencyStore()],
 ];
 
 describe.each(stores)("%s contract", (_name, create) => {

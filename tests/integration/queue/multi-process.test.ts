@@ -84,15 +84,15 @@ describe.each([
     try {
       // Kill two workers with SIGKILL while they are busy, and start replacements.
       let handledByA = 0;
-      await a!.waitFor<Line>((m) => m.event === "handling" && ++handledByA >= kills[0]!, 60_000);
-      await a!.kill("SIGKILL");
+      await a.waitFor<Line>((m) => m.event === "handling" && ++handledByA >= kills[0]!, 60_000);
+      await a.kill("SIGKILL");
       start();
       // B is killed once it has started a few more handlers after A's kill (counting from its start
       // could ask for more messages than are left for B under load, when the others take most).
-      const killBAt = Math.min(kills[1]!, (b!.messages as Line[]).filter((m) => m.event === "handling").length + 10);
+      const killBAt = Math.min(kills[1]!, (b.messages as Line[]).filter((m) => m.event === "handling").length + 10);
       let handledByB = 0;
-      await b!.waitFor<Line>((m) => m.event === "handling" && ++handledByB >= killBAt, 60_000);
-      await b!.kill("SIGKILL");
+      await b.waitFor<Line>((m) => m.event === "handling" && ++handledByB >= killBAt, 60_000);
+      await b.kill("SIGKILL");
       start();
 
       // Done when every good key is done, the queue is empty and the poison queue holds 10 messages.
@@ -131,7 +131,7 @@ describe.each([
 
     // The kills happened mid-handler: the killed workers had started handlers they never finished,
     // and each of those messages was settled by another process (or had committed just before the kill).
-    for (const killed of [a!, b!]) {
+    for (const killed of [a, b]) {
       const lines = killed.messages as Line[];
       const unfinished = new Map(lines.filter((m) => m.event === "handling").map((m) => [m.messageId, m.key]));
       for (const m of lines) if (m.event === "processed" || m.event === "poisoned") unfinished.delete(m.messageId);

@@ -103,7 +103,7 @@ describe("optimisticUpdate", () => {
     store.value = "";
     const cell = fakeCell(store);
     const results = await Promise.all(["a", "b", "c", "d", "e"].map((l) => optimisticUpdate(cell, append(l), { ...quick, coalesce: false, maxAttempts: 20 })));
-    expect([...store.value!].sort().join("")).toBe("abcde");
+    expect([...store.value].sort().join("")).toBe("abcde");
     expect(store.writes).toBeGreaterThan(5);
     expect(Math.max(...results.map((r) => r.attempts))).toBeGreaterThan(1);
   });

@@ -37,11 +37,11 @@ describe("write log format", () => {
     let version: LoggedVersion | undefined;
     for (let n = 0; n < MAX_LOG_WRITERS + 5; n++) version = writeOn(version, other(n), `"e${n}"`);
     version = writeOn(version, other(MAX_LOG_WRITERS + 4), '"again"'); // the same slot again: replaced, not added
-    const log = parseWriteLog(version!.log)!;
+    const log = parseWriteLog(version.log)!;
     expect(log.writers).toHaveLength(MAX_LOG_WRITERS);
     expect(log.seq).toBe(MAX_LOG_WRITERS + 6);
     expect(log.pruned).toBe(5); // seqs 1..5 (slots 0..4) were dropped
-    expect(version!.log!.length).toBeLessThanOrEqual(MAX_LOG_LENGTH);
+    expect(version.log!.length).toBeLessThanOrEqual(MAX_LOG_LENGTH);
   });
 });
 

@@ -45,7 +45,7 @@ describe("QueueConsumer options", () => {
     ["poison TTL 0", { poisonTimeToLiveInSeconds: 0 }, /-1 \(never expire\) or at least 1/, RangeError],
     ["negative grace period", { gracePeriodInMs: -1 }, /`gracePeriodInMs` must be at least 0/, RangeError],
     ["idempotency without a store", { idempotency: {} as never }, /`idempotency.store` must be an IdempotencyStore/, TypeError],
-    ["idempotency key not a function", { idempotency: { store: new MemoryIdempotencyStore() as never, key: "id" as never } }, /`idempotency.key` must be a function/, TypeError],
+    ["idempotency key not a function", { idempotency: { store: new MemoryIdempotencyStore(), key: "id" as never } }, /`idempotency.key` must be a function/, TypeError],
     ["empty consumer id", { consumerId: "" }, /`consumerId` must be a non-empty string/, TypeError],
     ["abortSignal not a signal", { abortSignal: {} as never }, /`abortSignal` must be an AbortSignal/, TypeError],
     ["keepAlive not a boolean", { keepAlive: "yes" as never }, /`keepAlive` must be a boolean/, TypeError],
