@@ -23,7 +23,7 @@ const MAX_PROPERTY_VALUE_IN_BYTES = 64 * 1024;
 /** Properties an entity may have besides PartitionKey, RowKey and Timestamp. */
 const MAX_CUSTOM_PROPERTIES = 252;
 
-// eslint-disable-next-line no-control-regex
+// eslint-disable-next-line no-control-regex -- the control characters are the point: the service refuses them
 const FORBIDDEN_KEY_CHARACTER = /[/\\#?\u0000-\u001f\u007f-\u009f]/;
 
 /** Throws {@link InvalidTableKeyError} unless `value` is a key the service accepts. */
@@ -99,7 +99,7 @@ function valueSize(name: string, value: unknown): number {
   if (typeof value === "bigint" || value instanceof Date) return 8;
   if (value instanceof Uint8Array) return binarySize(name, value.length);
   if (typeof value === "object" && value !== null && "type" in value && "value" in value) {
-    const { type, value: inner } = value as { type: unknown; value: unknown };
+    const { type, value: inner } = value;
     switch (type) {
       case "String":
         return stringSize(name, String(inner));

@@ -137,6 +137,7 @@ export interface CompositeKeyOptions {
 }
 
 // Characters the service forbids in keys (see validation.ts for the sources).
+// eslint-disable-next-line no-control-regex -- the control characters are the point: the service refuses them
 const FORBIDDEN_IN_KEYS = /[/\\#?\u0000-\u001f\u007f-\u009f]/;
 
 function compositeSettings(options: CompositeKeyOptions) {

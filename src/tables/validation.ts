@@ -21,6 +21,7 @@ import { TableActionError, TableKeyError, type TableKeyName, type TableKeyRule }
 /** The longest key the service stores: 1 KiB of UTF-16, that is 512 code units. */
 export const MAX_TABLE_KEY_LENGTH = 512;
 
+// eslint-disable-next-line no-control-regex -- the control characters are the point: the service refuses them
 const FORBIDDEN = /[/\\#?\u0000-\u001f\u007f-\u009f]/;
 const MAX_STRING_UNITS = 32_768;
 const MAX_BINARY_BYTES = 65_536;
