@@ -71,7 +71,10 @@ export interface FileContent {
  * console.log(content.toString("utf8"), "written by", writeId ?? "someone else");
  * ```
  */
-export async function readFileContent(fileClient: ShareFileClient, options: ReadFileContentOptions = {}): Promise<FileContent> {
+export async function readFileContent(
+  fileClient: ShareFileClient,
+  options: ReadFileContentOptions = {},
+): Promise<FileContent> {
   checkOptionalSignal("abortSignal", options.abortSignal);
   const lease = options.lease === undefined ? undefined : resolveLease("lease", options.lease);
   const path = describeFile(fileClient);

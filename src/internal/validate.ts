@@ -16,7 +16,8 @@ export function checkNumber(
   if (!Number.isFinite(value)) throw new RangeError(`\`${name}\` must be finite, got ${value}.`);
   if (integer && !Number.isInteger(value)) throw new RangeError(`\`${name}\` must be a whole number, got ${value}.`);
   if (value < min || value > max) {
-    const range = max === Infinity ? `at least ${min}` : min === -Infinity ? `at most ${max}` : `between ${min} and ${max}`;
+    const range =
+      max === Infinity ? `at least ${min}` : min === -Infinity ? `at most ${max}` : `between ${min} and ${max}`;
     throw new RangeError(`\`${name}\` must be ${range}, got ${value}.`);
   }
   return value;

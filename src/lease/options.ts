@@ -111,7 +111,10 @@ export function resolveLeaseLockOptions(leasable: Leasable, options: LeaseLockOp
   }
   const pollIntervalInMs = optionalNumber("pollIntervalInMs", options.pollIntervalInMs, 100, { min: 10 });
   const holderName = options.holderName;
-  if (holderName !== undefined && (typeof holderName !== "string" || holderName.length === 0 || holderName.length > 256)) {
+  if (
+    holderName !== undefined &&
+    (typeof holderName !== "string" || holderName.length === 0 || holderName.length > 256)
+  ) {
     throw new TypeError("`holderName` must be a non-empty string of at most 256 characters.");
   }
   if (options.createIfMissing !== undefined && typeof options.createIfMissing !== "boolean") {
@@ -138,7 +141,10 @@ function resolveDuration(leasable: Leasable, value: unknown): number {
   }
   if (value === undefined) return 30;
   const seconds = checkNumber("durationInSeconds", value, { allowInfinity: true });
-  if (seconds !== Infinity && (!Number.isInteger(seconds) || seconds < MIN_LEASE_SECONDS || seconds > MAX_LEASE_SECONDS)) {
+  if (
+    seconds !== Infinity &&
+    (!Number.isInteger(seconds) || seconds < MIN_LEASE_SECONDS || seconds > MAX_LEASE_SECONDS)
+  ) {
     throw new RangeError(
       `\`durationInSeconds\` must be a whole number of seconds from ${MIN_LEASE_SECONDS} to ${MAX_LEASE_SECONDS}, ` +
         `or Infinity for an infinite lease, got ${seconds}.`,

@@ -225,7 +225,10 @@ export type ReadCellResult<T> =
  * }
  * ```
  */
-export function readCell<T>(cell: VersionedCell<T>, options?: ReadCellOptions & { readonly ifNoneMatch?: undefined }): Promise<CellSnapshot<T>>;
+export function readCell<T>(
+  cell: VersionedCell<T>,
+  options?: ReadCellOptions & { readonly ifNoneMatch?: undefined },
+): Promise<CellSnapshot<T>>;
 export function readCell<T>(cell: VersionedCell<T>, options: ReadCellOptions): Promise<ReadCellResult<T>>;
 export async function readCell<T>(cell: VersionedCell<T>, options: ReadCellOptions = {}): Promise<ReadCellResult<T>> {
   checkCell(cell);
@@ -508,7 +511,9 @@ async function attemptRound<T>(
       if (conflict) {
         const delayInMs = settings.backoff.delayInMs(attempt, previousDelayInMs);
         previousDelayInMs = delayInMs;
-        logger.verbose(`conflict on ${cell.description} (attempt ${attempt}); reading again in ${Math.round(delayInMs)} ms`);
+        logger.verbose(
+          `conflict on ${cell.description} (attempt ${attempt}); reading again in ${Math.round(delayInMs)} ms`,
+        );
         settings.onConflict?.({ cell: cell.description, attempt, delayInMs, error });
         await sleep(delayInMs, abortSignal);
       }
@@ -521,7 +526,11 @@ async function attemptRound<T>(
         return;
       }
       if (verdict === "unknown") {
-        throw new OptimisticOutcomeUnknownError(cell.description, "its write history no longer reaches back to this write", error);
+        throw new OptimisticOutcomeUnknownError(
+          cell.description,
+          "its write history no longer reaches back to this write",
+          error,
+        );
       }
       if (verdict === "unchanged" && !conflict && classifyError(error).kind === "network") {
         throw new OptimisticOutcomeUnknownError(
@@ -591,7 +600,11 @@ async function continueMutations<T>(
     const participant = pass.live[index]!;
     if (index !== from && participant.settled) continue;
     try {
-      recordStep(pass, participant, await (index === from ? pending : participant.mutate(pass.current, mutationContext(pass, participant))));
+      recordStep(
+        pass,
+        participant,
+        await (index === from ? pending : participant.mutate(pass.current, mutationContext(pass, participant))),
+      );
     } catch (error) {
       participant.fail(error);
     }
@@ -661,7 +674,12 @@ async function readBack<T>(
     if (kind === "other" || (!conflict && !transient && statusCode !== undefined)) {
       throw wrapStorageError(writeError, `write ${cell.description} (nothing was written)`);
     }
-    throw new OptimisticOutcomeUnknownError(cell.description, "reading it back to check failed too", writeError, readError);
+    throw new OptimisticOutcomeUnknownError(
+      cell.description,
+      "reading it back to check failed too",
+      writeError,
+      readError,
+    );
   }
 }
 
@@ -674,7 +692,10 @@ async function readOrThrow<T>(cell: VersionedCell<T>, abortSignal: AbortSignal |
 }
 
 /** Reads the current version (no `If-None-Match`, so never {@link NOT_MODIFIED}). */
-async function readVersion<T>(cell: VersionedCell<T>, abortSignal: AbortSignal | undefined): Promise<CellVersion<unknown> | undefined> {
+async function readVersion<T>(
+  cell: VersionedCell<T>,
+  abortSignal: AbortSignal | undefined,
+): Promise<CellVersion<unknown> | undefined> {
   let read;
   try {
     read = await cell.read({ abortSignal });
@@ -729,6 +750,8 @@ function checkCell(cell: unknown): void {
     typeof c.decode !== "function" ||
     typeof c.encode !== "function"
   ) {
-    throw new TypeError("`cell` must be a VersionedCell, such as `blobJsonCell(blockBlobClient)` or `tableEntityCell(tableClient, pk, rk)`.");
+    throw new TypeError(
+      "`cell` must be a VersionedCell, such as `blobJsonCell(blockBlobClient)` or `tableEntityCell(tableClient, pk, rk)`.",
+    );
   }
 }

@@ -145,7 +145,12 @@ export class TableEntityTooLargeError extends StorageConcurrencyError {
   /** The limit that was exceeded, in bytes (or in properties, for `TooManyProperties`). */
   readonly limit: number;
 
-  constructor(message: string, code: "EntityTooLarge" | "PropertyValueTooLarge" | "TooManyProperties", sizeInBytes: number, limit: number) {
+  constructor(
+    message: string,
+    code: "EntityTooLarge" | "PropertyValueTooLarge" | "TooManyProperties",
+    sizeInBytes: number,
+    limit: number,
+  ) {
     super(message, { code });
     this.name = "TableEntityTooLargeError";
     this.sizeInBytes = sizeInBytes;
@@ -182,9 +187,12 @@ export class InvalidTableKeyError extends StorageConcurrencyError {
   readonly key: "partitionKey" | "rowKey";
 
   constructor(key: "partitionKey" | "rowKey", problem: string) {
-    super(`Invalid \`${key}\`: ${problem}. Encode the key (for example with encodeURIComponent, then replace '%' if you also query by it).`, {
-      code: "InvalidTableKey",
-    });
+    super(
+      `Invalid \`${key}\`: ${problem}. Encode the key (for example with encodeURIComponent, then replace '%' if you also query by it).`,
+      {
+        code: "InvalidTableKey",
+      },
+    );
     this.name = "InvalidTableKeyError";
     this.key = key;
   }

@@ -122,7 +122,11 @@ export function formatWriteLog(log: WriteLog): string {
  * The history to store with a write made on top of `base` (`undefined` when creating), or, with
  * `lastWriterWins`, a fresh history (a blind write does not know what it replaces).
  */
-export function nextWriteLog(base: LoggedVersion | undefined, writer: WriterIdentity, { lastWriterWins = false } = {}): WriteLog {
+export function nextWriteLog(
+  base: LoggedVersion | undefined,
+  writer: WriterIdentity,
+  { lastWriterWins = false } = {},
+): WriteLog {
   const previous = lastWriterWins ? undefined : parseWriteLog(base?.log);
   if (!previous) {
     const start = lastWriterWins ? "w" : base ? "r" : "a";

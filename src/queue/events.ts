@@ -36,7 +36,9 @@ export class TypedEvents<E extends object> {
       try {
         (listener as Listener<E[K]>)(payload);
       } catch (error) {
-        logger.warning(`A '${String(event)}' listener threw: ${error instanceof Error ? error.message : String(error)}`);
+        logger.warning(
+          `A '${String(event)}' listener threw: ${error instanceof Error ? error.message : String(error)}`,
+        );
       }
     }
   }

@@ -27,7 +27,11 @@ export interface WorkerProcess {
  * Starts `node --import tsx <script> ...args` with the current Node.js binary.
  * @param env - added to the current environment.
  */
-export function spawnWorker(script: string, args: readonly string[] = [], env: Record<string, string> = {}): WorkerProcess {
+export function spawnWorker(
+  script: string,
+  args: readonly string[] = [],
+  env: Record<string, string> = {},
+): WorkerProcess {
   const child = spawn(process.execPath, ["--import", "tsx", script, ...args], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],

@@ -64,7 +64,8 @@ describe.each([
     ];
     expect(bodies).toHaveLength(goodCount + sentTwice + 10);
     const poisonTexts = bodies.filter((b) => b.includes("poison-") || b.includes("undecodable-"));
-    for (let i = 0; i < bodies.length; i += 50) await Promise.all(bodies.slice(i, i + 50).map((b) => queue.sendMessage(b)));
+    for (let i = 0; i < bodies.length; i += 50)
+      await Promise.all(bodies.slice(i, i + 50).map((b) => queue.sendMessage(b)));
 
     const env = {
       ASC_QUEUE: queueName,
@@ -100,7 +101,9 @@ describe.each([
       await until(
         "every good key is done and the queue is empty",
         async () => {
-          for await (const row of inbox.listEntities<{ Status?: string; Key?: string }>({ queryOptions: { filter: "Status eq 'done'" } })) {
+          for await (const row of inbox.listEntities<{ Status?: string; Key?: string }>({
+            queryOptions: { filter: "Status eq 'done'" },
+          })) {
             doneKeys.add(row.Key!);
           }
           if (doneKeys.size < goodKeys.length) return false;
@@ -109,12 +112,22 @@ describe.each([
         },
         90_000,
       );
-      await until("the poison queue holds every poison message", async () => {
-        const { approximateMessagesCount } = await poisonQueue.getProperties().catch(() => ({ approximateMessagesCount: 0 }));
-        return (approximateMessagesCount ?? 0) >= poisonTexts.length;
-      }, 60_000);
+      await until(
+        "the poison queue holds every poison message",
+        async () => {
+          const { approximateMessagesCount } = await poisonQueue
+            .getProperties()
+            .catch(() => ({ approximateMessagesCount: 0 }));
+          return (approximateMessagesCount ?? 0) >= poisonTexts.length;
+        },
+        60_000,
+      );
     } finally {
-      await Promise.all(workers.map(async (w) => (w.child.exitCode === null && w.child.signalCode === null ? w.kill("SIGTERM") : undefined)));
+      await Promise.all(
+        workers.map(async (w) =>
+          w.child.exitCode === null && w.child.signalCode === null ? w.kill("SIGTERM") : undefined,
+        ),
+      );
     }
 
     // Exactly one effect per good key, none for anything else.
@@ -143,7 +156,9 @@ describe.each([
           .filter((m) => m.event === "processed" || m.event === "duplicate" || m.event === "poisoned")
           .map((m) => m.messageId),
       );
-      const unaccounted = [...unfinished].filter(([id, key]) => !settledElsewhere.has(id) && effectPid.get(key!) !== killed.child.pid);
+      const unaccounted = [...unfinished].filter(
+        ([id, key]) => !settledElsewhere.has(id) && effectPid.get(key!) !== killed.child.pid,
+      );
       expect(unaccounted).toEqual([]);
     }
 
