@@ -20,7 +20,7 @@ export interface BenchContext {
   /** The scenario's own flags. */
   readonly args: BenchArgs;
   /** Progress for the person watching; goes to stderr so stdout stays machine-readable. */
-  log(message: string): void;
+  readonly log: (message: string) => void;
 }
 
 /** One benchmark scenario. */
@@ -48,7 +48,11 @@ export async function runScenario(scenario: BenchScenario, args: BenchArgs): Pro
   const azurite = configured ? undefined : await startAzurite();
   try {
     const connectionString = configured || azurite!.connectionString;
-    log(configured ? "running against the account in AZURE_STORAGE_CONNECTION_STRING" : "running against an embedded Azurite");
+    log(
+      configured
+        ? "running against the account in AZURE_STORAGE_CONNECTION_STRING"
+        : "running against an embedded Azurite",
+    );
     const started = performance.now();
     const result = await scenario.run({ connectionString, embedded: !configured, args, log });
     return {

@@ -55,7 +55,10 @@ async function main(): Promise<number> {
     process.stderr.write(`Unknown scenario "${name}".\n${usage()}`);
     return 2;
   }
-  const finish = startRun(`npm run bench -- ${process.argv.slice(2).join(" ")}`, process.env.AZURE_STORAGE_CONNECTION_STRING ? "account" : "azurite");
+  const finish = startRun(
+    `npm run bench -- ${process.argv.slice(2).join(" ")}`,
+    process.env.AZURE_STORAGE_CONNECTION_STRING ? "account" : "azurite",
+  );
   const results: ScenarioResult[] = [];
   for (const scenario of chosen as BenchScenario[]) results.push((await runScenario(scenario, args)) as ScenarioResult); // it sets `scenario`
   const run: BenchRun = { scenario: name, run: finish(), results };
@@ -71,7 +74,7 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (error: unknown) => {
-    process.stderr.write(`bench failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+    process.stderr.write(`bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     process.exit(1);
   },
 );

@@ -26,5 +26,7 @@ await withStorage(async (context) => {
     }
   }
 });
-console.log(`\n${files.length - failures.length} of ${files.length} examples ran${failures.length ? `; failed: ${failures.join(", ")}` : "."}`);
+console.log(
+  `\n${files.length - failures.length} of ${files.length} examples ran${failures.length ? `; failed: ${failures.join(", ")}` : "."}`,
+);
 process.exitCode = failures.length ? 1 : 0;

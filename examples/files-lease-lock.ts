@@ -56,7 +56,9 @@ async function fileLocks(share: ShareClient, log: (message: string) => void): Pr
     return updateFileUnderLease(file, handle, (s) => ({ retries: s.retries + 1 }), { codec });
   });
   const metadata = (await file.getProperties()).metadata ?? {};
-  log(`updated under the lock: retries = ${value.retries}; metadata keeps team=${metadata.team}, token ${metadata[LOCK_METADATA.fencingToken]}`);
+  log(
+    `updated under the lock: retries = ${value.retries}; metadata keeps team=${metadata.team}, token ${metadata[LOCK_METADATA.fencingToken]}`,
+  );
 
   // 2. `await using`: while held, writers without the lease are refused by the service.
   {
@@ -68,10 +70,14 @@ async function fileLocks(share: ShareClient, log: (message: string) => void): Pr
     //    The service refuses the holder's writes at once; the holder's periodic check aborts its signal.
     await fileLock(file).break();
     const reason = await new Promise<unknown>((resolve) =>
-      handle.signal.aborted ? resolve(handle.signal.reason) : handle.signal.addEventListener("abort", () => resolve(handle.signal.reason)),
+      handle.signal.aborted
+        ? resolve(handle.signal.reason)
+        : handle.signal.addEventListener("abort", () => resolve(handle.signal.reason)),
     );
     if (isLeaseLostError(reason)) log(`the holder noticed at its next check: ${reason.reason}`);
-    const late = await writeFileUnderLease(file, handle, JSON.stringify({ retries: 99 })).catch((error: unknown) => error);
+    const late = await writeFileUnderLease(file, handle, JSON.stringify({ retries: 99 })).catch(
+      (error: unknown) => error,
+    );
     log(`its late write was not sent: ${late === reason ? "stopped by the lost lock" : String(late)}`);
   } // released here: nothing left to release, no error
   log(`the file still says retries = ${codec.decode(await file.downloadToBuffer()).retries}`);

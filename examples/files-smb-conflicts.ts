@@ -40,9 +40,15 @@ export async function main({ connectionString, azurite, log }: ExampleContext): 
   }
 }
 
-async function story(file: ShareFileClient, responder: FilesResponder | undefined, log: (message: string) => void): Promise<void> {
+async function story(
+  file: ShareFileClient,
+  responder: FilesResponder | undefined,
+  log: (message: string) => void,
+): Promise<void> {
   // 1. The REST API's default: last writer wins. The helper is named so that the choice shows.
-  await writeFileLastWriterWins(file, JSON.stringify({ retries: 1 }), { httpProperties: { contentType: "application/json" } });
+  await writeFileLastWriterWins(file, JSON.stringify({ retries: 1 }), {
+    httpProperties: { contentType: "application/json" },
+  });
   log("wrote settings.json as last writer wins (no lease, no condition)");
 
   // 2. A file lease (infinite only) makes the service refuse every writer that does not name it.
@@ -54,8 +60,12 @@ async function story(file: ShareFileClient, responder: FilesResponder | undefine
 
     // 3. Read-modify-write under the lease: no If-Match on Azure Files, the lease is the guard.
     const codec = fileCodecs.json<{ retries: number }>();
-    const { value, writeId } = await updateFileUnderLease(file, lease.leaseId, (s) => ({ retries: s.retries + 1 }), { codec });
-    log(`updated under the lease: retries = ${value.retries} (write id ${writeId?.slice(0, 8)}… recorded in the metadata)`);
+    const { value, writeId } = await updateFileUnderLease(file, lease.leaseId, (s) => ({ retries: s.retries + 1 }), {
+      codec,
+    });
+    log(
+      `updated under the lease: retries = ${value.retries} (write id ${writeId?.slice(0, 8)}… recorded in the metadata)`,
+    );
     await writeFileUnderLease(file, lease.leaseId, JSON.stringify({ retries: value.retries, note: "final" }));
   } finally {
     await lease.releaseLease();
@@ -81,12 +91,19 @@ async function story(file: ShareFileClient, responder: FilesResponder | undefine
 
   // 5. An SMB client deletes the file while another handle is still open: every REST call gets
   //    409 DeletePending until the last handle closes; the preset gives up with a plain message.
-  const first = responder.smb.openFile(`${file.shareName}/${file.path}`, { share: { read: true, write: true, delete: true } });
-  const second = responder.smb.openFile(`${file.shareName}/${file.path}`, { share: { read: true, write: true, delete: true } });
+  const first = responder.smb.openFile(`${file.shareName}/${file.path}`, {
+    share: { read: true, write: true, delete: true },
+  });
+  const second = responder.smb.openFile(`${file.shareName}/${file.path}`, {
+    share: { read: true, write: true, delete: true },
+  });
   first.deleteOnClose();
   first.close();
   const error = await retryWhileSmbLocked(() => file.getProperties(), { deadlineInMs: 1_000 }).catch((e: unknown) => e);
-  if (isSmbConflictError(error)) log(`gave up after ${error.attempts} attempts: ${error.code} (409 ${error.serviceCode}), an SMB client still has it open`);
+  if (isSmbConflictError(error))
+    log(
+      `gave up after ${error.attempts} attempts: ${error.code} (409 ${error.serviceCode}), an SMB client still has it open`,
+    );
   second.close();
   log(`after the last SMB handle closed, the file exists: ${await file.exists()}`);
 }

@@ -28,11 +28,15 @@ export async function main({ connectionString, log }: ExampleContext): Promise<v
   const waiting = lockB.acquire({ timeoutInMs: 10_000 });
   await sleep(2_500); // A works; its lease is renewed twice meanwhile
   const info = await lockB.inspect();
-  log(`after 2.5 s: ${info.state}, held by ${info.holder?.name}, ${Math.round(a.timeLeftInMs() / 1000)} s left on A's guard (renewed: it would be 11 s otherwise)`);
+  log(
+    `after 2.5 s: ${info.state}, held by ${info.holder?.name}, ${Math.round(a.timeLeftInMs() / 1000)} s left on A's guard (renewed: it would be 11 s otherwise)`,
+  );
   const released = performance.now();
   await a.release();
   const b = await waiting;
-  log(`worker B took over ${Math.round(performance.now() - released)} ms after A released (fencing token ${b.fencingToken})`);
+  log(
+    `worker B took over ${Math.round(performance.now() - released)} ms after A released (fencing token ${b.fencingToken})`,
+  );
 
   // Writes to the leased blob itself need the lease id; keep the lock's record in its metadata.
   const report = workerB.getBlockBlobClient("nightly-report");
@@ -41,7 +45,7 @@ export async function main({ connectionString, log }: ExampleContext): Promise<v
 
   // Someone breaks the lease (an operator, say): B's signal aborts at its next renewal.
   b.signal.addEventListener("abort", () => {
-    const reason = b.signal.reason;
+    const reason: unknown = b.signal.reason;
     log(`worker B's signal aborted: ${isLeaseLostError(reason) ? `lease lost (${reason.reason})` : String(reason)}`);
   });
   await lockA.break();

@@ -14,7 +14,9 @@ export async function main({ connectionString, log }: ExampleContext): Promise<v
   const suffix = Date.now();
   const locks = BlobServiceClient.fromConnectionString(connectionString).getContainerClient(`table-locks-${suffix}`);
   // allowInsecureConnection only matters for the emulator's http endpoint.
-  const orders = TableClient.fromConnectionString(connectionString, `orders${suffix}`, { allowInsecureConnection: true });
+  const orders = TableClient.fromConnectionString(connectionString, `orders${suffix}`, {
+    allowInsecureConnection: true,
+  });
   await orders.createTable();
   await orders.createEntity({ partitionKey: "customer-42", rowKey: "totals", orderCount: 0 });
 
@@ -27,7 +29,9 @@ export async function main({ connectionString, log }: ExampleContext): Promise<v
       for (let i = 0; i < 3; i++) {
         await lock().withLock(async (guarded) => {
           const totals = await guarded.getEntity<{ orderCount: number }>("customer-42", "totals");
-          await guarded.updateEntity({ ...totals, orderCount: totals.orderCount + 1 }, "Replace", { etag: totals.etag });
+          await guarded.updateEntity({ ...totals, orderCount: totals.orderCount + 1 }, "Replace", {
+            etag: totals.etag,
+          });
         });
       }
       log(`${worker} added 3 orders`);

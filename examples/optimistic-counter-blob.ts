@@ -29,7 +29,9 @@ export async function main({ connectionString, azurite, log }: ExampleContext): 
     await Promise.all(
       Array.from({ length: WRITERS }, async () => {
         // Each writer has its own client, as separate processes or machines would.
-        const blob = BlobServiceClient.fromConnectionString(target, { retryOptions: { maxTries: 4, retryDelayInMs: 20 } })
+        const blob = BlobServiceClient.fromConnectionString(target, {
+          retryOptions: { maxTries: 4, retryDelayInMs: 20 },
+        })
           .getContainerClient(containerName)
           .getBlockBlobClient("visits.json");
         const counter = blobJsonCell<{ visits: number }>(blob);
@@ -44,17 +46,25 @@ export async function main({ connectionString, azurite, log }: ExampleContext): 
       }),
     );
     const final = await readCell(blobJsonCell<{ visits: number }>(container.getBlockBlobClient("visits.json")));
-    log(`${WRITERS} writers x ${INCREMENTS} increments: the counter says ${final.exists ? final.value.visits : 0} (expected ${WRITERS * INCREMENTS})`);
+    log(
+      `${WRITERS} writers x ${INCREMENTS} increments: the counter says ${final.exists ? final.value.visits : 0} (expected ${WRITERS * INCREMENTS})`,
+    );
     log(`${conflicts} conflicts (412/409) were retried after a jittered wait`);
     if (proxy) {
       const dropped = proxy.requests.filter((r) => r.outcome === "dropResponse").length;
-      log(`${dropped} write responses were lost on the way back; ${recovered} of those writes had been applied and were recognised as such (the others had met a conflict), none counted twice`);
+      log(
+        `${dropped} write responses were lost on the way back; ${recovered} of those writes had been applied and were recognised as such (the others had met a conflict), none counted twice`,
+      );
     }
 
     // Concurrent updates within one process share one read and one write (coalescing, the default).
     const shared = blobJsonCell<{ visits: number }>(container.getBlockBlobClient("visits.json"));
-    const results = await Promise.all(Array.from({ length: 20 }, () => optimisticUpdate(shared, (c) => ({ visits: c!.visits + 1 }))));
-    log(`20 concurrent updates in one process shared ${new Set(results.map((r) => r.etag)).size} write; the counter is now ${results.at(-1)!.value!.visits}`);
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => optimisticUpdate(shared, (c) => ({ visits: c!.visits + 1 }))),
+    );
+    log(
+      `20 concurrent updates in one process shared ${new Set(results.map((r) => r.etag)).size} write; the counter is now ${results.at(-1)!.value!.visits}`,
+    );
   } finally {
     await container.delete();
     await proxy?.close();

@@ -28,17 +28,25 @@ export async function main({ connectionString, log }: ExampleContext): Promise<v
         const client = TableClient.fromConnectionString(connectionString, tableName, { allowInsecureConnection: true });
         const counter = tableEntityCell<PageViews>(client, "pages", "home");
         for (let i = 0; i < INCREMENTS; i++) {
-          await optimisticUpdate(counter, (current) => ({ views: (current?.views ?? 0) + 1, lastWriter: `writer ${writer}` }), {
-            coalesce: false, // let them race, as writers in different processes would
-            maxAttempts: 50,
-            onConflict: () => void conflicts++,
-          });
+          await optimisticUpdate(
+            counter,
+            (current) => ({ views: (current?.views ?? 0) + 1, lastWriter: `writer ${writer}` }),
+            {
+              coalesce: false, // let them race, as writers in different processes would
+              maxAttempts: 50,
+              onConflict: () => void conflicts++,
+            },
+          );
         }
       }),
     );
     const final = await readCell(tableEntityCell<PageViews>(table, "pages", "home"));
-    log(`${WRITERS} writers x ${INCREMENTS} increments: views = ${final.exists ? final.value.views : 0} (expected ${WRITERS * INCREMENTS}), last written by ${final.exists ? final.value.lastWriter : "nobody"}`);
-    log(`${conflicts} conflicts (412 UpdateConditionNotSatisfied, 409 EntityAlreadyExists) were retried after a jittered wait`);
+    log(
+      `${WRITERS} writers x ${INCREMENTS} increments: views = ${final.exists ? final.value.views : 0} (expected ${WRITERS * INCREMENTS}), last written by ${final.exists ? final.value.lastWriter : "nobody"}`,
+    );
+    log(
+      `${conflicts} conflicts (412 UpdateConditionNotSatisfied, 409 EntityAlreadyExists) were retried after a jittered wait`,
+    );
 
     try {
       tableEntityCell(table, "pages", "2024/01/home");

@@ -49,7 +49,9 @@ function startWorker(connectionString: string, queueName: string, inboxName: str
 export async function main({ connectionString, log }: ExampleContext): Promise<void> {
   const suffix = `${Date.now().toString(36)}${Math.floor(Math.random() * 1e4)}`;
   const queue = new QueueClient(connectionString, `orders-${suffix}`);
-  const inbox = TableClient.fromConnectionString(connectionString, `orderinbox${suffix}`, { allowInsecureConnection: true });
+  const inbox = TableClient.fromConnectionString(connectionString, `orderinbox${suffix}`, {
+    allowInsecureConnection: true,
+  });
   await queue.create();
   await inbox.createTable();
   try {
@@ -67,7 +69,7 @@ export async function main({ connectionString, log }: ExampleContext): Promise<v
     try {
       await new Promise<void>((resolve, reject) => {
         void exited.then(() => reject(new Error("the first worker exited before it was killed")));
-        createInterface({ input: child.stdout! }).on("line", (line) => {
+        createInterface({ input: child.stdout }).on("line", (line) => {
           if (line.startsWith("charging") && ++charging === 6) resolve();
         });
       });
@@ -95,14 +97,18 @@ export async function main({ connectionString, log }: ExampleContext): Promise<v
     });
     await done;
     await consumer.stop();
-    log(`worker 2 took over ${takenOver} orders left half-done and settled ${duplicates} duplicates without charging again`);
+    log(
+      `worker 2 took over ${takenOver} orders left half-done and settled ${duplicates} duplicates without charging again`,
+    );
 
     const charges = new Map<string, number>();
     for await (const row of inbox.listEntities({ queryOptions: { filter: "RowKey eq 'charge'" } })) {
       charges.set(row.partitionKey!, (charges.get(row.partitionKey!) ?? 0) + 1);
     }
     const twice = [...charges.values()].filter((n) => n > 1).length;
-    log(`charges: ${charges.size} orders charged, ${twice} charged twice, ${orders.length - charges.size} never charged`);
+    log(
+      `charges: ${charges.size} orders charged, ${twice} charged twice, ${orders.length - charges.size} never charged`,
+    );
     if (twice > 0 || charges.size !== orders.length) throw new Error("an order was charged twice or not at all");
   } finally {
     await queue.delete();

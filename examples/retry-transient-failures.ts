@@ -25,13 +25,17 @@ export async function main({ connectionString, azurite, log }: ExampleContext): 
       maxRetries: 4,
       operationName: `create container '${container.containerName}'`,
       onRetry: ({ attempt, classification, delayInMs }) =>
-        log(`attempt ${attempt} failed: ${classification.statusCode} ${classification.serviceCode} (${classification.kind}); waiting ${Math.round(delayInMs)} ms`),
+        log(
+          `attempt ${attempt} failed: ${classification.statusCode} ${classification.serviceCode} (${classification.kind}); waiting ${Math.round(delayInMs)} ms`,
+        ),
     });
     log(`container '${container.containerName}' created${proxy ? " after the service stopped being busy" : ""}`);
 
     // A 409 ContainerAlreadyExists will not change by waiting: retry() gives up at once.
     const error = await retry(() => container.create(), { maxRetries: 4 }).catch((e: unknown) => e);
-    log(`creating it again: ${classifyError(error).statusCode} ${classifyError(error).serviceCode}, not retried (${(error as { attempts: number }).attempts} attempt)`);
+    log(
+      `creating it again: ${classifyError(error).statusCode} ${classifyError(error).serviceCode}, not retried (${(error as { attempts: number }).attempts} attempt)`,
+    );
     await container.delete();
   } finally {
     await proxy?.close();

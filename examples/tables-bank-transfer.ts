@@ -6,7 +6,13 @@
  */
 import { randomUUID } from "node:crypto";
 import { TableClient } from "@azure/data-tables";
-import { isTableTransactionError, isTransactionRefusedError, queryEntities, keyFilter, writeAtomic } from "azure-storage-concurrency";
+import {
+  isTableTransactionError,
+  isTransactionRefusedError,
+  queryEntities,
+  keyFilter,
+  writeAtomic,
+} from "azure-storage-concurrency";
 import { runIfMain, type ExampleContext } from "./support/run-example.js";
 
 export const title = "Tables: a bank transfer recorded atomically, the transfer id as partition";
@@ -28,7 +34,9 @@ export async function main({ connectionString, log }: ExampleContext): Promise<v
 
     const id = randomUUID();
     const committed = await writeAtomic(ledger, transfer(id, "alice", "bob", 25));
-    const rows = await queryEntities<{ amount: number }>(ledger, { filter: keyFilter({ partitionKey: `transfer-${id}` }) });
+    const rows = await queryEntities<{ amount: number }>(ledger, {
+      filter: keyFilter({ partitionKey: `transfer-${id}` }),
+    });
     const sum = rows.entities.filter((e) => e.rowKey !== "transfer").reduce((total, e) => total + e.amount, 0);
     log(`transfer ${id.slice(0, 8)}: ${committed.etags.length} rows in one transaction; debit + credit = ${sum}`);
 
@@ -36,7 +44,9 @@ export async function main({ connectionString, log }: ExampleContext): Promise<v
     // the whole transaction fails on its first row, and nothing of it is applied.
     const again = await writeAtomic(ledger, transfer(id, "alice", "bob", 25)).catch((e: unknown) => e);
     if (isTableTransactionError(again)) {
-      log(`the same transfer again: ${again.statusCode} ${again.serviceCode} at action ${again.failedActionIndex}; nothing applied`);
+      log(
+        `the same transfer again: ${again.statusCode} ${again.serviceCode} at action ${again.failedActionIndex}; nothing applied`,
+      );
     }
 
     // Keyed by account, the legs land in two partitions: refused before anything is sent.

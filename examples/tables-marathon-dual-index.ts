@@ -25,6 +25,7 @@ interface Runner {
   name: string;
   gender: string;
   age: number;
+  finish?: string;
   [property: string]: unknown;
 }
 
@@ -55,9 +56,15 @@ export async function main({ connectionString, log }: ExampleContext): Promise<v
     // Query by age: a row range scan over the AGE: rows of one partition.
     const filter = keyFilter({ partitionKey: partition, rowKeyPrefix: "AGE:055" });
     const byAge = await queryEntities(client, { filter });
-    log(`runners aged 55: ${byAge.entities.map((e) => e.name).join(", ")} (${byAge.shape.kind}, ${byAge.roundTrips} round trip)`);
-    log(`by bib, a point query: ${classifyQuery(`PartitionKey eq '${partition}' and RowKey eq 'BIB:01234__John__M__55'`).kind}`);
-    log(`by age over all races, without the partition: ${classifyQuery("age eq 55").kind}; keep the partition in the filter`);
+    log(
+      `runners aged 55: ${byAge.entities.map((e) => e.name).join(", ")} (${byAge.shape.kind}, ${byAge.roundTrips} round trip)`,
+    );
+    log(
+      `by bib, a point query: ${classifyQuery(`PartitionKey eq '${partition}' and RowKey eq 'BIB:01234__John__M__55'`).kind}`,
+    );
+    log(
+      `by age over all races, without the partition: ${classifyQuery("age eq 55").kind}; keep the partition in the filter`,
+    );
 
     // A birthday moves John's AGE row and rewrites his BIB row, atomically.
     const john = await runners.get(partition, "BIB", "01234__John__M__55");
@@ -66,12 +73,15 @@ export async function main({ connectionString, log }: ExampleContext): Promise<v
 
     // A writer still holding the old read loses, and nothing it wrote lands.
     const stale = await runners.update(john!, { ...john!.record, name: "Johnny" }).catch((e: unknown) => e);
-    if (isMultiIndexConflictError(stale)) log(`a change based on the old read is refused (${stale.code}, ${stale.reason}); read again and retry`);
+    if (isMultiIndexConflictError(stale))
+      log(`a change based on the old read is refused (${stale.code}, ${stale.reason}); read again and retry`);
 
     // modify() does the read-change-write loop itself, again on conflict.
     await runners.modify(partition, "BIB", "00305__Ken__M__41", (r) => ({ ...r, finish: "3:02:11" }));
     const listed = await runners.list(partition, "AGE");
-    log(`AGE index, in order: ${listed.entries.map((e) => `${e.key}${e.record.finish ? ` (finished ${String(e.record.finish)})` : ""}`).join(" | ")}`);
+    log(
+      `AGE index, in order: ${listed.entries.map((e) => `${e.key}${e.record.finish ? ` (finished ${e.record.finish})` : ""}`).join(" | ")}`,
+    );
   } finally {
     await client.deleteTable();
   }

@@ -143,7 +143,13 @@ export function checkDocExamples(root: string): DocExamplesReport {
 
   const parsed = readProjectConfig(root);
   // jest's globals are not part of what a reader has.
-  const options: ts.CompilerOptions = { ...parsed.options, types: ["node"], noEmit: true, sourceMap: false, declaration: false };
+  const options: ts.CompilerOptions = {
+    ...parsed.options,
+    types: ["node"],
+    noEmit: true,
+    sourceMap: false,
+    declaration: false,
+  };
 
   // Virtual files in a folder of the project, so that module resolution (and ES module detection
   // through package.json's "type") works as for any source file.
@@ -157,7 +163,10 @@ export function checkDocExamples(root: string): DocExamplesReport {
     // A TSDoc example sits beside its source file, so an internal module's example can import it
     // with a relative path ("./chart.js"); public examples import "azure-storage-concurrency" anyway.
     const dir = example.file.startsWith("src/") ? join(root, dirname(example.file)) : virtualDir;
-    virtual.set(join(dir, `.doc-example_${name}`), { text: example.code + (isModule ? "\n" : "\nexport {};\n"), example });
+    virtual.set(join(dir, `.doc-example_${name}`), {
+      text: example.code + (isModule ? "\n" : "\nexport {};\n"),
+      example,
+    });
   }
 
   const host = ts.createCompilerHost(options, true);
@@ -166,7 +175,9 @@ export function checkDocExamples(root: string): DocExamplesReport {
   const readFile = host.readFile.bind(host);
   host.getSourceFile = (fileName, languageVersion, onError, shouldCreate) => {
     const entry = virtual.get(resolve(fileName));
-    return entry ? ts.createSourceFile(fileName, entry.text, languageVersion, true) : getSourceFile(fileName, languageVersion, onError, shouldCreate);
+    return entry
+      ? ts.createSourceFile(fileName, entry.text, languageVersion, true)
+      : getSourceFile(fileName, languageVersion, onError, shouldCreate);
   };
   host.fileExists = (fileName) => virtual.has(resolve(fileName)) || fileExists(fileName);
   host.readFile = (fileName) => virtual.get(resolve(fileName))?.text ?? readFile(fileName);
@@ -179,13 +190,23 @@ export function checkDocExamples(root: string): DocExamplesReport {
   for (const [path, { example }] of virtual) {
     const sourceFile = program.getSourceFile(path);
     if (!sourceFile) throw new Error(`the snippet file ${path} is missing from the program`);
-    for (const diagnostic of [...program.getSyntacticDiagnostics(sourceFile), ...program.getSemanticDiagnostics(sourceFile)]) {
+    for (const diagnostic of [
+      ...program.getSyntacticDiagnostics(sourceFile),
+      ...program.getSemanticDiagnostics(sourceFile),
+    ]) {
       const at = sourceFile.getLineAndCharacterOfPosition(diagnostic.start ?? 0);
-      const where = example ? `${example.file}:${example.line + at.line}:${at.character + 1}` : `prelude:${at.line + 1}`;
+      const where = example
+        ? `${example.file}:${example.line + at.line}:${at.character + 1}`
+        : `prelude:${at.line + 1}`;
       problems.push(`${where} ${describe(diagnostic)}`);
     }
   }
-  return { checked: checked.length, skipped, problems, missingExamples: exportsWithoutExamples(program, entryPoints, root) };
+  return {
+    checked: checked.length,
+    skipped,
+    problems,
+    missingExamples: exportsWithoutExamples(program, entryPoints, root),
+  };
 }
 
 /** The functions and classes the entry points export that have no `@example` (see the module comment). */
@@ -198,12 +219,15 @@ function exportsWithoutExamples(program: ts.Program, entryPoints: readonly strin
       const symbol = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
       const declaration = symbol.declarations?.[0];
       if (!declaration || !(ts.isFunctionDeclaration(declaration) || ts.isClassDeclaration(declaration))) continue;
-      const hasExample = (symbol.declarations ?? []).some((d) => ts.getJSDocTags(d).some((tag) => tag.tagName.text === "example"));
+      const hasExample = (symbol.declarations ?? []).some((d) =>
+        ts.getJSDocTags(d).some((tag) => tag.tagName.text === "example"),
+      );
       const file = relative(root, declaration.getSourceFile().fileName).split(sep).join("/");
       documented.set(exported.name, { hasExample, file });
     }
   }
-  const partner = (name: string) => (/^is[A-Z]\w*Error$/.test(name) ? name.slice(2) : /Error$/.test(name) ? `is${name}` : undefined);
+  const partner = (name: string) =>
+    /^is[A-Z]\w*Error$/.test(name) ? name.slice(2) : /Error$/.test(name) ? `is${name}` : undefined;
   const missing: string[] = [];
   for (const [name, { hasExample, file }] of documented) {
     const other = partner(name);

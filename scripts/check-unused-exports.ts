@@ -25,9 +25,12 @@ export function findUnusedExports(root: string): string[] {
   const program = ts.createProgram({ rootNames: parsed.fileNames, options: { ...parsed.options, noEmit: true } });
   const checker = program.getTypeChecker();
   const rel = (fileName: string) => relative(root, fileName).split(sep).join("/");
-  const projectFiles = program.getSourceFiles().filter((file) => !file.isDeclarationFile && !rel(file.fileName).startsWith(".."));
+  const projectFiles = program
+    .getSourceFiles()
+    .filter((file) => !file.isDeclarationFile && !rel(file.fileName).startsWith(".."));
 
-  const original = (symbol: ts.Symbol): ts.Symbol => (symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol);
+  const original = (symbol: ts.Symbol): ts.Symbol =>
+    symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
   const exportsOf = (file: ts.SourceFile | undefined): ts.Symbol[] => {
     const moduleSymbol = file && checker.getSymbolAtLocation(file);
     return moduleSymbol ? checker.getExportsOfModule(moduleSymbol) : [];
@@ -37,12 +40,18 @@ export function findUnusedExports(root: string): string[] {
     const symbol = checker.getSymbolAtLocation(specifier);
     const declaration = symbol?.declarations?.find(ts.isSourceFile);
     if (declaration) return declaration;
-    const resolved = ts.resolveModuleName(specifier.text, from.fileName, program.getCompilerOptions(), ts.sys).resolvedModule;
+    const resolved = ts.resolveModuleName(
+      specifier.text,
+      from.fileName,
+      program.getCompilerOptions(),
+      ts.sys,
+    ).resolvedModule;
     return resolved ? program.getSourceFile(resolved.resolvedFileName) : undefined;
   };
 
   const used = new Set<ts.Symbol>();
-  for (const entry of ENTRY_POINTS) for (const symbol of exportsOf(program.getSourceFile(join(root, entry)))) used.add(original(symbol));
+  for (const entry of ENTRY_POINTS)
+    for (const symbol of exportsOf(program.getSourceFile(join(root, entry)))) used.add(original(symbol));
 
   for (const file of projectFiles) {
     const visit = (node: ts.Node): void => {
@@ -60,11 +69,16 @@ export function findUnusedExports(root: string): string[] {
         if (node.exportClause && ts.isNamespaceExport(node.exportClause)) {
           for (const symbol of exportsOf(moduleFile(node.moduleSpecifier, file))) used.add(original(symbol));
         }
-      } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0]) {
+      } else if (
+        ts.isCallExpression(node) &&
+        node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+        node.arguments[0]
+      ) {
         for (const symbol of exportsOf(moduleFile(node.arguments[0], file))) used.add(original(symbol));
       } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) {
         const target = moduleFile(node.argument.literal, file);
-        const member = node.qualifier && (ts.isIdentifier(node.qualifier) ? node.qualifier.text : node.qualifier.left.getText());
+        const member =
+          node.qualifier && (ts.isIdentifier(node.qualifier) ? node.qualifier.text : node.qualifier.left.getText());
         for (const symbol of exportsOf(target)) if (!member || symbol.name === member) used.add(original(symbol));
       }
       ts.forEachChild(node, visit);

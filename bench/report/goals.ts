@@ -36,12 +36,28 @@ export const GOALS: readonly Goal[] = [
   { scenario: "queue", figure: "duplicates", op: "=", target: 0, source: "issue 5" },
   { scenario: "queue", figure: "lost", op: "=", target: 0, source: "issue 5" },
   { scenario: "batch", figure: "ratio", op: ">=", target: 8, source: "issue 6" },
-  { scenario: "files", figure: "libraryExtraIncrements", op: "=", target: 0, source: "issue 7 (lost responses not applied twice)" },
-  { scenario: "files", figure: "lockedExtraIncrements", op: "=", target: 0, source: "issue 7 (lost responses not applied twice)" },
+  {
+    scenario: "files",
+    figure: "libraryExtraIncrements",
+    op: "=",
+    target: 0,
+    source: "issue 7 (lost responses not applied twice)",
+  },
+  {
+    scenario: "files",
+    figure: "lockedExtraIncrements",
+    op: "=",
+    target: 0,
+    source: "issue 7 (lost responses not applied twice)",
+  },
   { scenario: "files", figure: "library.tornReads", op: "=", target: 0, source: "issue 7 (one write per update)" },
 ];
 
-const OPS = { ">=": (a: number, b: number) => a >= b, "<=": (a: number, b: number) => a <= b, "=": (a: number, b: number) => a === b };
+const OPS = {
+  ">=": (a: number, b: number) => a >= b,
+  "<=": (a: number, b: number) => a <= b,
+  "=": (a: number, b: number) => a === b,
+};
 
 /** The goal as text: "<= 100". */
 export const goalText = (goal: Goal) => `${goal.op === "=" ? "=" : goal.op === ">=" ? "≥" : "≤"} ${fmt(goal.target)}`;

@@ -65,7 +65,8 @@ export function startRun(command: string, target: string): () => RunInfo {
 
 function currentCommit(): string {
   try {
-    const git = (...args: string[]) => execFileSync("git", args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    const git = (...args: string[]) =>
+      execFileSync("git", args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
     const head = git("rev-parse", "--short", "HEAD");
     return git("status", "--porcelain", "--untracked-files=no") ? `${head} + uncommitted changes` : head;
   } catch {
@@ -75,8 +76,9 @@ function currentCommit(): string {
 
 /** JSON with arrays of plain numbers or strings kept on one line. */
 function compactJson(value: unknown): string {
-  return JSON.stringify(value, null, 2).replace(/\[\s+((?:-?[\d.e+-]+|"[^"\n]*"|true|false|null)(?:,\s+(?:-?[\d.e+-]+|"[^"\n]*"|true|false|null))*)\s+\]/g, (_, items: string) =>
-    `[${items.split(/,\s+/).join(", ")}]`,
+  return JSON.stringify(value, null, 2).replace(
+    /\[\s+((?:-?[\d.e+-]+|"[^"\n]*"|true|false|null)(?:,\s+(?:-?[\d.e+-]+|"[^"\n]*"|true|false|null))*)\s+\]/g,
+    (_, items: string) => `[${items.split(/,\s+/).join(", ")}]`,
   );
 }
 
@@ -133,7 +135,15 @@ export function renderReport(run: BenchRun, { assets }: { assets: string }): Ren
         ["load average (1 min) at start / end", `${fmt(info.loadAverage.atStart)} / ${fmt(info.loadAverage.atEnd)}`],
         ["commit", `\`${info.commit}\``],
         ["storage", info.target === "azurite" ? "embedded Azurite (in memory), one per scenario" : "a real account"],
-        ["scenarios", ordered.map((r) => `\`${r.scenario}\` (${fmt(typeof r["durationSec"] === "number" ? r["durationSec"] : undefined)} s)`).join(", ")],
+        [
+          "scenarios",
+          ordered
+            .map(
+              (r) =>
+                `\`${r.scenario}\` (${fmt(typeof r["durationSec"] === "number" ? r["durationSec"] : undefined)} s)`,
+            )
+            .join(", "),
+        ],
       ],
     ),
     "",
@@ -169,7 +179,14 @@ export function renderReport(run: BenchRun, { assets }: { assets: string }): Ren
 
   for (const result of ordered) {
     const section = (sectionWriters[result.scenario] ?? genericSection)(result);
-    out.push(`## ${section.title}`, "", `Scenario \`${result.scenario}\`: \`npm run bench -- ${result.scenario} --json\`.`, "", section.intro, "");
+    out.push(
+      `## ${section.title}`,
+      "",
+      `Scenario \`${result.scenario}\`: \`npm run bench -- ${result.scenario} --json\`.`,
+      "",
+      section.intro,
+      "",
+    );
     for (const chart of section.charts) {
       const file = `${assets}/${result.scenario}-${chart.name}.svg`;
       files.set(file, chart.svg);
@@ -178,11 +195,28 @@ export function renderReport(run: BenchRun, { assets }: { assets: string }): Ren
     if (section.body) out.push(section.body, "");
     const own = goals.filter((g) => g.scenario === result.scenario);
     if (own.length > 0) {
-      out.push("Goals:", "", bullets(own.map((g) => `\`${g.figure}\` ${fmt(g.value)} (goal ${goalText(g)}): ${STATUS[g.status]}`)), "");
+      out.push(
+        "Goals:",
+        "",
+        bullets(own.map((g) => `\`${g.figure}\` ${fmt(g.value)} (goal ${goalText(g)}): ${STATUS[g.status]}`)),
+        "",
+      );
     }
-    out.push("<details><summary>This scenario's JSON</summary>", "", "```json", compactJson(result), "```", "", "</details>", "");
+    out.push(
+      "<details><summary>This scenario's JSON</summary>",
+      "",
+      "```json",
+      compactJson(result),
+      "```",
+      "",
+      "</details>",
+      "",
+    );
   }
-  const markdown = `${out.join("\n").replace(/\n{3,}/g, "\n\n").trimEnd()}\n`;
+  const markdown = `${out
+    .join("\n")
+    .replace(/\n{3,}/g, "\n\n")
+    .trimEnd()}\n`;
   files.set(`${assets}/results.json`, `${JSON.stringify(run, null, 2)}\n`);
   return { markdown, files };
 }

@@ -30,7 +30,10 @@ import { median, round, type BenchScenario } from "../harness.js";
 
 /** Runs task(0..count-1) with `concurrency` in flight. */
 const pool = (count: number, concurrency: number, task: (index: number) => Promise<void>) =>
-  runPool(Array.from({ length: count }, (_, i) => () => task(i)), concurrency);
+  runPool(
+    Array.from({ length: count }, (_, i) => () => task(i)),
+    concurrency,
+  );
 
 export const batchScenario: BenchScenario = {
   name: "batch",
@@ -64,12 +67,17 @@ export const batchScenario: BenchScenario = {
       const chunks: TransactionAction[][] = [];
       for (let p = 0; p < partitions; p++) {
         const mine = data.filter((_, i) => i % partitions === p);
-        for (let at = 0; at < mine.length; at += 100) chunks.push(mine.slice(at, at + 100).map((e): TransactionAction => ["create", e]));
+        for (let at = 0; at < mine.length; at += 100)
+          chunks.push(mine.slice(at, at + 100).map((e): TransactionAction => ["create", e]));
       }
       await pool(chunks.length, concurrency, async (i) => void (await client.submitTransaction(chunks[i]!)));
     };
     const batched = async (client: TableClient, data: ReturnType<typeof rows>) => {
-      const result = await writeBatch(client, data.map((e): TransactionAction => ["create", e]), { maxConcurrency: concurrency });
+      const result = await writeBatch(
+        client,
+        data.map((e): TransactionAction => ["create", e]),
+        { maxConcurrency: concurrency },
+      );
       if (!result.ok) throw new Error(`writeBatch failed: ${result.transactions.find((t) => t.error)?.error?.message}`);
     };
     const ways = { single, rawTransactions, batched };
@@ -85,7 +93,9 @@ export const batchScenario: BenchScenario = {
       const names = Object.keys(ways) as (keyof typeof ways)[];
       for (let r = 0; r <= rounds; r++) {
         const warmUp = r === 0;
-        const clients = Object.fromEntries(await Promise.all(names.map(async (way) => [way, await freshTable(way.toLowerCase())] as const)));
+        const clients = Object.fromEntries(
+          await Promise.all(names.map(async (way) => [way, await freshTable(way.toLowerCase())] as const)),
+        );
         const seconds = { single: 0, rawTransactions: 0, batched: 0 };
         for (let slice = 0; slice < slices; slice++) {
           for (let k = 0; k < names.length; k++) {
@@ -99,9 +109,14 @@ export const batchScenario: BenchScenario = {
         for (const way of names) {
           const count = sliceSize[way] * slices;
           if (!warmUp) perSec[way].push(count / seconds[way]);
-          log(`${warmUp ? "warm-up" : `round ${r}`}: ${way} ${count} in ${round(seconds[way], 2)} s: ${round(count / seconds[way], 0)} entities/s`);
+          log(
+            `${warmUp ? "warm-up" : `round ${r}`}: ${way} ${count} in ${round(seconds[way], 2)} s: ${round(count / seconds[way], 0)} entities/s`,
+          );
           let stored = 0;
-          for await (const page of clients[way]!.listEntities({ queryOptions: { select: ["RowKey"] } }).byPage({ maxPageSize: 1000 })) stored += page.length;
+          for await (const page of clients[way]!.listEntities({ queryOptions: { select: ["RowKey"] } }).byPage({
+            maxPageSize: 1000,
+          }))
+            stored += page.length;
           if (stored !== count) throw new Error(`${way}: ${stored} entities stored, expected ${count}`);
         }
       }
@@ -112,7 +127,11 @@ export const batchScenario: BenchScenario = {
     const batchedPerSec = median(perSec.batched);
     const rawTransactionPerSec = median(perSec.rawTransactions);
     return {
-      entities: { single: sliceSingle * slices, rawTransactions: 100 * partitions * slices, batched: 100 * partitions * slices },
+      entities: {
+        single: sliceSingle * slices,
+        rawTransactions: 100 * partitions * slices,
+        batched: 100 * partitions * slices,
+      },
       partitions,
       concurrency,
       rounds,

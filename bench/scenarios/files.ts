@@ -32,7 +32,13 @@ import {
   writeFileLastWriterWins,
 } from "../../src/index.js";
 import { numberFlag } from "../../src/cli/args.js";
-import { buildConnectionString, createFaultProxy, seededRandom, startFilesResponder, type FaultProxy } from "../../src/testing/index.js";
+import {
+  buildConnectionString,
+  createFaultProxy,
+  seededRandom,
+  startFilesResponder,
+  type FaultProxy,
+} from "../../src/testing/index.js";
 import { round, type BenchScenario } from "../harness.js";
 
 interface Outcome {
@@ -59,7 +65,9 @@ async function libraryIncrement(file: ShareFileClient, leaseId: string): Promise
 
 /** Takes the lock per increment (so `measure` holds no lease around the loop). */
 async function lockedIncrement(file: ShareFileClient): Promise<void> {
-  await fileLock(file).withLock((handle) => updateFileUnderLease(file, handle, (c) => ({ n: c.n + 1 }), { codec, smbRetry: false }));
+  await fileLock(file).withLock((handle) =>
+    updateFileUnderLease(file, handle, (c) => ({ n: c.n + 1 }), { codec, smbRetry: false }),
+  );
 }
 
 async function measure(
@@ -80,7 +88,9 @@ async function measure(
     while (reading) {
       // One Get File per read (readFileContent): the SDK's downloadToBuffer reads the size first and
       // then the range, which tears by itself when the content's length changes in between.
-      const text = (await readFileContent(direct, { smbRetry: false }).catch(() => undefined))?.content.toString("utf8");
+      const text = (await readFileContent(direct, { smbRetry: false }).catch(() => undefined))?.content.toString(
+        "utf8",
+      );
       if (text === undefined) continue;
       reads += 1;
       try {
@@ -109,7 +119,14 @@ async function measure(
   }
   const ms = performance.now() - started;
   const finalValue = codec.decode(await direct.downloadToBuffer()).n;
-  return { finalValue, reportedIncrements: reported, requestsPerIncrement: round((countRequests() - before) / increments), tornReads, reads, ms: round(ms, 0) };
+  return {
+    finalValue,
+    reportedIncrements: reported,
+    requestsPerIncrement: round((countRequests() - before) / increments),
+    tornReads,
+    reads,
+    ms: round(ms, 0),
+  };
 }
 
 export const filesScenario: BenchScenario = {
@@ -125,28 +142,42 @@ export const filesScenario: BenchScenario = {
     try {
       proxy = responder ? await createFaultProxy({ target: responder.endpoint, random: seededRandom(42) }) : undefined;
       const direct = ShareServiceClient.fromConnectionString(account ?? responder!.connectionString);
-      const flaky = ShareServiceClient.fromConnectionString(proxy ? buildConnectionString({ fileEndpoint: proxy.endpoint }) : account!, {
-        retryOptions: SDK_SINGLE_ATTEMPT.storage,
-      });
+      const flaky = ShareServiceClient.fromConnectionString(
+        proxy ? buildConnectionString({ fileEndpoint: proxy.endpoint }) : account!,
+        {
+          retryOptions: SDK_SINGLE_ATTEMPT.storage,
+        },
+      );
       // The response of each loop's *last* write is the one dropped: raw's Put Range, the library's Create File.
       const dropResponsesOf = (path: RegExp) => {
         proxy?.clearRules();
         if (drop > 0) proxy?.addRule({ method: "PUT", path, probability: drop, action: { type: "dropResponse" } });
       };
-      log(responder ? `Files responder, ${drop * 100}% of write responses dropped` : "real account: no faults injected");
+      log(
+        responder ? `Files responder, ${drop * 100}% of write responses dropped` : "real account: no faults injected",
+      );
       const shareName = `bench-files-${Date.now()}`;
       await direct.getShareClient(shareName).create();
       try {
-        const file = (s: ShareServiceClient) => s.getShareClient(shareName).rootDirectoryClient.getFileClient("counter.json");
+        const file = (s: ShareServiceClient) =>
+          s.getShareClient(shareName).rootDirectoryClient.getFileClient("counter.json");
         const count = () => proxy?.requests.length ?? Number.NaN;
         dropResponsesOf(/counter\.json\?comp=range$/);
         const raw = await measure(file(direct), file(flaky), increments, count, rawIncrement);
-        log(`raw: counter ${raw.finalValue} for ${raw.reportedIncrements} increments, ${raw.tornReads}/${raw.reads} reads torn`);
+        log(
+          `raw: counter ${raw.finalValue} for ${raw.reportedIncrements} increments, ${raw.tornReads}/${raw.reads} reads torn`,
+        );
         dropResponsesOf(/counter\.json$/);
         const library = await measure(file(direct), file(flaky), increments, count, libraryIncrement);
-        log(`library: counter ${library.finalValue} for ${library.reportedIncrements} increments, ${library.tornReads}/${library.reads} reads torn`);
-        const locked = await measure(file(direct), file(flaky), increments, count, lockedIncrement, { locksItself: true });
-        log(`locked: counter ${locked.finalValue} for ${locked.reportedIncrements} increments, ${locked.tornReads}/${locked.reads} reads torn`);
+        log(
+          `library: counter ${library.finalValue} for ${library.reportedIncrements} increments, ${library.tornReads}/${library.reads} reads torn`,
+        );
+        const locked = await measure(file(direct), file(flaky), increments, count, lockedIncrement, {
+          locksItself: true,
+        });
+        log(
+          `locked: counter ${locked.finalValue} for ${locked.reportedIncrements} increments, ${locked.tornReads}/${locked.reads} reads torn`,
+        );
         return {
           filesTarget: responder ? "files-responder" : "account",
           increments,

@@ -78,7 +78,9 @@ export function analyse(acquisitions: readonly Acquisition[], unfinished: readon
     const next = sorted.slice(i + 1).find((a) => a.id !== held.id);
     if (sorted[i + 1]?.id === held.id) selfReacquisitions += 1;
     if (sorted[i + 1] && sorted[i + 1]!.acquiredAt < held.releaseStart) overlaps += 1;
-    const someoneWaiting = waits.some((w) => w.id !== held.id && w.from <= held.releaseStart && w.to > held.releaseStart);
+    const someoneWaiting = waits.some(
+      (w) => w.id !== held.id && w.from <= held.releaseStart && w.to > held.releaseStart,
+    );
     if (next && someoneWaiting) handoffs.push(next.acquiredAt - held.releaseStart);
   }
   return { overlaps, handoffs, selfReacquisitions };
@@ -114,11 +116,17 @@ export const lockScenario: BenchScenario = {
 
       for (const mode of ["library", "anchor"]) await container.getBlockBlobClient(`contended-${mode}`).upload("", 0);
       const settings = { processes, contenders, seconds, holdMs, restMs, pollIntervalInMs };
-      log(`${contenders} contenders in ${processes} processes for ${seconds} s (hold ${holdMs} ms, rest ${restMs} ms, poll ${pollIntervalInMs} ms)`);
+      log(
+        `${contenders} contenders in ${processes} processes for ${seconds} s (hold ${holdMs} ms, rest ${restMs} ms, poll ${pollIntervalInMs} ms)`,
+      );
       const library = await contend("library", connectionString, container.containerName, settings);
-      log(`library: handoff median ${library.handoffMedianMs} ms, ${library.requestsPerWaiterPerSec} req/waiter/s, overlaps ${library.overlaps}`);
+      log(
+        `library: handoff median ${library.handoffMedianMs} ms, ${library.requestsPerWaiterPerSec} req/waiter/s, overlaps ${library.overlaps}`,
+      );
       const anchor = await contend("anchor", connectionString, container.containerName, settings);
-      log(`anchor (raw SDK, retry every 250-1000 ms): handoff median ${anchor.handoffMedianMs} ms, ${anchor.requestsPerWaiterPerSec} req/waiter/s`);
+      log(
+        `anchor (raw SDK, retry every 250-1000 ms): handoff median ${anchor.handoffMedianMs} ms, ${anchor.requestsPerWaiterPerSec} req/waiter/s`,
+      );
       return {
         contenders,
         processes,
@@ -151,7 +159,12 @@ interface ContendSettings {
 }
 
 /** Runs one contention round in child processes and measures it from their logs. */
-async function contend(mode: "library" | "anchor", connectionString: string, containerName: string, settings: ContendSettings) {
+async function contend(
+  mode: "library" | "anchor",
+  connectionString: string,
+  containerName: string,
+  settings: ContendSettings,
+) {
   const blobName = `contended-${mode}`;
   const startAt = Date.now() + 3_000; // the processes load first, then start together
   const deadline = startAt + settings.seconds * 1000;

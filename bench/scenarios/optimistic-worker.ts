@@ -77,7 +77,10 @@ export async function rawIncrement(
     for await (const chunk of response.readableStreamBody!) chunks.push(chunk as Buffer);
     const body = String(Number(Buffer.concat(chunks).toString("utf8")) + 1);
     try {
-      await blob.upload(body, body.length, { conditions: { ifMatch: response.etag! }, ...(metadata ? { metadata } : {}) });
+      await blob.upload(body, body.length, {
+        conditions: { ifMatch: response.etag! },
+        ...(metadata ? { metadata } : {}),
+      });
       tally.successes++;
       countAttempts(tally, attempt);
       return;
@@ -162,7 +165,10 @@ const HISTORY_LIKE = { asc_optimistic: "1;Kx9_aB3c;57;r;0;AbCdEf0.Gh1jKl2m.57" }
 export const INTERLEAVED_WAYS = ["raw", "rawWithHistoryHeader", "library", "librarySkippingReads"] as const;
 
 /** Per way: total seconds, median milliseconds per update, requests per update. */
-export type InterleavedReport = Record<(typeof INTERLEAVED_WAYS)[number], { seconds: number; medianMs: number; requestsPerUpdate: number }>;
+export type InterleavedReport = Record<
+  (typeof INTERLEAVED_WAYS)[number],
+  { seconds: number; medianMs: number; requestsPerUpdate: number }
+>;
 
 /**
  * One writer per way on a blob of its own, interleaved update by update in random order, so that
@@ -170,9 +176,16 @@ export type InterleavedReport = Record<(typeof INTERLEAVED_WAYS)[number], { seco
  * the size of the library's write history; the library with write-skipping off (the same two calls
  * as raw); the library with it on.
  */
-export async function interleaved(connectionString: string, container: string, blob: string, updates: number): Promise<InterleavedReport> {
+export async function interleaved(
+  connectionString: string,
+  container: string,
+  blob: string,
+  updates: number,
+): Promise<InterleavedReport> {
   const tallies = INTERLEAVED_WAYS.map(() => newTally());
-  const blobs = INTERLEAVED_WAYS.map((way, i) => countingBlob(connectionString, container, `${blob}-${way}`, tallies[i]!));
+  const blobs = INTERLEAVED_WAYS.map((way, i) =>
+    countingBlob(connectionString, container, `${blob}-${way}`, tallies[i]!),
+  );
   for (const b of blobs) await b.upload("0", 1);
   const cells = blobs.map((b) => blobJsonCell<number>(b));
   const run = [
@@ -212,7 +225,12 @@ async function runWorker(config: WorkerConfig): Promise<WorkerReport> {
   // Warm up (module loading, connections, and the JIT, which compiles code well only after a few
   // hundred runs) on a blob of this process's own, before the start: the figures are steady state.
   const warmUp = newTally();
-  const warmBlob = countingBlob(config.connectionString, config.container, `warm-${process.pid}-${config.blob}`, warmUp);
+  const warmBlob = countingBlob(
+    config.connectionString,
+    config.container,
+    `warm-${process.pid}-${config.blob}`,
+    warmUp,
+  );
   await warmBlob.upload("0", 1);
   const warmCell = blobJsonCell<number>(warmBlob);
   for (let i = 0; i < 200; i++) {
@@ -223,7 +241,9 @@ async function runWorker(config: WorkerConfig): Promise<WorkerReport> {
 
   const tally = newTally();
   const writers = config.mode === "coalesced" ? 1 : config.writers;
-  const blobs = Array.from({ length: writers }, () => countingBlob(config.connectionString, config.container, config.blob, tally));
+  const blobs = Array.from({ length: writers }, () =>
+    countingBlob(config.connectionString, config.container, config.blob, tally),
+  );
   console.log(JSON.stringify({ ready: true }));
   while (!existsSync(config.goFile)) await new Promise((resolve) => setTimeout(resolve, 1));
   const startedAt = Date.now();
@@ -243,7 +263,11 @@ async function runWorker(config: WorkerConfig): Promise<WorkerReport> {
           await libraryIncrement(
             blob,
             tally,
-            { coalesce: false, skipReadAfterOwnWrite: config.skipReadAfterOwnWrite, ...(config.backoff ? { backoff: BACKOFFS[config.backoff]! } : {}) },
+            {
+              coalesce: false,
+              skipReadAfterOwnWrite: config.skipReadAfterOwnWrite,
+              ...(config.backoff ? { backoff: BACKOFFS[config.backoff]! } : {}),
+            },
             cell,
           );
         } else {

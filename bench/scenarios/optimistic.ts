@@ -73,16 +73,33 @@ async function race({ connectionString, container }: Context, options: RaceOptio
     const go = Date.now();
     writeFileSync(goFile, "go");
     const reports = await Promise.all(
-      workers.map((w) => w.waitFor<WorkerReport>((m) => typeof m === "object" && m !== null && "finishedAt" in m, 300_000)),
+      workers.map((w) =>
+        w.waitFor<WorkerReport>((m) => typeof m === "object" && m !== null && "finishedAt" in m, 300_000),
+      ),
     );
     const seconds = (Math.max(...reports.map((r) => r.finishedAt)) - go) / 1000;
-    const sum = (key: "successes" | "requests" | "conflicts" | "successesInWindow" | "overTenAttempts") => reports.reduce((total, r) => total + r[key], 0);
-    const final = options.mode === "interleaved" ? 0 : Number((await container.getBlockBlobClient(name).downloadToBuffer()).toString("utf8"));
-    if (options.mode !== "interleaved" && final !== sum("successes")) throw new Error(`${options.mode}: the counter holds ${final} for ${sum("successes")} successes`);
+    const sum = (key: "successes" | "requests" | "conflicts" | "successesInWindow" | "overTenAttempts") =>
+      reports.reduce((total, r) => total + r[key], 0);
+    const final =
+      options.mode === "interleaved"
+        ? 0
+        : Number((await container.getBlockBlobClient(name).downloadToBuffer()).toString("utf8"));
+    if (options.mode !== "interleaved" && final !== sum("successes"))
+      throw new Error(`${options.mode}: the counter holds ${final} for ${sum("successes")} successes`);
     if (options.mode === "interleaved") {
-      return { perSec: 0, requestsPerUpdate: 0, conflicts: 0, maxAttempts: 0, overTenAttemptsShare: 0, interleaved: reports[0]!.interleaved };
+      return {
+        perSec: 0,
+        requestsPerUpdate: 0,
+        conflicts: 0,
+        maxAttempts: 0,
+        overTenAttemptsShare: 0,
+        interleaved: reports[0]!.interleaved,
+      };
     }
-    const perSec = options.durationInMs === undefined ? sum("successes") / seconds : sum("successesInWindow") / (options.durationInMs / 1000);
+    const perSec =
+      options.durationInMs === undefined
+        ? sum("successes") / seconds
+        : sum("successesInWindow") / (options.durationInMs / 1000);
     return {
       perSec,
       requestsPerUpdate: sum("requests") / sum("successes"),
@@ -98,14 +115,18 @@ async function race({ connectionString, container }: Context, options: RaceOptio
 
 export const optimisticScenario: BenchScenario = {
   name: "optimistic",
-  description: "optimistic updates of one blob: raw SDK loop vs the library, serial, contended (4 processes), coalesced",
+  description:
+    "optimistic updates of one blob: raw SDK loop vs the library, serial, contended (4 processes), coalesced",
   async run({ connectionString, args, log }) {
     const rounds = numberFlag(args, "rounds", 3, 1);
     const updates = numberFlag(args, "updates", 200, 10);
     const contendedSeconds = numberFlag(args, "seconds", 3, 0.5);
     const backoff = typeof args["backoff"] === "string" ? args["backoff"] : undefined;
-    if (backoff !== undefined && !(backoff in BACKOFFS)) throw new UsageError(`--backoff must be one of ${Object.keys(BACKOFFS).join(", ")}`);
-    const blobs = BlobServiceClient.fromConnectionString(connectionString, { retryOptions: SDK_SINGLE_ATTEMPT.storage });
+    if (backoff !== undefined && !(backoff in BACKOFFS))
+      throw new UsageError(`--backoff must be one of ${Object.keys(BACKOFFS).join(", ")}`);
+    const blobs = BlobServiceClient.fromConnectionString(connectionString, {
+      retryOptions: SDK_SINGLE_ATTEMPT.storage,
+    });
     const container = blobs.getContainerClient(`bench-optimistic-${Date.now()}`);
     await container.create();
     const context: Context = { connectionString, container };
@@ -114,7 +135,8 @@ export const optimisticScenario: BenchScenario = {
     try {
       const rows: Record<string, number>[] = [];
       for (let r = 0; r < rounds; r++) {
-        const before = (await race(context, { ...one, mode: "interleaved", skipReadAfterOwnWrite: false })).interleaved!;
+        const before = (await race(context, { ...one, mode: "interleaved", skipReadAfterOwnWrite: false }))
+          .interleaved!;
         const coalesced = await race(context, {
           processes: 1,
           mode: "coalesced",
@@ -153,7 +175,11 @@ export const optimisticScenario: BenchScenario = {
           rawMaxAttempts: rawContended.maxAttempts,
         };
         rows.push(row);
-        log(`round ${r + 1}: ${Object.entries(row).map(([k, v]) => `${k} ${round(v, 3)}`).join(", ")}`);
+        log(
+          `round ${r + 1}: ${Object.entries(row)
+            .map(([k, v]) => `${k} ${round(v, 3)}`)
+            .join(", ")}`,
+        );
       }
       const figure = (name: string, digits = 2) => round(median(rows.map((row) => row[name]!)), digits);
       const result = {

@@ -67,7 +67,13 @@ async function fill(queue: QueueClient, messages: number): Promise<void> {
   }
 }
 
-function tally(counts: Map<string, number>, messages: number, seconds: number, cpu: NodeJS.CpuUsage, serverCpuMs: number | undefined): Run {
+function tally(
+  counts: Map<string, number>,
+  messages: number,
+  seconds: number,
+  cpu: NodeJS.CpuUsage,
+  serverCpuMs: number | undefined,
+): Run {
   let duplicates = 0;
   for (const n of counts.values()) duplicates += n - 1;
   return {
@@ -84,7 +90,10 @@ function tally(counts: Map<string, number>, messages: number, seconds: number, c
 function cpuMeter() {
   const client = process.cpuUsage();
   const server = azuriteCpuMs();
-  return { client: () => process.cpuUsage(client), server: () => (server === undefined ? undefined : azuriteCpuMs()! - server) };
+  return {
+    client: () => process.cpuUsage(client),
+    server: () => (server === undefined ? undefined : azuriteCpuMs()! - server),
+  };
 }
 
 /** The hand-written baseline: receive up to 32, delete them all in parallel, repeat until empty. */
@@ -97,7 +106,10 @@ async function rawRun(queue: QueueClient, messages: number, concurrency: number)
   await Promise.all(
     Array.from({ length: loops }, async () => {
       for (;;) {
-        const { receivedMessageItems } = await queue.receiveMessages({ numberOfMessages: batch, visibilityTimeout: 30 });
+        const { receivedMessageItems } = await queue.receiveMessages({
+          numberOfMessages: batch,
+          visibilityTimeout: 30,
+        });
         if (receivedMessageItems.length === 0) return;
         await Promise.all(
           receivedMessageItems.map(async (m) => {
@@ -132,7 +144,9 @@ async function consumerRun(
       concurrency,
       visibilityTimeoutInSeconds: 30,
       ...(inbox
-        ? { idempotency: { store: new TableIdempotencyStore(inbox), ...(keyed ? { key: (body: string) => body } : {}) } }
+        ? {
+            idempotency: { store: new TableIdempotencyStore(inbox), ...(keyed ? { key: (body: string) => body } : {}) },
+          }
         : {}),
     },
   );
@@ -142,7 +156,9 @@ async function consumerRun(
   };
   consumer.on("processed", settle);
   consumer.on("duplicate", settle);
-  consumer.on("error", ({ error, operation }) => process.stderr.write(`[queue] consumer could not ${operation}: ${String(error)}\n`));
+  consumer.on("error", ({ error, operation }) =>
+    process.stderr.write(`[queue] consumer could not ${operation}: ${String(error)}\n`),
+  );
   const cpu = cpuMeter();
   const started = performance.now();
   consumer.start();
@@ -181,10 +197,17 @@ export const queueScenario: BenchScenario = {
       const endpoint = (name: string) => new RegExp(`${name}=([^;]+)`).exec(direct)?.[1];
       const queueEndpoint = endpoint("QueueEndpoint");
       const tableEndpoint = endpoint("TableEndpoint");
-      if (!queueEndpoint || !tableEndpoint) throw new Error("--latency-ms needs a connection string with QueueEndpoint and TableEndpoint.");
+      if (!queueEndpoint || !tableEndpoint)
+        throw new Error("--latency-ms needs a connection string with QueueEndpoint and TableEndpoint.");
       const delay = { action: { type: "delay", delayInMs: latencyMs } } as const;
-      proxies.push(await createFaultProxy({ target: queueEndpoint, rules: [delay] }), await createFaultProxy({ target: tableEndpoint, rules: [delay] }));
-      connectionString = buildConnectionString({ queueEndpoint: proxies[0]!.endpoint, tableEndpoint: proxies[1]!.endpoint });
+      proxies.push(
+        await createFaultProxy({ target: queueEndpoint, rules: [delay] }),
+        await createFaultProxy({ target: tableEndpoint, rules: [delay] }),
+      );
+      connectionString = buildConnectionString({
+        queueEndpoint: proxies[0]!.endpoint,
+        tableEndpoint: proxies[1]!.endpoint,
+      });
       log(`every queue and table request delayed by ${latencyMs} ms`);
     }
     const queues = QueueServiceClient.fromConnectionString(connectionString);
@@ -195,7 +218,9 @@ export const queueScenario: BenchScenario = {
     const runs: Round[] = [];
     try {
       for (let r = 0; r < rounds; r++) {
-        const inbox = TableClient.fromConnectionString(connectionString, `benchinbox${tag}${r}`, { allowInsecureConnection: true });
+        const inbox = TableClient.fromConnectionString(connectionString, `benchinbox${tag}${r}`, {
+          allowInsecureConnection: true,
+        });
         await inbox.createTable();
         inboxes.push(inbox);
         const kinds: Record<keyof Round, () => Promise<Run>> = {
@@ -211,7 +236,7 @@ export const queueScenario: BenchScenario = {
           await fill(queue, messages);
           log(`filled the queue with ${messages} messages in ${((performance.now() - filling) / 1000).toFixed(1)} s`);
           round[kind] = await kinds[kind]();
-          const run = round[kind]!;
+          const run = round[kind];
           log(
             `round ${r + 1} ${kind}: ${Math.round(run.perSec)} msg/s (${run.seconds.toFixed(1)} s; CPU per message: ` +
               `client ${run.clientCpuMsPerMessage.toFixed(2)} ms, Azurite ${run.serverCpuMsPerMessage?.toFixed(2) ?? "n/a"} ms)`,

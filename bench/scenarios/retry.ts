@@ -92,7 +92,12 @@ async function rawWriter(blob: BlockBlobClient, increments: number, tally: Tally
 }
 
 /** The same loop, with the library's retry() and a backoff strategy deciding the waits. */
-async function libraryWriter(blob: BlockBlobClient, increments: number, tally: Tally, backoff: BackoffStrategy): Promise<void> {
+async function libraryWriter(
+  blob: BlockBlobClient,
+  increments: number,
+  tally: Tally,
+  backoff: BackoffStrategy,
+): Promise<void> {
   for (let i = 0; i < increments; i++) {
     await retry(() => increment(blob, tally), {
       backoff,
@@ -140,10 +145,15 @@ export const retryScenario: BenchScenario = {
     const increments = numberFlag(args, "increments", 20, 1);
     const rounds = numberFlag(args, "rounds", 3, 1);
     // One attempt per SDK call: every request counted here is a request on the wire.
-    const client = BlobServiceClient.fromConnectionString(connectionString, { retryOptions: SDK_SINGLE_ATTEMPT.storage });
+    const client = BlobServiceClient.fromConnectionString(connectionString, {
+      retryOptions: SDK_SINGLE_ATTEMPT.storage,
+    });
     const ways: [string, (blob: BlockBlobClient, increments: number, tally: Tally) => Promise<void>][] = [
       [RAW, rawWriter],
-      ...contentionStrategies.map((backoff): [string, typeof rawWriter] => [backoff.name, (b, n, t) => libraryWriter(b, n, t, backoff)]),
+      ...contentionStrategies.map((backoff): [string, typeof rawWriter] => [
+        backoff.name,
+        (b, n, t) => libraryWriter(b, n, t, backoff),
+      ]),
     ];
     const perWriter = (writers: number) => Math.max(increments, Math.ceil(MIN_SUCCESSES_PER_RACE / writers));
     for (const [, writer] of ways) await race(client, 2, 10, writer); // warm-up, not measured
@@ -156,7 +166,9 @@ export const retryScenario: BenchScenario = {
           const key = `${writers} ${strategy}`;
           measured.set(key, [...(measured.get(key) ?? []), outcome]);
         }
-        const line = ways.map(([strategy]) => `${strategy} ${measured.get(`${writers} ${strategy}`)!.at(-1)!.requestsPerSuccess}`).join(", ");
+        const line = ways
+          .map(([strategy]) => `${strategy} ${measured.get(`${writers} ${strategy}`)!.at(-1)!.requestsPerSuccess}`)
+          .join(", ");
         log(`round ${r + 1}/${rounds}, ${writers} writers: requests per success ${line}`);
       }
     }
@@ -173,7 +185,10 @@ export const retryScenario: BenchScenario = {
           requestsPerSuccess: mid((x) => x.requestsPerSuccess),
           conflicts: mid((x) => x.conflicts, 0),
           goodputPerSec: mid((x) => x.goodputPerSec, 1),
-          perRound: { goodputPerSec: races.map((x) => x.goodputPerSec), requestsPerSuccess: races.map((x) => x.requestsPerSuccess) },
+          perRound: {
+            goodputPerSec: races.map((x) => x.goodputPerSec),
+            requestsPerSuccess: races.map((x) => x.requestsPerSuccess),
+          },
         };
       }),
     );

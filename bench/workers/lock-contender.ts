@@ -14,7 +14,8 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { BlobServiceClient, newPipeline, type ContainerClient } from "@azure/storage-blob";
 import { blobLock, isLockTimeoutError, statusOf } from "../../src/index.js";
 
-const [mode, containerName, blobName, contenders, deadlineArg, holdMs, restMs, pollIntervalInMs] = process.argv.slice(2);
+const [mode, containerName, blobName, contenders, deadlineArg, holdMs, restMs, pollIntervalInMs] =
+  process.argv.slice(2);
 const deadline = Number(deadlineArg);
 const now = () => performance.timeOrigin + performance.now();
 
@@ -37,7 +38,9 @@ function countingContainer(kinds: Record<string, number>): ContainerClient {
                 : request.method.toLowerCase();
         try {
           const response = await next.sendRequest(request);
-          count(`${what}-${what === "head" ? (response.headers.get("x-ms-lease-state") ?? response.status) : response.status}`);
+          count(
+            `${what}-${what === "head" ? (response.headers.get("x-ms-lease-state") ?? response.status) : response.status}`,
+          );
           return response;
         } catch (error) {
           count(`${what}-${statusOf(error) ?? "failed"}`); // error statuses (a 409 on acquire) arrive as errors
@@ -55,7 +58,11 @@ async function contender(index: number): Promise<void> {
   const kinds: Record<string, number> = {};
   const container = countingContainer(kinds);
   const id = `${process.pid}-${index}`;
-  const lock = blobLock(container, blobName!, { durationInSeconds: 15, holderName: id, pollIntervalInMs: Number(pollIntervalInMs) });
+  const lock = blobLock(container, blobName!, {
+    durationInSeconds: 15,
+    holderName: id,
+    pollIntervalInMs: Number(pollIntervalInMs),
+  });
   const raw = container.getBlobClient(blobName!);
 
   const takeWithLibrary = async (): Promise<Taken> => {
@@ -85,7 +92,11 @@ async function contender(index: number): Promise<void> {
     const waitStart = now();
     const kindsBefore = { ...kinds };
     const waitKinds = () =>
-      Object.fromEntries(Object.entries(kinds).map(([k, v]) => [k, v - (kindsBefore[k] ?? 0)]).filter(([, v]) => v !== 0));
+      Object.fromEntries(
+        Object.entries(kinds)
+          .map(([k, v]): [string, number] => [k, v - (kindsBefore[k] ?? 0)])
+          .filter(([, v]) => v !== 0),
+      );
     const taken = await (mode === "anchor" ? takeLikeTheAnchor() : takeWithLibrary());
     if (!taken) {
       console.log(JSON.stringify({ id, waitStart, waitEnd: now(), waitKinds: waitKinds() }));
@@ -96,7 +107,17 @@ async function contender(index: number): Promise<void> {
     await sleep(Number(holdMs));
     const releaseStart = now();
     await taken.release();
-    console.log(JSON.stringify({ id, waitStart, acquiredAt, releaseStart, releasedAt: now(), token: taken.token, waitKinds: kindsOfWait }));
+    console.log(
+      JSON.stringify({
+        id,
+        waitStart,
+        acquiredAt,
+        releaseStart,
+        releasedAt: now(),
+        token: taken.token,
+        waitKinds: kindsOfWait,
+      }),
+    );
     await sleep(Number(restMs));
   }
 }

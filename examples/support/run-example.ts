@@ -12,7 +12,7 @@ export interface ExampleContext {
   /** The embedded Azurite, when no account was configured (examples that inject faults need it). */
   readonly azurite: RunningAzurite | undefined;
   /** Prints a line of the example's story. */
-  log(message: string): void;
+  readonly log: (message: string) => void;
 }
 
 /** An example: a title and a `main`. */

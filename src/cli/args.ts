@@ -50,7 +50,9 @@ export function numberFlag(flags: Flags, name: string, fallback: number, min = -
   if (value === undefined) return fallback;
   const parsed = Number(value);
   if (value === true || !Number.isFinite(parsed) || parsed < min) {
-    throw new UsageError(`--${name} must be a number${min > -Infinity ? ` of at least ${min}` : ""}, got ${String(value)}`);
+    throw new UsageError(
+      `--${name} must be a number${min > -Infinity ? ` of at least ${min}` : ""}, got ${String(value)}`,
+    );
   }
   return parsed;
 }
@@ -63,7 +65,8 @@ export function numberListFlag(flags: Flags, name: string, fallback: readonly nu
     .split(",")
     .map((part) => {
       const parsed = Number(part);
-      if (!Number.isFinite(parsed) || parsed <= 0) throw new UsageError(`--${name} takes positive numbers, got ${part}`);
+      if (!Number.isFinite(parsed) || parsed <= 0)
+        throw new UsageError(`--${name} takes positive numbers, got ${part}`);
       return parsed;
     });
 }

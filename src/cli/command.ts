@@ -6,9 +6,9 @@ export interface CommandContext {
   readonly positional: readonly string[];
   readonly flags: Flags;
   /** Writes a line to stdout (results). */
-  out(line: string): void;
+  readonly out: (line: string) => void;
   /** Writes a line to stderr (progress). */
-  progress(line: string): void;
+  readonly progress: (line: string) => void;
 }
 
 /** A subcommand of the command line tool. */

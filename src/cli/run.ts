@@ -50,4 +50,3 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     return error instanceof UsageError ? 2 : 1;
   }
 }
-

@@ -35,14 +35,19 @@ export const fileCodecs: {
   json<T = unknown>(options?: { readonly space?: number }): FileCodec<T>;
 } = Object.freeze({
   bytes: Object.freeze({ name: "bytes", decode: (bytes: Buffer) => bytes, encode: (value: Buffer) => value }),
-  text: Object.freeze({ name: "text", decode: (bytes: Buffer) => bytes.toString("utf8"), encode: (value: string) => value }),
+  text: Object.freeze({
+    name: "text",
+    decode: (bytes: Buffer) => bytes.toString("utf8"),
+    encode: (value: string) => value,
+  }),
   json<T>(options: { readonly space?: number } = {}): FileCodec<T> {
     return Object.freeze({
       name: "json",
       decode: (bytes: Buffer) => (bytes.length === 0 ? undefined : JSON.parse(bytes.toString("utf8"))) as T,
       encode: (value: T) => {
         const text = JSON.stringify(value, undefined, options.space);
-        if (text === undefined) throw new TypeError("The value to write does not serialise to JSON (JSON.stringify gave undefined).");
+        if (text === undefined)
+          throw new TypeError("The value to write does not serialise to JSON (JSON.stringify gave undefined).");
         return text;
       },
     });

@@ -25,7 +25,13 @@ export class SmbConflictError extends StorageConcurrencyError {
 
   constructor(
     message: string,
-    options: { code: SmbConflictCode; serviceCode: string | undefined; attempts: number; waitedInMs: number; cause?: unknown },
+    options: {
+      code: SmbConflictCode;
+      serviceCode: string | undefined;
+      attempts: number;
+      waitedInMs: number;
+      cause?: unknown;
+    },
   ) {
     super(message, { code: options.code, statusCode: 409, serviceCode: options.serviceCode, cause: options.cause });
     this.name = "SmbConflictError";
@@ -69,7 +75,13 @@ export class FileLeaseConflictError extends StorageConcurrencyError {
 
   constructor(
     message: string,
-    options: { code: FileLeaseConflictCode; statusCode: number | undefined; serviceCode: string | undefined; leaseId?: string | undefined; cause?: unknown },
+    options: {
+      code: FileLeaseConflictCode;
+      statusCode: number | undefined;
+      serviceCode: string | undefined;
+      leaseId?: string | undefined;
+      cause?: unknown;
+    },
   ) {
     super(message, options);
     this.name = "FileLeaseConflictError";
@@ -104,7 +116,10 @@ export class FileWriteNotConfirmedError extends StorageConcurrencyError {
   /** The write id that the write carried in the file's metadata. */
   readonly writeId: string;
 
-  constructor(message: string, options: { writeId: string; statusCode?: number | undefined; serviceCode?: string | undefined; cause?: unknown }) {
+  constructor(
+    message: string,
+    options: { writeId: string; statusCode?: number | undefined; serviceCode?: string | undefined; cause?: unknown },
+  ) {
     super(message, { code: "FileWriteNotConfirmed", ...options });
     this.name = "FileWriteNotConfirmedError";
     this.writeId = options.writeId;

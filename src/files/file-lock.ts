@@ -81,7 +81,10 @@ export function fileLeasable(fileClient: ShareFileClient): Leasable {
       readProperties(() => fileClient.getProperties({ abortSignal: options.abortSignal })),
     conditionalMetadataWrites: false,
     async setMetadata(metadata, leaseId, options: LeasableRequestOptions = {}) {
-      await fileClient.setMetadata({ ...metadata }, { leaseAccessConditions: { leaseId }, abortSignal: options.abortSignal });
+      await fileClient.setMetadata(
+        { ...metadata },
+        { leaseAccessConditions: { leaseId }, abortSignal: options.abortSignal },
+      );
     },
   };
 }

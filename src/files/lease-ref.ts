@@ -34,10 +34,16 @@ export interface ResolvedLease {
 /** Checks and resolves `lease` (named `name` in error messages). */
 export function resolveLease(name: string, lease: unknown): ResolvedLease {
   if (typeof lease === "string") {
-    if (lease.length === 0) throw new TypeError(`\`${name}\` must be a lease id or a lock handle, got an empty string.`);
+    if (lease.length === 0)
+      throw new TypeError(`\`${name}\` must be a lease id or a lock handle, got an empty string.`);
     return { leaseId: lease, signal: undefined, lockMetadata: {} };
   }
-  if (typeof lease === "object" && lease !== null && typeof (lease as FileLeaseHandleLike).leaseId === "string" && (lease as FileLeaseHandleLike).leaseId.length > 0) {
+  if (
+    typeof lease === "object" &&
+    lease !== null &&
+    typeof (lease as FileLeaseHandleLike).leaseId === "string" &&
+    (lease as FileLeaseHandleLike).leaseId.length > 0
+  ) {
     const { leaseId, signal, lockMetadata } = lease as FileLeaseHandleLike;
     checkOptionalSignal(`${name}.signal`, signal);
     if (lockMetadata !== undefined && (typeof lockMetadata !== "object" || lockMetadata === null)) {
@@ -45,7 +51,9 @@ export function resolveLease(name: string, lease: unknown): ResolvedLease {
     }
     return { leaseId, signal, lockMetadata: lockMetadata ?? {} };
   }
-  throw new TypeError(`\`${name}\` must be a lease id (string) or a lock handle with a \`leaseId\`, got ${lease === null ? "null" : typeof lease}.`);
+  throw new TypeError(
+    `\`${name}\` must be a lease id (string) or a lock handle with a \`leaseId\`, got ${lease === null ? "null" : typeof lease}.`,
+  );
 }
 
 /** One signal that aborts when either does (the caller's, or the lock's). */

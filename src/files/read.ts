@@ -71,7 +71,10 @@ export interface FileContent {
  * console.log(content.toString("utf8"), "written by", writeId ?? "someone else");
  * ```
  */
-export async function readFileContent(fileClient: ShareFileClient, options: ReadFileContentOptions = {}): Promise<FileContent> {
+export async function readFileContent(
+  fileClient: ShareFileClient,
+  options: ReadFileContentOptions = {},
+): Promise<FileContent> {
   checkOptionalSignal("abortSignal", options.abortSignal);
   const lease = options.lease === undefined ? undefined : resolveLease("lease", options.lease);
   const path = describeFile(fileClient);
@@ -122,7 +125,7 @@ async function readBody(response: FileDownloadResponseModel): Promise<Buffer> {
   const stream = response.readableStreamBody;
   if (!stream) return Buffer.alloc(0);
   const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer));
+  for await (const chunk of stream) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
   return Buffer.concat(chunks);
 }
 

@@ -38,7 +38,10 @@ export function describeFile(fileClient: Pick<ShareFileClient, "shareName" | "pa
 export async function filesCall<T>(
   operation: (context: RetryAttemptContext) => Promise<T>,
   operationName: string,
-  options: FileRequestOptions & { readonly signal: AbortSignal | undefined; readonly lease?: ResolvedLease | undefined },
+  options: FileRequestOptions & {
+    readonly signal: AbortSignal | undefined;
+    readonly lease?: ResolvedLease | undefined;
+  },
 ): Promise<T> {
   try {
     if (options.smbRetry === false) return await operation({ attempt: 1, abortSignal: options.signal });
@@ -54,7 +57,12 @@ export async function filesCall<T>(
  * A 412 lease refusal, read into a {@link FileLeaseConflictError}; `undefined` for anything else.
  * `verb` is what was attempted ("read", "write", "delete").
  */
-export function leaseRefusal(error: unknown, path: string, leaseId: string | undefined, verb: string): FileLeaseConflictError | undefined {
+export function leaseRefusal(
+  error: unknown,
+  path: string,
+  leaseId: string | undefined,
+  verb: string,
+): FileLeaseConflictError | undefined {
   if (statusOf(error) !== 412) return undefined;
   const serviceCode = serviceCodeOf(error);
   if (serviceCode === "LeaseIdMissing") {

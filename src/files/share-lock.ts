@@ -22,10 +22,16 @@
  * operator broke, even after another client held and released it in between. Step 1 catches that,
  * except in the moment between the two requests. For an infinite lease step 1 is the whole check.
  */
-import type { LeaseOperationOptions, ShareClient } from "@azure/storage-file-share";
+import type { ShareClient } from "@azure/storage-file-share";
 import { statusOf } from "../errors.js";
 import { LeaseLostError } from "../lease/errors.js";
-import { INFINITE_LEASE_SECONDS, toLeaseState, type Leasable, type LeasableRenewOptions, type LeasableRequestOptions } from "../lease/leasable.js";
+import {
+  INFINITE_LEASE_SECONDS,
+  toLeaseState,
+  type Leasable,
+  type LeasableRenewOptions,
+  type LeasableRequestOptions,
+} from "../lease/leasable.js";
 import { readProperties } from "../lease/lease-client.js";
 import { LeaseLock } from "../lease/lock.js";
 import type { LeaseLockOptions } from "../lease/options.js";
@@ -66,12 +72,17 @@ export function shareLeasable(shareClient: ShareClient): Leasable {
         if (!isSdkShareRenewDefect(error)) throw error;
       }
       if (durationInSeconds === undefined) {
-        throw new TypeError(`Renewing the lease on ${description} needs \`durationInSeconds\` (the duration it was acquired with).`);
+        throw new TypeError(
+          `Renewing the lease on ${description} needs \`durationInSeconds\` (the duration it was acquired with).`,
+        );
       }
       const { leaseState } = await shareClient.getProperties({ abortSignal, leaseAccessConditions: { leaseId } });
       const state = toLeaseState(leaseState);
       if (state !== "leased") {
-        throw new LeaseLostError(`The lease on ${description} is ${state}: someone is breaking it.`, { reason: "lease-gone", leaseId });
+        throw new LeaseLostError(`The lease on ${description} is ${state}: someone is breaking it.`, {
+          reason: "lease-gone",
+          leaseId,
+        });
       }
       if (durationInSeconds !== INFINITE_LEASE_SECONDS) {
         await lease(leaseId).acquireLease(durationInSeconds, { abortSignal });
@@ -82,8 +93,11 @@ export function shareLeasable(shareClient: ShareClient): Leasable {
       // The SDK passes `breakPeriod` on as x-ms-lease-break-period (its generated share operations
       // read it), though `LeaseOperationOptions` does not declare it. Left out, the service breaks a
       // finite lease when it would have expired and an infinite one at once.
-      const request = { abortSignal: options.abortSignal, ...(breakPeriodInSeconds === undefined ? {} : { breakPeriod: breakPeriodInSeconds }) };
-      const response = await lease().breakLease(request as LeaseOperationOptions);
+      const request = {
+        abortSignal: options.abortSignal,
+        ...(breakPeriodInSeconds === undefined ? {} : { breakPeriod: breakPeriodInSeconds }),
+      };
+      const response = await lease().breakLease(request);
       return response.leaseTimeInSeconds ?? 0;
     },
     getProperties: (options: LeasableRequestOptions = {}) =>
@@ -91,7 +105,10 @@ export function shareLeasable(shareClient: ShareClient): Leasable {
     // Set Share Metadata takes the lease id (refused unless it is the active lease) but no If-Match.
     conditionalMetadataWrites: false,
     async setMetadata(metadata, leaseId, options: LeasableRequestOptions = {}) {
-      await shareClient.setMetadata({ ...metadata }, { leaseAccessConditions: { leaseId }, abortSignal: options.abortSignal });
+      await shareClient.setMetadata(
+        { ...metadata },
+        { leaseAccessConditions: { leaseId }, abortSignal: options.abortSignal },
+      );
     },
   };
 }

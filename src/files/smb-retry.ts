@@ -78,7 +78,10 @@ export const SMB_LOCK_DEADLINE_IN_MS = 30_000;
  * ```
  */
 export function isSmbConflict(classification: ErrorClassification, includeDeletePending = true): boolean {
-  return classification.kind === "smb-sharing-violation" || (includeDeletePending && classification.kind === "smb-delete-pending");
+  return (
+    classification.kind === "smb-sharing-violation" ||
+    (includeDeletePending && classification.kind === "smb-delete-pending")
+  );
 }
 
 /**
@@ -134,7 +137,12 @@ export async function retryWhileSmbLocked<T>(
   }
 }
 
-function smbConflictError(error: unknown, classification: ErrorClassification, operationName: string, waitedInMs: number): SmbConflictError {
+function smbConflictError(
+  error: unknown,
+  classification: ErrorClassification,
+  operationName: string,
+  waitedInMs: number,
+): SmbConflictError {
   const attempts = (error as { attempts?: unknown }).attempts;
   const count = typeof attempts === "number" ? attempts : 1;
   const over = `${count} attempt${count === 1 ? "" : "s"} over ${(waitedInMs / 1000).toFixed(1)} s`;

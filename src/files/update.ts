@@ -117,7 +117,12 @@ export async function updateFileUnderLease<T = Buffer>(
       { path, cause: error },
     );
   }
-  const next = await mutate(current, { metadata: file.metadata, writeId: file.writeId, file, abortSignal: eitherSignal(options.abortSignal, resolved.signal) });
+  const next = await mutate(current, {
+    metadata: file.metadata,
+    writeId: file.writeId,
+    file,
+    abortSignal: eitherSignal(options.abortSignal, resolved.signal),
+  });
   if (next === undefined) {
     return { value: current, written: false, writeId: undefined, etag: file.etag, confirmedAfterLostResponse: false };
   }
@@ -127,5 +132,11 @@ export async function updateFileUnderLease<T = Buffer>(
     httpProperties: file.httpProperties,
     smbProperties: file.smbProperties,
   });
-  return { value: next, written: true, writeId: result.writeId, etag: result.etag, confirmedAfterLostResponse: result.confirmedAfterLostResponse };
+  return {
+    value: next,
+    written: true,
+    writeId: result.writeId,
+    etag: result.etag,
+    confirmedAfterLostResponse: result.confirmedAfterLostResponse,
+  };
 }

@@ -132,7 +132,11 @@ export async function replaceFile(
   const signal = eitherSignal(options.abortSignal, lease?.signal);
   signal?.throwIfAborted();
   const what = lease ? `write '${path}' under lease '${lease.leaseId}'` : `write '${path}' (last writer wins)`;
-  const metadata = { ...withoutKeys(options.metadata ?? {}, lease?.lockMetadata ?? {}), ...lease?.lockMetadata, [WRITE_ID_METADATA_KEY]: writeId };
+  const metadata = {
+    ...withoutKeys(options.metadata ?? {}, lease?.lockMetadata ?? {}),
+    ...lease?.lockMetadata,
+    [WRITE_ID_METADATA_KEY]: writeId,
+  };
   const smb = options.smbProperties ?? {};
   const http = options.httpProperties ?? {};
   try {
@@ -179,7 +183,11 @@ export async function replaceFile(
 }
 
 /** The write's result if the file carries `writeId` (one Get File Properties), else `undefined`; never throws. */
-async function findWrite(fileClient: ShareFileClient, writeId: string, signal: AbortSignal | undefined): Promise<FileWriteResult | undefined> {
+async function findWrite(
+  fileClient: ShareFileClient,
+  writeId: string,
+  signal: AbortSignal | undefined,
+): Promise<FileWriteResult | undefined> {
   try {
     const properties = await fileClient.getProperties({ abortSignal: signal });
     if (lowerCaseKeys(properties.metadata ?? {})[WRITE_ID_METADATA_KEY] !== writeId) return undefined;
@@ -209,7 +217,12 @@ async function confirmAfterLostResponse(
       `Could not ${what}: the write got no definite answer and the file could not be read to check it ` +
         `(${describeError(readError)}). It may or may not have been applied: look for write id '${writeId}' in the ` +
         "file's metadata (readFileContent(...).writeId) before writing again.",
-      { writeId, statusCode: classifyError(writeError).statusCode, serviceCode: classifyError(writeError).serviceCode, cause: writeError },
+      {
+        writeId,
+        statusCode: classifyError(writeError).statusCode,
+        serviceCode: classifyError(writeError).serviceCode,
+        cause: writeError,
+      },
     );
   }
   if (lowerCaseKeys(properties.metadata ?? {})[WRITE_ID_METADATA_KEY] !== writeId) {
@@ -224,7 +237,10 @@ function toBytes(content: unknown): Buffer {
   let bytes: Buffer;
   if (typeof content === "string") bytes = Buffer.from(content, "utf8");
   else if (content instanceof Uint8Array) bytes = Buffer.from(content.buffer, content.byteOffset, content.byteLength);
-  else throw new TypeError(`\`content\` must be a string or a Uint8Array (Buffer), got ${content === null ? "null" : typeof content}.`);
+  else
+    throw new TypeError(
+      `\`content\` must be a string or a Uint8Array (Buffer), got ${content === null ? "null" : typeof content}.`,
+    );
   if (bytes.length > MAX_FILE_WRITE_BYTES) {
     throw new RangeError(
       `\`content\` must be at most 4 MiB (${MAX_FILE_WRITE_BYTES} bytes), got ${bytes.length}: one Create File request carries at ` +
@@ -242,14 +258,19 @@ function checkWriteOptions(options: FileWriteOptions): void {
   }
   for (const [name, value] of Object.entries(options.metadata ?? {})) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
-      throw new RangeError(`\`metadata\` names must be C# identifiers (letters, digits, _; not starting with a digit), got '${name}'.`);
+      throw new RangeError(
+        `\`metadata\` names must be C# identifiers (letters, digits, _; not starting with a digit), got '${name}'.`,
+      );
     }
     if (typeof value !== "string") throw new TypeError(`\`metadata.${name}\` must be a string.`);
   }
 }
 
 /** The user's metadata without the library's own entries (the write id, and the lock's record that replaces them). */
-function withoutKeys(metadata: Readonly<Record<string, string>>, lockMetadata: Readonly<Record<string, string>>): Record<string, string> {
+function withoutKeys(
+  metadata: Readonly<Record<string, string>>,
+  lockMetadata: Readonly<Record<string, string>>,
+): Record<string, string> {
   const { [WRITE_ID_METADATA_KEY]: _ignored, ...rest } = lowerCaseKeys(metadata);
   // Metadata names are case-insensitive: drop any spelling of a name the lock's record sets.
   const own = new Set(Object.keys(lockMetadata).map((name) => name.toLowerCase()));
@@ -259,5 +280,7 @@ function withoutKeys(metadata: Readonly<Record<string, string>>, lockMetadata: R
 
 function describeError(error: unknown): string {
   const { statusCode, serviceCode } = classifyError(error);
-  return statusCode === undefined ? (serviceCode ?? String(error)) : `${statusCode}${serviceCode ? ` ${serviceCode}` : ""}`;
+  return statusCode === undefined
+    ? (serviceCode ?? String(error))
+    : `${statusCode}${serviceCode ? ` ${serviceCode}` : ""}`;
 }

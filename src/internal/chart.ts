@@ -66,7 +66,18 @@ interface BarChartSpec extends ChartFrame {
 
 const WIDTH = 880;
 const PLOT = { left: 70, right: 620, top: 60, bottom: 390 } as const;
-const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"];
+const PALETTE = [
+  "#1f77b4",
+  "#d62728",
+  "#2ca02c",
+  "#9467bd",
+  "#ff7f0e",
+  "#8c564b",
+  "#e377c2",
+  "#17becf",
+  "#7f7f7f",
+  "#bcbd22",
+];
 
 /** The palette's colour for position `index`. */
 export function paletteColour(index: number): string {
@@ -75,7 +86,10 @@ export function paletteColour(index: number): string {
 
 /** Escapes text for XML content and attribute values. */
 function escapeXml(text: string): string {
-  return text.replace(/[<>&"']/g, (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", '"': "&quot;", "'": "&apos;" })[c]!);
+  return text.replace(
+    /[<>&"']/g,
+    (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", '"': "&quot;", "'": "&apos;" })[c]!,
+  );
 }
 
 /** A round axis maximum at or above `value` that divides well into five ticks. */
@@ -98,9 +112,15 @@ const finite = (n: number | undefined): n is number => n !== undefined && Number
 /** Opens the document: background, title, subtitle, y grid and axes; returns the y scale. */
 function frame(spec: ChartFrame, values: readonly number[], height: number, out: string[]): (value: number) => number {
   const references = spec.references ?? [];
-  const top = Math.max(0, spec.yAxis.atLeast ?? 0, ...values.filter(finite), ...references.map((r) => r.value).filter(finite));
+  const top = Math.max(
+    0,
+    spec.yAxis.atLeast ?? 0,
+    ...values.filter(finite),
+    ...references.map((r) => r.value).filter(finite),
+  );
   const maxValue = niceMax(top * 1.05);
-  const y = (value: number) => PLOT.bottom - ((PLOT.bottom - PLOT.top) * Math.min(Math.max(value, 0), maxValue)) / maxValue;
+  const y = (value: number) =>
+    PLOT.bottom - ((PLOT.bottom - PLOT.top) * Math.min(Math.max(value, 0), maxValue)) / maxValue;
   const middle = (PLOT.top + PLOT.bottom) / 2;
   out.push(
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="sans-serif" font-size="12">`,
@@ -128,15 +148,21 @@ function frame(spec: ChartFrame, values: readonly number[], height: number, out:
 const REFERENCE_DASHES = ["8 4", "3 3", "12 3 3 3"];
 
 /** Reference lines go on top of the data, so that a goal stays visible; they are named in the legend. */
-function referenceLines(references: readonly ReferenceLine[], y: (value: number) => number, out: string[]): LegendEntry[] {
-  return references.filter((r) => finite(r.value)).map((reference, i) => {
-    const at = f1(y(reference.value));
-    const dash = REFERENCE_DASHES[i % REFERENCE_DASHES.length]!;
-    out.push(
-      `<line x1="${PLOT.left}" y1="${at}" x2="${PLOT.right}" y2="${at}" stroke="#000000" stroke-width="1.5" stroke-dasharray="${dash}"><title>${escapeXml(reference.label)}</title></line>`,
-    );
-    return { label: reference.label, colour: "#000000", dash, swatch: "line" as const };
-  });
+function referenceLines(
+  references: readonly ReferenceLine[],
+  y: (value: number) => number,
+  out: string[],
+): LegendEntry[] {
+  return references
+    .filter((r) => finite(r.value))
+    .map((reference, i) => {
+      const at = f1(y(reference.value));
+      const dash = REFERENCE_DASHES[i % REFERENCE_DASHES.length]!;
+      out.push(
+        `<line x1="${PLOT.left}" y1="${at}" x2="${PLOT.right}" y2="${at}" stroke="#000000" stroke-width="1.5" stroke-dasharray="${dash}"><title>${escapeXml(reference.label)}</title></line>`,
+      );
+      return { label: reference.label, colour: "#000000", dash, swatch: "line" as const };
+    });
 }
 
 interface LegendEntry {
@@ -200,13 +226,20 @@ export function renderLineChart(spec: LineChartSpec): string {
   const series = spec.series.map((s, i) => ({
     ...s,
     colour: s.colour ?? paletteColour(i),
-    points: s.points.filter((p) => finite(p.x) && finite(p.y) && (spec.xAxis.scale !== "log2" || p.x > 0)).sort((a, b) => a.x - b.x),
+    points: s.points
+      .filter((p) => finite(p.x) && finite(p.y) && (spec.xAxis.scale !== "log2" || p.x > 0))
+      .sort((a, b) => a.x - b.x),
   }));
   const xs = series.flatMap((s) => s.points.map((p) => p.x));
   const references = spec.references ?? [];
   const height = heightFor([...series.map((s) => s.label), ...references.map((r) => r.label)]);
   const out: string[] = [];
-  const y = frame(spec, series.flatMap((s) => s.points.map((p) => p.y)), height, out);
+  const y = frame(
+    spec,
+    series.flatMap((s) => s.points.map((p) => p.y)),
+    height,
+    out,
+  );
 
   let x: (value: number) => number;
   let ticks: readonly number[];
@@ -228,7 +261,9 @@ export function renderLineChart(spec: LineChartSpec): string {
       `<text x="${f1(x(tick))}" y="${PLOT.bottom + 20}" text-anchor="middle">${formatNumber(tick)}</text>`,
     );
   }
-  out.push(`<text x="${(PLOT.left + PLOT.right) / 2}" y="${PLOT.bottom + 40}" text-anchor="middle">${escapeXml(spec.xAxis.label)}</text>`);
+  out.push(
+    `<text x="${(PLOT.left + PLOT.right) / 2}" y="${PLOT.bottom + 40}" text-anchor="middle">${escapeXml(spec.xAxis.label)}</text>`,
+  );
 
   for (const s of series) {
     const points = s.points.map((p) => `${f1(x(p.x))},${f1(y(p.y))}`).join(" ");
@@ -244,7 +279,10 @@ export function renderLineChart(spec: LineChartSpec): string {
     }
   }
   const named = referenceLines(references, y, out);
-  legend([...series.map((s): LegendEntry => ({ label: s.label, colour: s.colour, dash: s.dash, swatch: "line" })), ...named], out);
+  legend(
+    [...series.map((s): LegendEntry => ({ label: s.label, colour: s.colour, dash: s.dash, swatch: "line" })), ...named],
+    out,
+  );
   out.push("</svg>");
   return `${out.join("\n")}\n`;
 }
@@ -282,7 +320,12 @@ export function renderBarChart(spec: BarChartSpec): string {
   const references = spec.references ?? [];
   const height = heightFor([...series.map((s) => s.label), ...references.map((r) => r.label)]);
   const out: string[] = [];
-  const y = frame(spec, series.flatMap((s) => s.values.filter(finite)), height, out);
+  const y = frame(
+    spec,
+    series.flatMap((s) => s.values.filter(finite)),
+    height,
+    out,
+  );
   const groupWidth = (PLOT.right - PLOT.left) / Math.max(1, spec.groups.length);
   const barWidth = Math.min(60, (groupWidth * 0.8) / Math.max(1, series.length));
   spec.groups.forEach((group, g) => {

@@ -10,13 +10,14 @@ export function checkNumber(
   { min = -Infinity, max = Infinity, integer = false, allowInfinity = false } = {},
 ): number {
   if (typeof value !== "number" || Number.isNaN(value)) {
-    throw new TypeError(`\`${name}\` must be a number, got ${describe(value)}.`);
+    throw new TypeError(`\`${name}\` must be a number, got ${describeValue(value)}.`);
   }
   if (value === Infinity && allowInfinity) return value;
   if (!Number.isFinite(value)) throw new RangeError(`\`${name}\` must be finite, got ${value}.`);
   if (integer && !Number.isInteger(value)) throw new RangeError(`\`${name}\` must be a whole number, got ${value}.`);
   if (value < min || value > max) {
-    const range = max === Infinity ? `at least ${min}` : min === -Infinity ? `at most ${max}` : `between ${min} and ${max}`;
+    const range =
+      max === Infinity ? `at least ${min}` : min === -Infinity ? `at most ${max}` : `between ${min} and ${max}`;
     throw new RangeError(`\`${name}\` must be ${range}, got ${value}.`);
   }
   return value;
@@ -35,35 +36,47 @@ export function optionalNumber(
 /** Checks that `value` is a function when given. */
 export function checkOptionalFunction(name: string, value: unknown): void {
   if (value !== undefined && typeof value !== "function") {
-    throw new TypeError(`\`${name}\` must be a function, got ${describe(value)}.`);
+    throw new TypeError(`\`${name}\` must be a function, got ${describeValue(value)}.`);
   }
 }
 
 /** Checks that `value` is an AbortSignal when given (duck-typed, so signals from any realm work). */
 export function checkOptionalSignal(name: string, value: unknown): void {
   if (value === undefined) return;
-  const signal = value as Partial<AbortSignal> | null;
   if (
-    typeof signal !== "object" ||
-    signal === null ||
-    typeof signal.aborted !== "boolean" ||
-    typeof signal.addEventListener !== "function"
+    typeof value !== "object" ||
+    value === null ||
+    !("aborted" in value) ||
+    typeof value.aborted !== "boolean" ||
+    !("addEventListener" in value) ||
+    typeof value.addEventListener !== "function"
   ) {
-    throw new TypeError(`\`${name}\` must be an AbortSignal, got ${describe(value)}.`);
+    throw new TypeError(`\`${name}\` must be an AbortSignal, got ${describeValue(value)}.`);
   }
 }
 
 /** Checks that `value` is a non-empty string. */
 export function checkNonEmptyString(name: string, value: unknown): string {
   if (typeof value !== "string" || value.length === 0) {
-    throw new TypeError(`\`${name}\` must be a non-empty string, got ${describe(value)}.`);
+    throw new TypeError(`\`${name}\` must be a non-empty string, got ${describeValue(value)}.`);
   }
   return value;
 }
 
-function describe(value: unknown): string {
-  if (value === null) return "null";
-  if (typeof value === "string") return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
-  if (typeof value === "object") return Array.isArray(value) ? "an array" : "an object";
-  return `${typeof value} ${String(value)}`;
+/** A wrong option value in words, for error messages: `"abc"`, `number NaN`, `an object`, `a function`. */
+export function describeValue(value: unknown): string {
+  switch (typeof value) {
+    case "string":
+      return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+    case "object":
+      return value === null ? "null" : Array.isArray(value) ? "an array" : "an object";
+    case "function":
+      return "a function";
+    case "undefined":
+      return "undefined";
+    case "symbol":
+      return "a symbol";
+    default:
+      return `${typeof value} ${String(value)}`;
+  }
 }

@@ -4,11 +4,7 @@
 import type { ContainerClient } from "@azure/storage-blob";
 import { statusOf } from "../errors.js";
 import { checkNonEmptyString } from "../internal/validate.js";
-import {
-  type Leasable,
-  type LeasableMetadataWriteOptions,
-  type LeasableRequestOptions,
-} from "./leasable.js";
+import { type Leasable, type LeasableMetadataWriteOptions, type LeasableRequestOptions } from "./leasable.js";
 import { sdkLeaseOperations, readProperties } from "./lease-client.js";
 import { LeaseLock } from "./lock.js";
 import type { LeaseLockOptions } from "./options.js";
@@ -42,7 +38,10 @@ export function blobLeasable(container: ContainerClient, blobName: string): Leas
     async setMetadata(metadata, leaseId, options: LeasableMetadataWriteOptions = {}) {
       await blob.setMetadata(
         { ...metadata },
-        { conditions: { leaseId, ...(options.ifMatch === undefined ? {} : { ifMatch: options.ifMatch }) }, abortSignal: options.abortSignal },
+        {
+          conditions: { leaseId, ...(options.ifMatch === undefined ? {} : { ifMatch: options.ifMatch }) },
+          abortSignal: options.abortSignal,
+        },
       );
     },
     async createIfMissing(options: LeasableRequestOptions = {}) {

@@ -10,7 +10,12 @@
  */
 import { logger } from "../internal/logger.js";
 import { sleep, uniform } from "../internal/sleep.js";
-import { checkNonEmptyString, checkOptionalFunction, checkOptionalSignal, optionalNumber } from "../internal/validate.js";
+import {
+  checkNonEmptyString,
+  checkOptionalFunction,
+  checkOptionalSignal,
+  optionalNumber,
+} from "../internal/validate.js";
 import { classifyError } from "../retry/classify.js";
 import type { LockHandle } from "./handle.js";
 import type { Leasable } from "./leasable.js";
@@ -102,7 +107,8 @@ export function startLeaderElection(leasable: Leasable, options: LeaderElectionO
       `\`renewDeadlineInMs\` (${renewDeadlineInMs}) must be longer than 1.2 x \`retryPeriodInMs\` (${1.2 * retryPeriodInMs}).`,
     );
   }
-  for (const name of ["onStartedLeading", "onStoppedLeading", "onNewLeader"] as const) checkOptionalFunction(name, options[name]);
+  for (const name of ["onStartedLeading", "onStoppedLeading", "onNewLeader"] as const)
+    checkOptionalFunction(name, options[name]);
   checkOptionalSignal("abortSignal", options.abortSignal);
 
   const lock = new LeaseLock(leasable, {
@@ -137,7 +143,10 @@ export function startLeaderElection(leasable: Leasable, options: LeaderElectionO
     handle.signal.addEventListener("abort", end, { once: true });
     stopping.signal.addEventListener("abort", end, { once: true });
     if (stopping.signal.aborted) end();
-    const work = call("onStartedLeading", options.onStartedLeading && (() => options.onStartedLeading!(leading.signal, handle)));
+    const work = call(
+      "onStartedLeading",
+      options.onStartedLeading && (() => options.onStartedLeading!(leading.signal, handle)),
+    );
     await new Promise<void>((resolve) =>
       leading.signal.aborted ? resolve() : leading.signal.addEventListener("abort", () => resolve(), { once: true }),
     );
@@ -167,7 +176,9 @@ export function startLeaderElection(leasable: Leasable, options: LeaderElectionO
         await pause();
       } catch (error) {
         if (stopping.signal.aborted) return;
-        logger.warning(`leader election on ${leasable.description}: ${classifyError(error).kind} failure, trying again`);
+        logger.warning(
+          `leader election on ${leasable.description}: ${classifyError(error).kind} failure, trying again`,
+        );
         await pause().catch(() => undefined);
       }
     }

@@ -81,10 +81,7 @@ export class LockTimeoutError extends StorageConcurrencyError {
       }
     | undefined;
 
-  constructor(
-    message: string,
-    options: { timeoutInMs: number; holder?: LockTimeoutError["holder"]; cause?: unknown },
-  ) {
+  constructor(message: string, options: { timeoutInMs: number; holder?: LockTimeoutError["holder"]; cause?: unknown }) {
     super(message, { code: "LockTimeout", cause: options.cause });
     this.name = "LockTimeoutError";
     this.timeoutInMs = options.timeoutInMs;

@@ -155,10 +155,13 @@ class HeldLease implements LockHandle {
   assertHeld({ minTimeLeftInMs = 0 }: AssertHeldOptions = {}): void {
     const timeLeftInMs = this.timeLeftInMs();
     if (this.#status !== "held") {
-      throw new LockNotHeldError(`The lock on ${this.#leasable.description} is ${this.#status}; the write was not made.`, {
-        timeLeftInMs: 0,
-        cause: this.#status === "lost" ? this.signal.reason : undefined,
-      });
+      throw new LockNotHeldError(
+        `The lock on ${this.#leasable.description} is ${this.#status}; the write was not made.`,
+        {
+          timeLeftInMs: 0,
+          cause: this.#status === "lost" ? this.signal.reason : undefined,
+        },
+      );
     }
     if (timeLeftInMs < minTimeLeftInMs) {
       throw new LockNotHeldError(
@@ -183,7 +186,8 @@ class HeldLease implements LockHandle {
     const refused = wasLost && isLeaseLostError(this.signal.reason) && this.signal.reason.reason === "renewal-rejected";
     this.#status = wasLost ? "lost" : "released";
     await this.#stopRenewing();
-    if (!wasLost) this.#controller.abort(new DOMException(`The lock on ${this.#leasable.description} was released.`, "AbortError"));
+    if (!wasLost)
+      this.#controller.abort(new DOMException(`The lock on ${this.#leasable.description} was released.`, "AbortError"));
     if (refused) return; // the service already said this lease id holds nothing
     try {
       await this.#leasable.release(this.leaseId, { abortSignal: options.abortSignal });
@@ -249,7 +253,10 @@ class HeldLease implements LockHandle {
       () => {
         if (this.#status !== "held") return;
         if (this.#finite()) {
-          this.#guardDeadline = Math.max(this.#guardDeadline, sentAt + this.#durationInMs - this.#options.safetyMarginInMs);
+          this.#guardDeadline = Math.max(
+            this.#guardDeadline,
+            sentAt + this.#durationInMs - this.#options.safetyMarginInMs,
+          );
           this.#armGuard();
         }
         logger.verbose(`renewed the lease on ${this.#leasable.description}`);
@@ -280,7 +287,10 @@ class HeldLease implements LockHandle {
         this.#scheduleRenewal(retryInMs);
       },
     );
-    const tracked = { controller, done: done.finally(() => void (this.#inflight === tracked && (this.#inflight = undefined))) };
+    const tracked = {
+      controller,
+      done: done.finally(() => void (this.#inflight === tracked && (this.#inflight = undefined))),
+    };
     this.#inflight = tracked;
   }
 

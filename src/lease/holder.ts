@@ -91,7 +91,8 @@ export function readLockRecord(metadata: Readonly<Record<string, string>>): Lock
             host: safeDecode(host),
             pid: number(LOCK_METADATA.pid) ?? 0,
             name: name === undefined ? undefined : safeDecode(name),
-            acquiredAt: acquiredAt === undefined || Number.isNaN(Date.parse(acquiredAt)) ? undefined : new Date(acquiredAt),
+            acquiredAt:
+              acquiredAt === undefined || Number.isNaN(Date.parse(acquiredAt)) ? undefined : new Date(acquiredAt),
             durationInSeconds: number(LOCK_METADATA.durationInSeconds),
             renewIntervalInMs: number(LOCK_METADATA.renewIntervalInMs),
           },

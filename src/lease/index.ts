@@ -21,7 +21,12 @@ export {
   type LockInfo,
 } from "./lock.js";
 export { type LockHandle, type LockStatus, type AssertHeldOptions } from "./handle.js";
-export { type LeaseLockOptions, type ResolvedLeaseLockOptions, MIN_LEASE_SECONDS, MAX_LEASE_SECONDS } from "./options.js";
+export {
+  type LeaseLockOptions,
+  type ResolvedLeaseLockOptions,
+  MIN_LEASE_SECONDS,
+  MAX_LEASE_SECONDS,
+} from "./options.js";
 export { LOCK_METADATA, readLockRecord, type LockHolder, type LockRecord } from "./holder.js";
 export {
   LeaseLostError,

@@ -141,7 +141,11 @@ export interface Leasable {
    * Replaces the resource's metadata, under the lease held by `leaseId` (the write fails with
    * 409/412 when that lease does not hold it). Absent when the leasable cannot store metadata.
    */
-  setMetadata?(metadata: Readonly<Record<string, string>>, leaseId: string, options?: LeasableMetadataWriteOptions): Promise<void>;
+  setMetadata?(
+    metadata: Readonly<Record<string, string>>,
+    leaseId: string,
+    options?: LeasableMetadataWriteOptions,
+  ): Promise<void>;
 
   /**
    * Whether `setMetadata` honours `ifMatch` (blobs do; containers do not). With it, a waiter that

@@ -5,7 +5,13 @@
  */
 import type { BlobClient, ContainerClient } from "@azure/storage-blob";
 import { statusOf } from "../errors.js";
-import { toLeaseDurationType, toLeaseState, type Leasable, type LeasableProperties, type LeasableRequestOptions } from "./leasable.js";
+import {
+  toLeaseDurationType,
+  toLeaseState,
+  type Leasable,
+  type LeasableProperties,
+  type LeasableRequestOptions,
+} from "./leasable.js";
 
 type LeaseOwner = Pick<BlobClient | ContainerClient, "getBlobLeaseClient">;
 

@@ -129,7 +129,9 @@ export class LeaseLock {
     const leaseId = newLeaseId();
     const known = await this.leasable
       .getProperties({ abortSignal: options.abortSignal })
-      .catch((error: unknown) => Promise.reject(wrapStorageError(error, `read the lease state of ${this.leasable.description}`)));
+      .catch((error: unknown) =>
+        Promise.reject(wrapStorageError(error, `read the lease state of ${this.leasable.description}`)),
+      );
     if (isHeld(known)) return undefined;
     try {
       try {
@@ -258,7 +260,9 @@ export class LeaseLock {
   async inspect(options: TryAcquireOptions = {}): Promise<LockInfo> {
     const properties = await this.leasable
       .getProperties({ abortSignal: options.abortSignal })
-      .catch((error: unknown) => Promise.reject(wrapStorageError(error, `read the lease state of ${this.leasable.description}`)));
+      .catch((error: unknown) =>
+        Promise.reject(wrapStorageError(error, `read the lease state of ${this.leasable.description}`)),
+      );
     const record = readLockRecord(properties?.metadata ?? {});
     const state = properties?.state ?? "available";
     return {
@@ -290,7 +294,9 @@ export class LeaseLock {
     logger.info(`breaking the lease on ${this.leasable.description} (break period ${breakPeriodInSeconds} s)`);
     return this.leasable
       .breakLease(breakPeriodInSeconds, { abortSignal: options.abortSignal })
-      .catch((error: unknown) => Promise.reject(wrapStorageError(error, `break the lease on ${this.leasable.description}`)));
+      .catch((error: unknown) =>
+        Promise.reject(wrapStorageError(error, `break the lease on ${this.leasable.description}`)),
+      );
   }
 
   /**
@@ -316,7 +322,9 @@ export class LeaseLock {
       throw error;
     }
     const fencingToken = record?.fencingToken;
-    logger.info(`acquired the lock on ${this.leasable.description}${fencingToken === undefined ? "" : ` (fencing token ${fencingToken})`}`);
+    logger.info(
+      `acquired the lock on ${this.leasable.description}${fencingToken === undefined ? "" : ` (fencing token ${fencingToken})`}`,
+    );
     return startHandle({
       leasable: this.leasable,
       options: this.options,
@@ -329,7 +337,8 @@ export class LeaseLock {
   }
 
   async #acquireOrCreate(leaseId: string, abortSignal: AbortSignal | undefined): Promise<boolean> {
-    const seconds = this.options.durationInSeconds === Infinity ? INFINITE_LEASE_SECONDS : this.options.durationInSeconds;
+    const seconds =
+      this.options.durationInSeconds === Infinity ? INFINITE_LEASE_SECONDS : this.options.durationInSeconds;
     for (let created = false; ; created = true) {
       try {
         await this.leasable.acquire(seconds, leaseId, { abortSignal });

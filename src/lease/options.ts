@@ -2,7 +2,7 @@
  * The lease lock's options, their defaults, and the checks that reject impossible combinations
  * before any request is made.
  */
-import { checkNumber, optionalNumber } from "../internal/validate.js";
+import { checkNumber, describeValue, optionalNumber } from "../internal/validate.js";
 import type { Leasable } from "./leasable.js";
 
 /** Options for {@link LeaseLock}. */
@@ -111,7 +111,10 @@ export function resolveLeaseLockOptions(leasable: Leasable, options: LeaseLockOp
   }
   const pollIntervalInMs = optionalNumber("pollIntervalInMs", options.pollIntervalInMs, 100, { min: 10 });
   const holderName = options.holderName;
-  if (holderName !== undefined && (typeof holderName !== "string" || holderName.length === 0 || holderName.length > 256)) {
+  if (
+    holderName !== undefined &&
+    (typeof holderName !== "string" || holderName.length === 0 || holderName.length > 256)
+  ) {
     throw new TypeError("`holderName` must be a non-empty string of at most 256 characters.");
   }
   if (options.createIfMissing !== undefined && typeof options.createIfMissing !== "boolean") {
@@ -131,14 +134,17 @@ function resolveDuration(leasable: Leasable, value: unknown): number {
   if (!leasable.finiteDurations) {
     if (value !== undefined && value !== Infinity) {
       throw new RangeError(
-        `\`durationInSeconds\` must be Infinity: ${leasable.description} only has infinite leases, got ${String(value)}.`,
+        `\`durationInSeconds\` must be Infinity: ${leasable.description} only has infinite leases, got ${describeValue(value)}.`,
       );
     }
     return Infinity;
   }
   if (value === undefined) return 30;
   const seconds = checkNumber("durationInSeconds", value, { allowInfinity: true });
-  if (seconds !== Infinity && (!Number.isInteger(seconds) || seconds < MIN_LEASE_SECONDS || seconds > MAX_LEASE_SECONDS)) {
+  if (
+    seconds !== Infinity &&
+    (!Number.isInteger(seconds) || seconds < MIN_LEASE_SECONDS || seconds > MAX_LEASE_SECONDS)
+  ) {
     throw new RangeError(
       `\`durationInSeconds\` must be a whole number of seconds from ${MIN_LEASE_SECONDS} to ${MAX_LEASE_SECONDS}, ` +
         `or Infinity for an infinite lease, got ${seconds}.`,

@@ -98,9 +98,17 @@ export interface GuardedTable {
   /** Creates an entity stamped with the fencing token (409 if it exists). */
   createEntity<T extends object>(entity: TableEntity<T>, options?: { abortSignal?: AbortSignal }): Promise<void>;
   /** Updates an existing entity (Merge by default), fenced. */
-  updateEntity<T extends object>(entity: TableEntity<T>, mode?: UpdateMode, options?: FencedWriteOptions): Promise<void>;
+  updateEntity<T extends object>(
+    entity: TableEntity<T>,
+    mode?: UpdateMode,
+    options?: FencedWriteOptions,
+  ): Promise<void>;
   /** Creates or updates an entity (Merge by default), fenced. */
-  upsertEntity<T extends object>(entity: TableEntity<T>, mode?: UpdateMode, options?: { abortSignal?: AbortSignal }): Promise<void>;
+  upsertEntity<T extends object>(
+    entity: TableEntity<T>,
+    mode?: UpdateMode,
+    options?: { abortSignal?: AbortSignal },
+  ): Promise<void>;
   /** Deletes an entity, fenced. (A deleted entity keeps no token: see docs/lease-locks.md.) */
   deleteEntity(partitionKey: string, rowKey: string, options?: FencedWriteOptions): Promise<void>;
 }
@@ -197,7 +205,9 @@ function resolveGuardOptions(options: GuardedTableOptions) {
   return {
     minTimeLeftInMs: optionalNumber("minTimeLeftInMs", options.minTimeLeftInMs, 2_000, { min: 0 }),
     fencingProperty:
-      options.fencingProperty === undefined ? "lockFencingToken" : checkNonEmptyString("fencingProperty", options.fencingProperty),
+      options.fencingProperty === undefined
+        ? "lockFencingToken"
+        : checkNonEmptyString("fencingProperty", options.fencingProperty),
   };
 }
 
@@ -240,7 +250,8 @@ export function guardTable(
   };
   const tokenOf = (entity: Record<string, unknown>): number => {
     const value = entity[fencingProperty];
-    const parsed = typeof value === "object" && value !== null ? Number((value as { value?: unknown }).value) : Number(value ?? 0);
+    const parsed =
+      typeof value === "object" && value !== null ? Number((value as { value?: unknown }).value) : Number(value ?? 0);
     return Number.isFinite(parsed) ? parsed : 0;
   };
   const refuse = (current: number, cause?: unknown) =>
@@ -288,7 +299,10 @@ export function guardTable(
         return;
       } catch (error) {
         const status = statusOf(error);
-        const raced = status === 412 || (etag === undefined && status === 409) || (etag !== undefined && status === 404 && createIfMissing);
+        const raced =
+          status === 412 ||
+          (etag === undefined && status === 409) ||
+          (etag !== undefined && status === 404 && createIfMissing);
         if (!raced || attempt >= MAX_FENCED_TRIES) throw error;
       }
     }
@@ -321,7 +335,9 @@ export function guardTable(
       );
     },
     async deleteEntity(partitionKey, rowKey, opts = {}) {
-      await fenced(partitionKey, rowKey, opts, (etag) => table.deleteEntity(partitionKey, rowKey, { etag, abortSignal: opts.abortSignal }));
+      await fenced(partitionKey, rowKey, opts, (etag) =>
+        table.deleteEntity(partitionKey, rowKey, { etag, abortSignal: opts.abortSignal }),
+      );
     },
   };
 }

@@ -66,7 +66,8 @@ export function blobBytesCell(blob: BlockBlobClient, options: BlobCellOptions = 
     contentType: "application/octet-stream",
     decode: (bytes) => Buffer.from(bytes),
     encode(value, cell) {
-      if (!(value instanceof Uint8Array)) throw new TypeError(`The value for ${cell} must be a Uint8Array or Buffer, got ${typeof value}.`);
+      if (!(value instanceof Uint8Array))
+        throw new TypeError(`The value for ${cell} must be a Uint8Array or Buffer, got ${typeof value}.`);
       return Buffer.from(value);
     },
   });
@@ -90,7 +91,8 @@ export function blobTextCell(blob: BlockBlobClient, options: BlobCellOptions = {
     contentType: "text/plain; charset=utf-8",
     decode: (bytes, cell) => decodeUtf8(bytes, cell),
     encode(value, cell) {
-      if (typeof value !== "string") throw new TypeError(`The value for ${cell} must be a string, got ${typeof value}.`);
+      if (typeof value !== "string")
+        throw new TypeError(`The value for ${cell} must be a string, got ${typeof value}.`);
       return Buffer.from(value, "utf8");
     },
   });
@@ -108,7 +110,10 @@ export function blobTextCell(blob: BlockBlobClient, options: BlobCellOptions = {
  * const { value } = await optimisticUpdate(counter, (current) => ({ visits: (current?.visits ?? 0) + 1 }));
  * ```
  */
-export function blobJsonCell<T = unknown>(blob: BlockBlobClient, options: BlobCellOptions = {}): VersionedCell<T, Buffer> {
+export function blobJsonCell<T = unknown>(
+  blob: BlockBlobClient,
+  options: BlobCellOptions = {},
+): VersionedCell<T, Buffer> {
   return blobCell<T>(blob, options, {
     kind: "json",
     contentType: "application/json; charset=utf-8",
@@ -125,11 +130,15 @@ export function blobJsonCell<T = unknown>(blob: BlockBlobClient, options: BlobCe
       try {
         text = JSON.stringify(value);
       } catch (error) {
-        throw new TypeError(`The value for ${cell} cannot be written as JSON: ${error instanceof Error ? error.message : String(error)}.`, {
-          cause: error,
-        });
+        throw new TypeError(
+          `The value for ${cell} cannot be written as JSON: ${error instanceof Error ? error.message : String(error)}.`,
+          {
+            cause: error,
+          },
+        );
       }
-      if (text === undefined) throw new TypeError(`The value for ${cell} cannot be written as JSON (got ${typeof value}).`);
+      if (text === undefined)
+        throw new TypeError(`The value for ${cell} cannot be written as JSON (got ${typeof value}).`);
       return Buffer.from(text, "utf8");
     },
   });
@@ -151,7 +160,10 @@ function blobCell<T>(blob: BlockBlobClient, options: BlobCellOptions, codec: Cod
     async read({ abortSignal, ifNoneMatch }) {
       let response;
       try {
-        response = await blob.download(0, undefined, { abortSignal, ...(ifNoneMatch ? { conditions: { ifNoneMatch } } : {}) });
+        response = await blob.download(0, undefined, {
+          abortSignal,
+          ...(ifNoneMatch ? { conditions: { ifNoneMatch } } : {}),
+        });
       } catch (error) {
         if (statusOf(error) === 304) return NOT_MODIFIED;
         if (statusOf(error) === 404 && serviceCodeOf(error) === "BlobNotFound") return undefined;
@@ -166,7 +178,12 @@ function blobCell<T>(blob: BlockBlobClient, options: BlobCellOptions, codec: Cod
         blobContentDisposition: response.contentDisposition,
         blobCacheControl: response.cacheControl,
       };
-      const version: CellVersion<Buffer> = { content, etag: response.etag!, log, extras: { metadata, headers } satisfies BlobExtras };
+      const version: CellVersion<Buffer> = {
+        content,
+        etag: response.etag!,
+        log,
+        extras: { metadata, headers } satisfies BlobExtras,
+      };
       return version;
     },
 
@@ -205,6 +222,6 @@ function decodeUtf8(bytes: Buffer, cell: string, code: "InvalidJson" | "InvalidT
 async function readAll(stream: NodeJS.ReadableStream | undefined): Promise<Buffer> {
   if (!stream) return Buffer.alloc(0);
   const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : (chunk as Buffer));
+  for await (const chunk of stream) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
   return Buffer.concat(chunks);
 }

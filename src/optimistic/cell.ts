@@ -37,15 +37,24 @@ export interface CellVersion<C> {
 
 /** The condition a write is sent with. */
 export type WriteCondition =
-  /** Only if the cell still has this ETag (`If-Match`). */
-  | { readonly ifMatch: string }
-  /** Only if the cell does not exist (`If-None-Match: *`). */
-  | { readonly ifNoneMatch: "*" }
-  /** Last writer wins: no ETag check; `mustExist` sends `If-Match: *` (fails when absent). */
-  | { readonly lastWriterWins: true; readonly mustExist: boolean };
+  | {
+      /** Write only if the cell still has this ETag (`If-Match`). */
+      readonly ifMatch: string;
+    }
+  | {
+      /** Write only if the cell does not exist (`If-None-Match: *`). */
+      readonly ifNoneMatch: "*";
+    }
+  | {
+      /** Last writer wins: no ETag check. */
+      readonly lastWriterWins: true;
+      /** `true`: send `If-Match: *`, so that the write fails when the cell is absent; `false`: create the cell when absent. */
+      readonly mustExist: boolean;
+    };
 
 /** Options for {@link VersionedCell.read}. */
 export interface CellReadOptions {
+  /** Cancels the read. */
   readonly abortSignal?: AbortSignal | undefined;
   /** Answer {@link NOT_MODIFIED} if the cell still has this ETag (adapters without server support compare themselves). */
   readonly ifNoneMatch?: string | undefined;
@@ -53,7 +62,9 @@ export interface CellReadOptions {
 
 /** Options for {@link VersionedCell.write}. */
 export interface CellWriteOptions {
+  /** Cancels the write. */
   readonly abortSignal?: AbortSignal | undefined;
+  /** The condition to send the write with. */
   readonly condition: WriteCondition;
   /** The write history to store with the content. */
   readonly log: string;
@@ -69,6 +80,8 @@ export interface CellWriteOptions {
  * ```ts
  * import { WriteNotSent } from "azure-storage-concurrency";
  *
+ * declare function takeLock(): Promise<void>; // your store's first request, which changes nothing
+ *
  * // inside a custom cell's write(), before the request that changes anything:
  * try {
  *   await takeLock();
@@ -78,7 +91,13 @@ export interface CellWriteOptions {
  * ```
  */
 export class WriteNotSent {
-  constructor(readonly cause: unknown) {}
+  /** The failure of the earlier request (the engine handles it as that request's error). */
+  readonly cause: unknown;
+
+  /** @param cause - the failure of the earlier request. */
+  constructor(cause: unknown) {
+    this.cause = cause;
+  }
 }
 
 /**
@@ -86,10 +105,15 @@ export class WriteNotSent {
  *
  * @example
  * ```ts
- * import { NOT_MODIFIED } from "azure-storage-concurrency";
+ * import { NOT_MODIFIED, type CellReadOptions, type CellVersion } from "azure-storage-concurrency";
  *
- * // inside a custom cell's read({ ifNoneMatch }):
- * if (ifNoneMatch !== undefined && ifNoneMatch === currentEtag) return NOT_MODIFIED;
+ * declare function readFromMyStore(): Promise<CellVersion<string> | undefined>;
+ *
+ * // a custom cell's read(), over a store that cannot answer If-None-Match itself:
+ * async function read({ ifNoneMatch }: CellReadOptions) {
+ *   const version = await readFromMyStore();
+ *   return version !== undefined && version.etag === ifNoneMatch ? NOT_MODIFIED : version;
+ * }
  * ```
  */
 export const NOT_MODIFIED: unique symbol = Symbol("azure-storage-concurrency.not-modified");
@@ -106,7 +130,12 @@ export const NOT_MODIFIED: unique symbol = Symbol("azure-storage-concurrency.not
  *
  * @example
  * ```ts
- * import { optimisticUpdate, type VersionedCell } from "azure-storage-concurrency";
+ * import { optimisticUpdate, type CellVersion, type VersionedCell, type WriteCondition } from "azure-storage-concurrency";
+ *
+ * declare const myStore: {
+ *   get(key: string): Promise<CellVersion<string> | undefined>;
+ *   put(key: string, content: string, log: string, condition: WriteCondition): Promise<string>; // the new ETag
+ * };
  *
  * // A cell over your own store, which must support compare-and-set on an ETag.
  * const cell: VersionedCell<string, string> = {

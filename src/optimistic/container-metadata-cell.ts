@@ -66,7 +66,7 @@ const HEADER_SAFE_VALUE = /^[\x20-\x7e]*$/;
 export function containerMetadataCell(
   container: ContainerClient,
   options: ContainerMetadataCellOptions = {},
-): VersionedCell<Metadata, Metadata> {
+): VersionedCell<Record<string, string>, Record<string, string>> {
   if (typeof container?.getProperties !== "function" || typeof container.setMetadata !== "function") {
     throw new TypeError("`container` must be a ContainerClient from @azure/storage-blob.");
   }
@@ -117,16 +117,28 @@ export function containerMetadataCell(
       let bytes = OPTIMISTIC_LOG_KEY.length + MAX_LOG_LENGTH;
       for (const [name, text] of Object.entries(value)) {
         const lower = name.toLowerCase();
-        if (!METADATA_NAME.test(name)) throw new TypeError(`Metadata name \`${name}\` is not allowed: names must be C# identifiers (letters, digits, _).`);
-        if (lower === OPTIMISTIC_LOG_KEY) throw new TypeError(`Metadata name \`${name}\` is reserved for the optimistic write history.`);
-        if (lower in metadata) throw new TypeError(`Metadata names \`${name}\` and another differ only in case; the service would keep one.`);
+        if (!METADATA_NAME.test(name))
+          throw new TypeError(
+            `Metadata name \`${name}\` is not allowed: names must be C# identifiers (letters, digits, _).`,
+          );
+        if (lower === OPTIMISTIC_LOG_KEY)
+          throw new TypeError(`Metadata name \`${name}\` is reserved for the optimistic write history.`);
+        if (lower in metadata)
+          throw new TypeError(
+            `Metadata names \`${name}\` and another differ only in case; the service would keep one.`,
+          );
         if (typeof text !== "string") throw new TypeError(`Metadata \`${name}\` must be a string, got ${typeof text}.`);
-        if (!HEADER_SAFE_VALUE.test(text)) throw new TypeError(`Metadata \`${name}\` holds characters a header cannot carry: use printable ASCII (encode other text, e.g. with encodeURIComponent).`);
+        if (!HEADER_SAFE_VALUE.test(text))
+          throw new TypeError(
+            `Metadata \`${name}\` holds characters a header cannot carry: use printable ASCII (encode other text, e.g. with encodeURIComponent).`,
+          );
         metadata[lower] = text;
         bytes += lower.length + text.length;
       }
       if (bytes > MAX_METADATA_BYTES) {
-        throw new RangeError(`The metadata for ${description} takes ${bytes} bytes with the write history; the service allows 8 KiB.`);
+        throw new RangeError(
+          `The metadata for ${description} takes ${bytes} bytes with the write history; the service allows 8 KiB.`,
+        );
       }
       return metadata;
     },
@@ -174,13 +186,21 @@ async function writeUnderLease(
     // harmlessly); never with the caller's signal, so that a cancelled update frees the container.
     if (mayHoldLease) {
       await lease.releaseLease().catch((error: unknown) => {
-        if (statusOf(error) !== 409) logger.warning(`could not release the lease on ${description}; it expires within ${LEASE_DURATION_IN_SECONDS} s`);
+        if (statusOf(error) !== 409)
+          logger.warning(
+            `could not release the lease on ${description}; it expires within ${LEASE_DURATION_IN_SECONDS} s`,
+          );
       });
     }
   }
 }
 
-function conditionNotMet(description: string, expected: string, found: string | undefined, cause?: unknown): StorageConcurrencyError {
+function conditionNotMet(
+  description: string,
+  expected: string,
+  found: string | undefined,
+  cause?: unknown,
+): StorageConcurrencyError {
   return new StorageConcurrencyError(
     `${description} changed since it was read (ETag ${expected}${found ? `, now ${found}` : ""}).`,
     { code: "ConditionNotMet", statusCode: 412, serviceCode: "ConditionNotMet", cause },

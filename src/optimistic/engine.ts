@@ -28,8 +28,10 @@ import { formatWriteLog, judgeWrite, newWriteId, nextWriteLog, parseWriteLog, ty
  *
  * @example
  * ```ts
- * import { optimisticUpdate, SKIP_WRITE } from "azure-storage-concurrency";
+ * import { blobJsonCell, optimisticUpdate, SKIP_WRITE } from "azure-storage-concurrency";
  *
+ * declare const email: string;
+ * const profile = blobJsonCell<{ email: string; displayName?: string }>(container.getBlockBlobClient("profiles/42.json"));
  * await optimisticUpdate(profile, (current) => (current?.email === email ? SKIP_WRITE : { ...current, email }));
  * ```
  */
@@ -167,6 +169,7 @@ export async function optimisticUpdate<T>(
 
 /** Options for {@link readCell}. */
 export interface ReadCellOptions {
+  /** Cancels the read. */
   readonly abortSignal?: AbortSignal;
   /**
    * The ETag of the copy the caller holds: when the cell still has it, the answer is
@@ -177,11 +180,34 @@ export interface ReadCellOptions {
 
 /** What {@link readCell} answers without `ifNoneMatch`: the cell's value and ETag, or that it does not exist. */
 export type CellSnapshot<T> =
-  | { readonly exists: false; readonly changed: true }
-  | { readonly exists: true; readonly changed: true; readonly value: T; readonly etag: string };
+  | {
+      /** The cell does not exist. */
+      readonly exists: false;
+      /** Always `true` without `ifNoneMatch`. */
+      readonly changed: true;
+    }
+  | {
+      /** The cell exists. */
+      readonly exists: true;
+      /** Always `true` without `ifNoneMatch`. */
+      readonly changed: true;
+      /** The cell's value: a fresh copy, yours to change. */
+      readonly value: T;
+      /** The ETag of the version read; pass it to {@link writeIfMatch} or as `ifNoneMatch`. */
+      readonly etag: string;
+    };
 
 /** What {@link readCell} answers with `ifNoneMatch`: also `{ changed: false }` when the caller's copy is current. */
-export type ReadCellResult<T> = CellSnapshot<T> | { readonly exists: true; readonly changed: false; readonly etag: string };
+export type ReadCellResult<T> =
+  | CellSnapshot<T>
+  | {
+      /** The cell exists. */
+      readonly exists: true;
+      /** The cell still has the ETag given as `ifNoneMatch`: the caller's copy is current. */
+      readonly changed: false;
+      /** The cell's ETag, the one given as `ifNoneMatch`. */
+      readonly etag: string;
+    };
 
 /**
  * Reads a cell: its value and ETag, or `{ exists: false }`. With `ifNoneMatch`, tells the caller
@@ -189,8 +215,9 @@ export type ReadCellResult<T> = CellSnapshot<T> | { readonly exists: true; reado
  *
  * @example
  * ```ts
- * import { readCell } from "azure-storage-concurrency";
+ * import { blobJsonCell, readCell } from "azure-storage-concurrency";
  *
+ * const page = blobJsonCell<{ body: string }>(container.getBlockBlobClient("wiki/home.json"));
  * const first = await readCell(page);
  * if (first.exists) {
  *   const again = await readCell(page, { ifNoneMatch: first.etag });
@@ -198,7 +225,10 @@ export type ReadCellResult<T> = CellSnapshot<T> | { readonly exists: true; reado
  * }
  * ```
  */
-export function readCell<T>(cell: VersionedCell<T>, options?: ReadCellOptions & { readonly ifNoneMatch?: undefined }): Promise<CellSnapshot<T>>;
+export function readCell<T>(
+  cell: VersionedCell<T>,
+  options?: ReadCellOptions & { readonly ifNoneMatch?: undefined },
+): Promise<CellSnapshot<T>>;
 export function readCell<T>(cell: VersionedCell<T>, options: ReadCellOptions): Promise<ReadCellResult<T>>;
 export async function readCell<T>(cell: VersionedCell<T>, options: ReadCellOptions = {}): Promise<ReadCellResult<T>> {
   checkCell(cell);
@@ -215,6 +245,7 @@ export async function readCell<T>(cell: VersionedCell<T>, options: ReadCellOptio
 
 /** Options for {@link writeIfMatch}. */
 export interface WriteIfMatchOptions {
+  /** Cancels the write. A write already sent may still be applied. */
   readonly abortSignal?: AbortSignal;
 }
 
@@ -258,6 +289,7 @@ export async function writeIfMatch<T>(
 
 /** Options for {@link writeLastWriterWins}. */
 export interface WriteLastWriterWinsOptions {
+  /** Cancels the write. A write already sent may still be applied. */
   readonly abortSignal?: AbortSignal;
   /**
    * Send `If-Match: *`: replace the cell only if it exists (a 404/412 otherwise). By default the
@@ -285,7 +317,10 @@ export async function writeLastWriterWins<T>(
   cell: VersionedCell<T>,
   value: T,
   options: WriteLastWriterWinsOptions = {},
-): Promise<{ readonly etag: string }> {
+): Promise<{
+  /** The ETag of the version written. */
+  readonly etag: string;
+}> {
   checkCell(cell);
   checkOptionalSignal("abortSignal", options.abortSignal);
   const content = cell.encode(value);
@@ -392,7 +427,7 @@ function enqueue<T>(cell: VersionedCell<T>, participant: Participant<T>): void {
     queued.waiting.push(participant as Participant<unknown>);
     return;
   }
-  queues.set(cell.key, { cell: cell as VersionedCell<unknown>, waiting: [participant as Participant<unknown>] });
+  queues.set(cell.key, { cell, waiting: [participant as Participant<unknown>] });
   queueMicrotask(() => void drain(cell.key));
 }
 
@@ -476,7 +511,9 @@ async function attemptRound<T>(
       if (conflict) {
         const delayInMs = settings.backoff.delayInMs(attempt, previousDelayInMs);
         previousDelayInMs = delayInMs;
-        logger.verbose(`conflict on ${cell.description} (attempt ${attempt}); reading again in ${Math.round(delayInMs)} ms`);
+        logger.verbose(
+          `conflict on ${cell.description} (attempt ${attempt}); reading again in ${Math.round(delayInMs)} ms`,
+        );
         settings.onConflict?.({ cell: cell.description, attempt, delayInMs, error });
         await sleep(delayInMs, abortSignal);
       }
@@ -489,7 +526,11 @@ async function attemptRound<T>(
         return;
       }
       if (verdict === "unknown") {
-        throw new OptimisticOutcomeUnknownError(cell.description, "its write history no longer reaches back to this write", error);
+        throw new OptimisticOutcomeUnknownError(
+          cell.description,
+          "its write history no longer reaches back to this write",
+          error,
+        );
       }
       if (verdict === "unchanged" && !conflict && classifyError(error).kind === "network") {
         throw new OptimisticOutcomeUnknownError(
@@ -559,7 +600,11 @@ async function continueMutations<T>(
     const participant = pass.live[index]!;
     if (index !== from && participant.settled) continue;
     try {
-      recordStep(pass, participant, await (index === from ? pending : participant.mutate(pass.current, mutationContext(pass, participant))));
+      recordStep(
+        pass,
+        participant,
+        await (index === from ? pending : participant.mutate(pass.current, mutationContext(pass, participant))),
+      );
     } catch (error) {
       participant.fail(error);
     }
@@ -629,7 +674,12 @@ async function readBack<T>(
     if (kind === "other" || (!conflict && !transient && statusCode !== undefined)) {
       throw wrapStorageError(writeError, `write ${cell.description} (nothing was written)`);
     }
-    throw new OptimisticOutcomeUnknownError(cell.description, "reading it back to check failed too", writeError, readError);
+    throw new OptimisticOutcomeUnknownError(
+      cell.description,
+      "reading it back to check failed too",
+      writeError,
+      readError,
+    );
   }
 }
 
@@ -642,7 +692,10 @@ async function readOrThrow<T>(cell: VersionedCell<T>, abortSignal: AbortSignal |
 }
 
 /** Reads the current version (no `If-None-Match`, so never {@link NOT_MODIFIED}). */
-async function readVersion<T>(cell: VersionedCell<T>, abortSignal: AbortSignal | undefined): Promise<CellVersion<unknown> | undefined> {
+async function readVersion<T>(
+  cell: VersionedCell<T>,
+  abortSignal: AbortSignal | undefined,
+): Promise<CellVersion<unknown> | undefined> {
   let read;
   try {
     read = await cell.read({ abortSignal });
@@ -658,7 +711,7 @@ async function readVersion<T>(cell: VersionedCell<T>, abortSignal: AbortSignal |
  * that serialises writers (container metadata), and
  * 404 when updating something that was deleted meanwhile (not a missing container or table).
  */
-export function isWriteConflict(error: unknown): boolean {
+function isWriteConflict(error: unknown): boolean {
   const status = statusOf(error);
   const code = serviceCodeOf(error) ?? "";
   if (status === 412) return !/^Lease/.test(code);
@@ -697,6 +750,8 @@ function checkCell(cell: unknown): void {
     typeof c.decode !== "function" ||
     typeof c.encode !== "function"
   ) {
-    throw new TypeError("`cell` must be a VersionedCell, such as `blobJsonCell(blockBlobClient)` or `tableEntityCell(tableClient, pk, rk)`.");
+    throw new TypeError(
+      "`cell` must be a VersionedCell, such as `blobJsonCell(blockBlobClient)` or `tableEntityCell(tableClient, pk, rk)`.",
+    );
   }
 }

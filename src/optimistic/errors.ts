@@ -35,8 +35,9 @@ export class OptimisticConflictError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { isOptimisticConflictError, optimisticUpdate } from "azure-storage-concurrency";
+ * import { blobJsonCell, isOptimisticConflictError, optimisticUpdate } from "azure-storage-concurrency";
  *
+ * const counter = blobJsonCell<number>(container.getBlockBlobClient("counters/visits.json"));
  * try {
  *   await optimisticUpdate(counter, (n) => (n ?? 0) + 1, { maxAttempts: 3 });
  * } catch (error) {
@@ -81,8 +82,9 @@ export class OptimisticOutcomeUnknownError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { isOptimisticOutcomeUnknownError, optimisticUpdate, readCell } from "azure-storage-concurrency";
+ * import { isOptimisticOutcomeUnknownError, optimisticUpdate, readCell, tableEntityCell } from "azure-storage-concurrency";
  *
+ * const order = tableEntityCell<{ status: string; total: number }>(table, "orders", "1001");
  * try {
  *   await optimisticUpdate(order, (o) => ({ ...o!, status: "paid" }));
  * } catch (error) {
@@ -120,8 +122,9 @@ export class CellContentError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { isCellContentError, optimisticUpdate } from "azure-storage-concurrency";
+ * import { blobJsonCell, isCellContentError, optimisticUpdate } from "azure-storage-concurrency";
  *
+ * const settings = blobJsonCell<{ theme?: string }>(container.getBlockBlobClient("settings/app.json"));
  * await optimisticUpdate(settings, (s) => ({ ...s, theme: "dark" })).catch((error: unknown) => {
  *   if (isCellContentError(error)) console.log(`${error.cell} is damaged: ${error.code}`);
  *   else throw error;
@@ -142,7 +145,12 @@ export class TableEntityTooLargeError extends StorageConcurrencyError {
   /** The limit that was exceeded, in bytes (or in properties, for `TooManyProperties`). */
   readonly limit: number;
 
-  constructor(message: string, code: "EntityTooLarge" | "PropertyValueTooLarge" | "TooManyProperties", sizeInBytes: number, limit: number) {
+  constructor(
+    message: string,
+    code: "EntityTooLarge" | "PropertyValueTooLarge" | "TooManyProperties",
+    sizeInBytes: number,
+    limit: number,
+  ) {
     super(message, { code });
     this.name = "TableEntityTooLargeError";
     this.sizeInBytes = sizeInBytes;
@@ -155,8 +163,10 @@ export class TableEntityTooLargeError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { isTableEntityTooLargeError, optimisticUpdate } from "azure-storage-concurrency";
+ * import { isTableEntityTooLargeError, optimisticUpdate, tableEntityCell } from "azure-storage-concurrency";
  *
+ * declare const longText: string;
+ * const entity = tableEntityCell<{ notes?: string }>(table, "customers", "42");
  * await optimisticUpdate(entity, (e) => ({ ...e, notes: longText })).catch((error: unknown) => {
  *   if (isTableEntityTooLargeError(error)) console.log(`${error.sizeInBytes} bytes > ${error.limit}: store it in a blob`);
  *   else throw error;
@@ -177,9 +187,12 @@ export class InvalidTableKeyError extends StorageConcurrencyError {
   readonly key: "partitionKey" | "rowKey";
 
   constructor(key: "partitionKey" | "rowKey", problem: string) {
-    super(`Invalid \`${key}\`: ${problem}. Encode the key (for example with encodeURIComponent, then replace '%' if you also query by it).`, {
-      code: "InvalidTableKey",
-    });
+    super(
+      `Invalid \`${key}\`: ${problem}. Encode the key (for example with encodeURIComponent, then replace '%' if you also query by it).`,
+      {
+        code: "InvalidTableKey",
+      },
+    );
     this.name = "InvalidTableKeyError";
     this.key = key;
   }

@@ -11,10 +11,10 @@ import type { CellVersion } from "./cell.js";
 import { PROCESS_ID } from "./write-log.js";
 
 /** The most cells the write-skip cache remembers; the least recently used go first. */
-export const MAX_CACHED_CELLS = 1_000;
+const MAX_CACHED_CELLS = 1_000;
 
 /** Content larger than this is not cached (the next update reads it again). */
-export const MAX_CACHED_CONTENT_BYTES = 4 * 1024 * 1024;
+const MAX_CACHED_CONTENT_BYTES = 4 * 1024 * 1024;
 
 const versions = new Map<string, CellVersion<unknown>>();
 const slotsInUse = new Map<string, Set<number>>();

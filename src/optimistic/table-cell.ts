@@ -53,16 +53,22 @@ export function tableEntityCell<T extends object = Record<string, unknown>>(
   partitionKey: string,
   rowKey: string,
   options: TableEntityCellOptions = {},
-): VersionedCell<T, Properties> {
+): VersionedCell<T, Record<string, unknown>> {
   if (typeof table?.getEntity !== "function" || typeof table.updateEntity !== "function") {
     throw new TypeError("`table` must be a TableClient from @azure/data-tables.");
   }
   checkTableKey("partitionKey", partitionKey);
   checkTableKey("rowKey", rowKey);
   const mode = options.mode ?? "Replace";
-  if (mode !== "Replace" && mode !== "Merge") throw new TypeError(`\`mode\` must be "Replace" or "Merge", got ${JSON.stringify(mode)}.`);
+  if (mode !== "Replace" && mode !== "Merge")
+    throw new TypeError(`\`mode\` must be "Replace" or "Merge", got ${JSON.stringify(mode)}.`);
   const description = `entity (partitionKey '${partitionKey}', rowKey '${rowKey}') in table '${table.tableName}'`;
-  const entity = (content: Properties, log: string) => ({ ...content, partitionKey, rowKey, [OPTIMISTIC_LOG_KEY]: log });
+  const entity = (content: Properties, log: string) => ({
+    ...content,
+    partitionKey,
+    rowKey,
+    [OPTIMISTIC_LOG_KEY]: log,
+  });
 
   return {
     key: `table-entity|${table.url.split("?")[0]}/${table.tableName}|${partitionKey}|${rowKey}`,
@@ -87,7 +93,8 @@ export function tableEntityCell<T extends object = Record<string, unknown>>(
     async write(content, { abortSignal, condition, log }) {
       const stored = entity(content, log);
       if ("ifNoneMatch" in condition) return (await table.createEntity(stored, { abortSignal })).etag!;
-      if ("ifMatch" in condition) return (await table.updateEntity(stored, mode, { abortSignal, etag: condition.ifMatch })).etag!;
+      if ("ifMatch" in condition)
+        return (await table.updateEntity(stored, mode, { abortSignal, etag: condition.ifMatch })).etag!;
       if (condition.mustExist) return (await table.updateEntity(stored, mode, { abortSignal, etag: "*" })).etag!;
       return (await table.upsertEntity(stored, mode, { abortSignal })).etag!;
     },
@@ -96,15 +103,21 @@ export function tableEntityCell<T extends object = Record<string, unknown>>(
 
     encode(value) {
       if (typeof value !== "object" || value === null || Array.isArray(value)) {
-        throw new TypeError(`The value for ${description} must be an object of properties, got ${Array.isArray(value) ? "an array" : typeof value}.`);
+        throw new TypeError(
+          `The value for ${description} must be an object of properties, got ${Array.isArray(value) ? "an array" : typeof value}.`,
+        );
       }
       const properties: Properties = {};
       for (const [name, property] of Object.entries(value)) {
         if (name === OPTIMISTIC_LOG_KEY) {
-          throw new TypeError(`\`${OPTIMISTIC_LOG_KEY}\` is reserved for the optimistic write history; rename that property.`);
+          throw new TypeError(
+            `\`${OPTIMISTIC_LOG_KEY}\` is reserved for the optimistic write history; rename that property.`,
+          );
         }
         if ((name === "partitionKey" && property !== partitionKey) || (name === "rowKey" && property !== rowKey)) {
-          throw new TypeError(`The value for ${description} changes \`${name}\`; an update cannot move an entity to other keys.`);
+          throw new TypeError(
+            `The value for ${description} changes \`${name}\`; an update cannot move an entity to other keys.`,
+          );
         }
         if (MANAGED.has(name) || property === undefined || property === null) continue;
         properties[name] = property;
@@ -113,7 +126,8 @@ export function tableEntityCell<T extends object = Record<string, unknown>>(
       return copyProperties(properties);
     },
 
-    storedAfterWrite: (written, base) => (mode === "Merge" && base ? { ...(base.content as Properties), ...written } : written),
+    storedAfterWrite: (written, base) =>
+      mode === "Merge" && base ? { ...(base.content as Properties), ...written } : written,
   };
 }
 

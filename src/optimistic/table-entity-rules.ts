@@ -19,11 +19,11 @@ import { InvalidTableKeyError, TableEntityTooLargeError } from "./errors.js";
 /** The service's limit on one entity, in bytes (1 MiB). */
 export const MAX_ENTITY_SIZE_IN_BYTES = 1024 * 1024;
 /** The service's limit on one String or Binary property value, in bytes (64 KiB). */
-export const MAX_PROPERTY_VALUE_IN_BYTES = 64 * 1024;
+const MAX_PROPERTY_VALUE_IN_BYTES = 64 * 1024;
 /** Properties an entity may have besides PartitionKey, RowKey and Timestamp. */
-export const MAX_CUSTOM_PROPERTIES = 252;
+const MAX_CUSTOM_PROPERTIES = 252;
 
-// eslint-disable-next-line no-control-regex
+// eslint-disable-next-line no-control-regex -- the control characters are the point: the service refuses them
 const FORBIDDEN_KEY_CHARACTER = /[/\\#?\u0000-\u001f\u007f-\u009f]/;
 
 /** Throws {@link InvalidTableKeyError} unless `value` is a key the service accepts. */
@@ -37,7 +37,10 @@ export function checkTableKey(key: "partitionKey" | "rowKey", value: unknown): s
   const match = FORBIDDEN_KEY_CHARACTER.exec(value);
   if (match) {
     const code = match[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0");
-    throw new InvalidTableKeyError(key, `character U+${code} at index ${match.index} is not allowed in table keys (/, \\, #, ? and control characters are refused by the service)`);
+    throw new InvalidTableKeyError(
+      key,
+      `character U+${code} at index ${match.index} is not allowed in table keys (/, \\, #, ? and control characters are refused by the service)`,
+    );
   }
   return value;
 }
@@ -46,7 +49,11 @@ export function checkTableKey(key: "partitionKey" | "rowKey", value: unknown): s
  * The size the service counts for an entity with these keys and properties (see the module notes).
  * Properties that are `null` or `undefined` are not stored and count nothing.
  */
-export function estimateEntitySizeInBytes(partitionKey: string, rowKey: string, properties: Readonly<Record<string, unknown>>): number {
+export function estimateEntitySizeInBytes(
+  partitionKey: string,
+  rowKey: string,
+  properties: Readonly<Record<string, unknown>>,
+): number {
   let size = 4 + (partitionKey.length + rowKey.length) * 2;
   for (const [name, value] of Object.entries(properties)) {
     if (value === undefined || value === null) continue;
@@ -77,7 +84,10 @@ export function checkEntity(
     );
   }
   for (const name of names) {
-    if (name.length > 255) throw new RangeError(`Property name \`${name.slice(0, 40)}…\` is longer than the 255 characters the service allows.`);
+    if (name.length > 255)
+      throw new RangeError(
+        `Property name \`${name.slice(0, 40)}…\` is longer than the 255 characters the service allows.`,
+      );
   }
   const size = estimateEntitySizeInBytes(partitionKey, rowKey, properties);
   if (size + reserveInBytes > MAX_ENTITY_SIZE_IN_BYTES) {
@@ -99,7 +109,7 @@ function valueSize(name: string, value: unknown): number {
   if (typeof value === "bigint" || value instanceof Date) return 8;
   if (value instanceof Uint8Array) return binarySize(name, value.length);
   if (typeof value === "object" && value !== null && "type" in value && "value" in value) {
-    const { type, value: inner } = value as { type: unknown; value: unknown };
+    const { type, value: inner } = value;
     switch (type) {
       case "String":
         return stringSize(name, String(inner));

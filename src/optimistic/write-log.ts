@@ -32,7 +32,7 @@ export const MAX_LOG_WRITERS = 32;
 export const MAX_LOG_LENGTH = 64 + MAX_LOG_WRITERS * 32;
 
 /** One writer slot's last write. */
-export interface LogWriter {
+interface LogWriter {
   readonly slot: string;
   readonly id: string;
   readonly seq: number;
@@ -48,7 +48,7 @@ export interface WriteLog {
 }
 
 /** Who is writing: the slot and the write's unique id. */
-export interface WriterIdentity {
+interface WriterIdentity {
   readonly slot: string;
   readonly id: string;
 }
@@ -67,7 +67,7 @@ export interface LoggedVersion {
  *   in flight could yet land;
  * - `unknown`: the history does not reach back far enough to tell.
  */
-export type WriteVerdict = "applied" | "not-applied" | "unchanged" | "unknown";
+type WriteVerdict = "applied" | "not-applied" | "unchanged" | "unknown";
 
 /** This process's random part of writer slots and history ids (8 characters, 48 bits). */
 export const PROCESS_ID = randomBytes(6).toString("base64url");
@@ -122,7 +122,11 @@ export function formatWriteLog(log: WriteLog): string {
  * The history to store with a write made on top of `base` (`undefined` when creating), or, with
  * `lastWriterWins`, a fresh history (a blind write does not know what it replaces).
  */
-export function nextWriteLog(base: LoggedVersion | undefined, writer: WriterIdentity, { lastWriterWins = false } = {}): WriteLog {
+export function nextWriteLog(
+  base: LoggedVersion | undefined,
+  writer: WriterIdentity,
+  { lastWriterWins = false } = {},
+): WriteLog {
   const previous = lastWriterWins ? undefined : parseWriteLog(base?.log);
   if (!previous) {
     const start = lastWriterWins ? "w" : base ? "r" : "a";

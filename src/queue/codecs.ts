@@ -59,7 +59,9 @@ export const base64Codec: MessageCodec<Buffer> = Object.freeze({
   decode(messageText: string): Buffer {
     const compact = messageText.replace(/\s+/g, "");
     if (!BASE64.test(compact)) {
-      throw new MessageDecodeError(`The message body is not valid base64 (${describeText(messageText)}).`, { codec: "base64" });
+      throw new MessageDecodeError(`The message body is not valid base64 (${describeText(messageText)}).`, {
+        codec: "base64",
+      });
     }
     return Buffer.from(compact, "base64");
   },
@@ -123,7 +125,10 @@ export function jsonCodec<T = unknown>(options: JsonCodecOptions<T> = {}): Messa
         return options.validate(parsed);
       } catch (error) {
         const why = error instanceof Error ? error.message : String(error);
-        throw new MessageDecodeError(`The message body was rejected by the codec's validate(): ${why}`, { codec: name, cause: error });
+        throw new MessageDecodeError(`The message body was rejected by the codec's validate(): ${why}`, {
+          codec: name,
+          cause: error,
+        });
       }
     },
     encode(value: T): string {

@@ -42,7 +42,12 @@ import {
 import { TypedEvents, type ListenerDisposable } from "./events.js";
 import { VisibilityHeartbeat } from "./heartbeat.js";
 import type { ClaimOutcome, IdempotencyClaim } from "./idempotency/store.js";
-import { checkGracePeriod, MAX_VISIBILITY_TIMEOUT_IN_SECONDS, resolveOptions, type ResolvedOptions } from "./options.js";
+import {
+  checkGracePeriod,
+  MAX_VISIBILITY_TIMEOUT_IN_SECONDS,
+  resolveOptions,
+  type ResolvedOptions,
+} from "./options.js";
 import { describe, MessageSettler } from "./settle.js";
 import type {
   MessageContext,
@@ -109,11 +114,20 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
    * @param handler - processes one decoded message; resolve to settle it, throw to fail the attempt.
    * @param options - see {@link QueueConsumerOptions}; checked here, before any request.
    */
-  constructor(queueClient: QueueClient, handler: MessageHandler<T, TEffect>, options: QueueConsumerOptions<T, TEffect> = {}) {
+  constructor(
+    queueClient: QueueClient,
+    handler: MessageHandler<T, TEffect>,
+    options: QueueConsumerOptions<T, TEffect> = {},
+  ) {
     this.#o = resolveOptions(queueClient, handler, options);
     this.#queue = queueClient;
     this.#handler = handler;
-    this.#settle = new MessageSettler(queueClient, this.#events, this.#o.poisonQueue, this.#o.poisonTimeToLiveInSeconds);
+    this.#settle = new MessageSettler(
+      queueClient,
+      this.#events,
+      this.#o.poisonQueue,
+      this.#o.poisonTimeToLiveInSeconds,
+    );
   }
 
   /** `idle` (not started), `running`, `stopping` (draining), `stopped`. */
@@ -132,14 +146,19 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
   }
 
   /** Subscribes to an event; `dispose()` the result to unsubscribe. */
-  on<K extends keyof QueueConsumerEvents>(event: K, listener: (payload: QueueConsumerEvents[K]) => void): ListenerDisposable {
+  on<K extends keyof QueueConsumerEvents>(
+    event: K,
+    listener: (payload: QueueConsumerEvents[K]) => void,
+  ): ListenerDisposable {
     return this.#events.on(event, listener);
   }
 
   /** Starts receiving. A consumer runs once: after `stop()`, create a new one. */
   start(): this {
     if (this.#status !== "idle") {
-      throw new Error(`The consumer is ${this.#status}: a consumer starts once; create a new QueueConsumer to consume again.`);
+      throw new Error(
+        `The consumer is ${this.#status}: a consumer starts once; create a new QueueConsumer to consume again.`,
+      );
     }
     const signal = this.#o.abortSignal;
     if (signal?.aborted) {
@@ -278,11 +297,14 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
       } catch (error) {
         const decodeError = isMessageDecodeError(error)
           ? error
-          : new MessageDecodeError(`The codec '${this.#o.codec.name}' could not decode the message body: ${describe(error)}`, {
-              codec: this.#o.codec.name,
-              messageId: message.messageId,
-              cause: error,
-            });
+          : new MessageDecodeError(
+              `The codec '${this.#o.codec.name}' could not decode the message body: ${describe(error)}`,
+              {
+                codec: this.#o.codec.name,
+                messageId: message.messageId,
+                cause: error,
+              },
+            );
         await this.#settle.poison(message, item.popReceipt, decodeError.message, decodeError);
         return;
       }
@@ -330,7 +352,8 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
         },
         idempotency: claim && { key: claim.key, partitionKey: claim.partitionKey, takenOverFrom: claim.takenOverFrom },
         addEffects(...added: TEffect[]) {
-          if (!claim) throw new TypeError("addEffects() needs an idempotency store: set the consumer's `idempotency` option.");
+          if (!claim)
+            throw new TypeError("addEffects() needs an idempotency store: set the consumer's `idempotency` option.");
           effects.push(...added);
         },
       };
@@ -352,7 +375,8 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
         try {
           await idempotency.store.complete(work.claim, { result, effects });
         } catch (error) {
-          if (isIdempotencyClaimLostError(error)) this.#settle.lost(message, claimLost(message.messageId, "complete-claim", error));
+          if (isIdempotencyClaimLostError(error))
+            this.#settle.lost(message, claimLost(message.messageId, "complete-claim", error));
           else await this.#fail(message, heartbeat.popReceipt, error, work.claim);
           return;
         }
@@ -379,10 +403,16 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
     try {
       key = idempotency.key(body, message);
       partitionKey = idempotency.partitionKey?.(body, message);
-      if (typeof key !== "string" || key === "") throw new TypeError(`the key function returned ${JSON.stringify(key)}`);
+      if (typeof key !== "string" || key === "")
+        throw new TypeError(`the key function returned ${JSON.stringify(key)}`);
     } catch (error) {
       await heartbeat.stop();
-      await this.#settle.poison(message, heartbeat.popReceipt, `Could not derive the idempotency key: ${describe(error)}`, error);
+      await this.#settle.poison(
+        message,
+        heartbeat.popReceipt,
+        `Could not derive the idempotency key: ${describe(error)}`,
+        error,
+      );
       return false;
     }
     let outcome: ClaimOutcome;
@@ -402,7 +432,13 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
     } catch (error) {
       await heartbeat.stop();
       if (controller.signal.aborted) await this.#afterAbort(work, controller.signal.reason);
-      else await this.#fail(message, heartbeat.popReceipt, new Error(`Could not claim idempotency key '${key}': ${describe(error)}`, { cause: error }), undefined);
+      else
+        await this.#fail(
+          message,
+          heartbeat.popReceipt,
+          new Error(`Could not claim idempotency key '${key}': ${describe(error)}`, { cause: error }),
+          undefined,
+        );
       return false;
     }
     if (outcome.status === "claimed") {
@@ -441,7 +477,12 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
     }
   }
 
-  async #fail(message: ReceivedQueueMessage, popReceipt: string, error: unknown, claim: IdempotencyClaim | undefined): Promise<void> {
+  async #fail(
+    message: ReceivedQueueMessage,
+    popReceipt: string,
+    error: unknown,
+    claim: IdempotencyClaim | undefined,
+  ): Promise<void> {
     if (claim) await this.#releaseClaim(message, claim);
     if (message.dequeueCount >= this.#o.maxDequeueCount) {
       this.#events.emit("failed", { message, error, willRetry: false, retryInSeconds: undefined });
@@ -452,7 +493,9 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
     const delayInMs = this.#o.retryBackoff.delayInMs(message.dequeueCount, 0);
     const retryInSeconds = Math.min(MAX_VISIBILITY_TIMEOUT_IN_SECONDS, Math.max(0, Math.ceil(delayInMs / 1000)));
     if (await this.#settle.setVisibility(message, popReceipt, retryInSeconds, undefined)) {
-      logger.verbose(`message ${message.messageId} failed on reception ${message.dequeueCount} (${describe(error)}); visible again in ${retryInSeconds} s`);
+      logger.verbose(
+        `message ${message.messageId} failed on reception ${message.dequeueCount} (${describe(error)}); visible again in ${retryInSeconds} s`,
+      );
       this.#events.emit("failed", { message, error, willRetry: true, retryInSeconds });
     }
   }
@@ -465,7 +508,6 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
       this.#settle.reportError(error, "release the idempotency claim", message);
     }
   }
-
 }
 
 /** One message being handled: what its settling needs to know. */

@@ -106,8 +106,16 @@ export class IdempotencyClaimLostError extends StorageConcurrencyError {
   /** The idempotency key. */
   readonly key: string;
 
-  constructor(message: string, options: { key: string; statusCode?: number | undefined; serviceCode?: string | undefined; cause?: unknown }) {
-    super(message, { code: "IdempotencyClaimLost", statusCode: options.statusCode, serviceCode: options.serviceCode, cause: options.cause });
+  constructor(
+    message: string,
+    options: { key: string; statusCode?: number | undefined; serviceCode?: string | undefined; cause?: unknown },
+  ) {
+    super(message, {
+      code: "IdempotencyClaimLost",
+      statusCode: options.statusCode,
+      serviceCode: options.serviceCode,
+      cause: options.cause,
+    });
     this.name = "IdempotencyClaimLostError";
     this.key = options.key;
   }

@@ -20,8 +20,8 @@ export class TypedEvents<E extends object> {
     if (typeof listener !== "function") throw new TypeError("`listener` must be a function.");
     let set = this.#listeners.get(event);
     if (!set) this.#listeners.set(event, (set = new Set()));
-    set.add(listener as Listener<never>);
-    const dispose = () => void set.delete(listener as Listener<never>);
+    set.add(listener);
+    const dispose = () => void set.delete(listener);
     return { dispose, [Symbol.dispose]: dispose };
   }
 
@@ -36,7 +36,9 @@ export class TypedEvents<E extends object> {
       try {
         (listener as Listener<E[K]>)(payload);
       } catch (error) {
-        logger.warning(`A '${String(event)}' listener threw: ${error instanceof Error ? error.message : String(error)}`);
+        logger.warning(
+          `A '${String(event)}' listener threw: ${error instanceof Error ? error.message : String(error)}`,
+        );
       }
     }
   }

@@ -30,14 +30,17 @@ export function ownershipLost(messageId: string, operation: string, cause: unkno
     status === 404
       ? "the message is gone (deleted by someone else, or expired)"
       : "its pop receipt no longer matches (another consumer received it after its visibility timeout ran out)";
-  return new MessageOwnershipLostError(`Could not ${operation} message '${messageId}': ${why}. It was not counted as processed.`, {
-    messageId,
-    lost: "message",
-    operation,
-    statusCode: status,
-    serviceCode,
-    cause,
-  });
+  return new MessageOwnershipLostError(
+    `Could not ${operation} message '${messageId}': ${why}. It was not counted as processed.`,
+    {
+      messageId,
+      lost: "message",
+      operation,
+      statusCode: status,
+      serviceCode,
+      cause,
+    },
+  );
 }
 
 /** Options of a {@link VisibilityHeartbeat}. */
@@ -113,7 +116,9 @@ export class VisibilityHeartbeat {
         this.#options.visibilityTimeoutInSeconds,
       );
       if (response.popReceipt) this.#popReceipt = response.popReceipt;
-      logger.verbose(`kept message ${this.#messageId} invisible for another ${this.#options.visibilityTimeoutInSeconds} s`);
+      logger.verbose(
+        `kept message ${this.#messageId} invisible for another ${this.#options.visibilityTimeoutInSeconds} s`,
+      );
     } catch (error) {
       if (isOwnershipLoss(error)) {
         this.#lost = true;

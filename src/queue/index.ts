@@ -1,11 +1,5 @@
 export { QueueConsumer } from "./consumer.js";
-export {
-  textCodec,
-  base64Codec,
-  jsonCodec,
-  type MessageCodec,
-  type JsonCodecOptions,
-} from "./codecs.js";
+export { textCodec, base64Codec, jsonCodec, type MessageCodec, type JsonCodecOptions } from "./codecs.js";
 export {
   MessageDecodeError,
   isMessageDecodeError,

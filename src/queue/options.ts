@@ -8,7 +8,13 @@
 import { randomUUID } from "node:crypto";
 import type { QueueClient } from "@azure/storage-queue";
 import { exponentialBackoff, type BackoffStrategy } from "../retry/backoff.js";
-import { checkNonEmptyString, checkNumber, checkOptionalFunction, checkOptionalSignal, optionalNumber } from "../internal/validate.js";
+import {
+  checkNonEmptyString,
+  checkNumber,
+  checkOptionalFunction,
+  checkOptionalSignal,
+  optionalNumber,
+} from "../internal/validate.js";
 import { textCodec, type MessageCodec } from "./codecs.js";
 import type { IdempotencyStore } from "./idempotency/store.js";
 import type { MessageHandler, QueueConsumerOptions, ReceivedQueueMessage } from "./types.js";
@@ -53,29 +59,42 @@ export function resolveOptions<T, TEffect>(
   if (typeof queueClient !== "object" || queueClient === null || typeof queueClient.receiveMessages !== "function") {
     throw new TypeError("`queueClient` must be a QueueClient from @azure/storage-queue.");
   }
-  if (typeof handler !== "function") throw new TypeError("`handler` must be an async function (body, context) => result.");
+  if (typeof handler !== "function")
+    throw new TypeError("`handler` must be an async function (body, context) => result.");
   if (typeof options !== "object" || options === null) throw new TypeError("`options` must be an object.");
 
   const codec = options.codec ?? (textCodec as unknown as MessageCodec<T>);
   if (typeof codec !== "object" || codec === null || typeof codec.decode !== "function") {
-    throw new TypeError("`codec` must be a MessageCodec (textCodec, base64Codec, jsonCodec() or your own { name, decode, encode }).");
+    throw new TypeError(
+      "`codec` must be a MessageCodec (textCodec, base64Codec, jsonCodec() or your own { name, decode, encode }).",
+    );
   }
   const batchSize = optionalNumber("batchSize", options.batchSize, 16, { min: 1, max: MAX_BATCH_SIZE, integer: true });
   const concurrency = optionalNumber("concurrency", options.concurrency, batchSize, { min: 1, integer: true });
-  const newBatchThreshold = optionalNumber("newBatchThreshold", options.newBatchThreshold, Math.floor(concurrency / 2), {
-    min: 0,
-    integer: true,
-  });
+  const newBatchThreshold = optionalNumber(
+    "newBatchThreshold",
+    options.newBatchThreshold,
+    Math.floor(concurrency / 2),
+    {
+      min: 0,
+      integer: true,
+    },
+  );
   if (newBatchThreshold >= concurrency) {
     throw new RangeError(
       `\`newBatchThreshold\` (${newBatchThreshold}) must be less than \`concurrency\` (${concurrency}): the consumer receives more only when fewer handlers than that are running.`,
     );
   }
-  const visibilityTimeoutInSeconds = optionalNumber("visibilityTimeoutInSeconds", options.visibilityTimeoutInSeconds, 30, {
-    min: 1,
-    max: MAX_VISIBILITY_TIMEOUT_IN_SECONDS,
-    integer: true,
-  });
+  const visibilityTimeoutInSeconds = optionalNumber(
+    "visibilityTimeoutInSeconds",
+    options.visibilityTimeoutInSeconds,
+    30,
+    {
+      min: 1,
+      max: MAX_VISIBILITY_TIMEOUT_IN_SECONDS,
+      integer: true,
+    },
+  );
   const heartbeatIntervalInMs = optionalNumber(
     "heartbeatIntervalInMs",
     options.heartbeatIntervalInMs,
@@ -89,12 +108,20 @@ export function resolveOptions<T, TEffect>(
     );
   }
   const maxDequeueCount = optionalNumber("maxDequeueCount", options.maxDequeueCount, 5, { min: 1, integer: true });
-  const retryBackoff = checkBackoff("retryBackoff", options.retryBackoff) ?? exponentialBackoff({ deltaInMs: 1_000, minInMs: 0, maxInMs: 60_000 });
-  const pollingBackoff = checkBackoff("pollingBackoff", options.pollingBackoff) ?? exponentialBackoff({ deltaInMs: 100, minInMs: 0, maxInMs: 60_000 });
+  const retryBackoff =
+    checkBackoff("retryBackoff", options.retryBackoff) ??
+    exponentialBackoff({ deltaInMs: 1_000, minInMs: 0, maxInMs: 60_000 });
+  const pollingBackoff =
+    checkBackoff("pollingBackoff", options.pollingBackoff) ??
+    exponentialBackoff({ deltaInMs: 100, minInMs: 0, maxInMs: 60_000 });
   if (options.poisonQueue !== undefined && typeof options.poisonQueue?.sendMessage !== "function") {
     throw new TypeError("`poisonQueue` must be a QueueClient from @azure/storage-queue.");
   }
-  if (options.poisonQueue === undefined && typeof queueClient.name === "string" && queueClient.name.length > 63 - "-poison".length) {
+  if (
+    options.poisonQueue === undefined &&
+    typeof queueClient.name === "string" &&
+    queueClient.name.length > 63 - "-poison".length
+  ) {
     throw new RangeError(
       `The queue name '${queueClient.name}' is too long for a '-poison' queue next to it (queue names have at most 63 characters): pass \`poisonQueue\`.`,
     );
@@ -103,12 +130,16 @@ export function resolveOptions<T, TEffect>(
     min: -1,
     integer: true,
   });
-  if (poisonTimeToLiveInSeconds === 0) throw new RangeError("`poisonTimeToLiveInSeconds` must be -1 (never expire) or at least 1, got 0.");
+  if (poisonTimeToLiveInSeconds === 0)
+    throw new RangeError("`poisonTimeToLiveInSeconds` must be -1 (never expire) or at least 1, got 0.");
   const gracePeriodInMs = optionalNumber("gracePeriodInMs", options.gracePeriodInMs, 30_000, { min: 0 });
   if (options.keepAlive !== undefined && typeof options.keepAlive !== "boolean") {
     throw new TypeError("`keepAlive` must be a boolean.");
   }
-  const consumerId = options.consumerId === undefined ? `consumer-${randomUUID()}` : checkNonEmptyString("consumerId", options.consumerId);
+  const consumerId =
+    options.consumerId === undefined
+      ? `consumer-${randomUUID()}`
+      : checkNonEmptyString("consumerId", options.consumerId);
   checkOptionalSignal("abortSignal", options.abortSignal);
 
   return {
@@ -131,13 +162,23 @@ export function resolveOptions<T, TEffect>(
   };
 }
 
-function resolveIdempotency<T, TEffect>(options: QueueConsumerOptions<T, TEffect>): ResolvedOptions<T, TEffect>["idempotency"] {
+function resolveIdempotency<T, TEffect>(
+  options: QueueConsumerOptions<T, TEffect>,
+): ResolvedOptions<T, TEffect>["idempotency"] {
   const idempotency = options.idempotency;
   if (idempotency === undefined) return undefined;
-  if (typeof idempotency !== "object" || idempotency === null) throw new TypeError("`idempotency` must be an object with a `store`.");
+  if (typeof idempotency !== "object" || idempotency === null)
+    throw new TypeError("`idempotency` must be an object with a `store`.");
   const store = idempotency.store;
-  if (typeof store !== "object" || store === null || typeof store.claim !== "function" || typeof store.complete !== "function") {
-    throw new TypeError("`idempotency.store` must be an IdempotencyStore (TableIdempotencyStore or MemoryIdempotencyStore).");
+  if (
+    typeof store !== "object" ||
+    store === null ||
+    typeof store.claim !== "function" ||
+    typeof store.complete !== "function"
+  ) {
+    throw new TypeError(
+      "`idempotency.store` must be an IdempotencyStore (TableIdempotencyStore or MemoryIdempotencyStore).",
+    );
   }
   checkOptionalFunction("idempotency.key", idempotency.key);
   checkOptionalFunction("idempotency.partitionKey", idempotency.partitionKey);

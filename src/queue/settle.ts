@@ -20,7 +20,12 @@ export class MessageSettler {
   readonly #poisonTimeToLiveInSeconds: number;
   #poison: PoisonQueueWriter | undefined;
 
-  constructor(queue: QueueClient, events: TypedEvents<QueueConsumerEvents>, poisonQueue: QueueClient | undefined, poisonTimeToLiveInSeconds: number) {
+  constructor(
+    queue: QueueClient,
+    events: TypedEvents<QueueConsumerEvents>,
+    poisonQueue: QueueClient | undefined,
+    poisonTimeToLiveInSeconds: number,
+  ) {
     this.#queue = queue;
     this.#events = events;
     this.#poisonQueue = poisonQueue;
@@ -28,7 +33,11 @@ export class MessageSettler {
   }
 
   /** Deletes a settled message; false (and reported) when it could not. */
-  async delete(message: ReceivedQueueMessage, popReceipt: string, lostError?: MessageOwnershipLostError): Promise<boolean> {
+  async delete(
+    message: ReceivedQueueMessage,
+    popReceipt: string,
+    lostError?: MessageOwnershipLostError,
+  ): Promise<boolean> {
     if (lostError) {
       this.lost(message, lostError);
       return false;
@@ -44,7 +53,12 @@ export class MessageSettler {
   }
 
   /** Hides the message for `seconds` (0: visible now); false (and reported) when it could not. */
-  async setVisibility(message: ReceivedQueueMessage, popReceipt: string, seconds: number, lostError?: MessageOwnershipLostError): Promise<boolean> {
+  async setVisibility(
+    message: ReceivedQueueMessage,
+    popReceipt: string,
+    seconds: number,
+    lostError?: MessageOwnershipLostError,
+  ): Promise<boolean> {
     if (lostError) {
       this.lost(message, lostError);
       return false;
@@ -66,9 +80,20 @@ export class MessageSettler {
 
   /** Sends the message to the poison queue with `reason`, then deletes it. */
   async poison(message: ReceivedQueueMessage, popReceipt: string, reason: string, error: unknown): Promise<void> {
-    const writer = (this.#poison ??= new PoisonQueueWriter(this.#poisonQueue ?? derivePoisonQueue(this.#queue), this.#poisonTimeToLiveInSeconds));
-    const code = typeof error === "object" && error !== null ? ((error as { code?: unknown }).code ?? (error as Error).name) : undefined;
-    const { text } = buildPoisonMessageText(message, this.#queue.name, reason, typeof code === "string" ? code : undefined);
+    const writer = (this.#poison ??= new PoisonQueueWriter(
+      this.#poisonQueue ?? derivePoisonQueue(this.#queue),
+      this.#poisonTimeToLiveInSeconds,
+    ));
+    const code =
+      typeof error === "object" && error !== null
+        ? ((error as { code?: unknown }).code ?? (error as Error).name)
+        : undefined;
+    const { text } = buildPoisonMessageText(
+      message,
+      this.#queue.name,
+      reason,
+      typeof code === "string" ? code : undefined,
+    );
     try {
       await writer.send(text);
     } catch (sendError) {
@@ -95,7 +120,10 @@ export class MessageSettler {
   /** Reports a failure outside a handler: to `error` listeners, or to the log when there are none. */
   reportError(error: unknown, operation: string, message: ReceivedQueueMessage | undefined): void {
     if (this.#events.has("error")) this.#events.emit("error", { error, operation, message });
-    else logger.warning(`queue consumer could not ${operation}${message ? ` (message ${message.messageId})` : ""}: ${describe(error)}`);
+    else
+      logger.warning(
+        `queue consumer could not ${operation}${message ? ` (message ${message.messageId})` : ""}: ${describe(error)}`,
+      );
   }
 }
 

@@ -40,7 +40,7 @@ export interface MessageContext<TEffect = never> {
    * handler succeeds and the claim is still held, in the same write as the done mark, so they
    * happen exactly once per key. Throws a TypeError when the consumer has no idempotency store.
    */
-  addEffects(...effects: TEffect[]): void;
+  readonly addEffects: (...effects: TEffect[]) => void;
 }
 
 /** The idempotency part of a {@link MessageContext}. */

@@ -5,12 +5,7 @@
  * Retried: 408, 429, 500, 502, 503, 504 and network failures (reset, timeout, refused, …).
  * Never retried: any other 4xx, 501, 505, cancellations, and errors that are not storage errors.
  */
-import {
-  isStorageConcurrencyError,
-  isStorageRequestError,
-  readRestError,
-  StorageRequestError,
-} from "../errors.js";
+import { isStorageConcurrencyError, isStorageRequestError, readRestError, StorageRequestError } from "../errors.js";
 
 /** Why a storage call failed, as far as retrying is concerned. */
 export type FailureKind =
@@ -85,7 +80,13 @@ export function classifyError(error: unknown): ErrorClassification {
   if (!info) return verdict("other", false);
   if (info.statusCode === undefined) return verdict("network", true, undefined, info.networkCode);
   const kind = kindOfStatus(info.statusCode, info.serviceCode);
-  return verdict(kind, TRANSIENT_STATUS_CODES.has(info.statusCode), info.statusCode, info.serviceCode, info.retryAfterInMs);
+  return verdict(
+    kind,
+    TRANSIENT_STATUS_CODES.has(info.statusCode),
+    info.statusCode,
+    info.serviceCode,
+    info.retryAfterInMs,
+  );
 }
 
 /**
@@ -137,15 +138,18 @@ export function wrapStorageError(error: unknown, operation: string, attempts = 1
   const next = transient
     ? `This is transient${attempts > 1 ? ` but lasted over ${attempts} attempts` : ""}: try again later, or allow more retries.`
     : "Retrying will not help: fix the request or the resource's state first.";
-  return new StorageRequestError(`Could not ${operation}: ${what}${info.message ? ` (${info.message})` : ""}. ${next}`, {
-    code: "StorageRequestFailed",
-    statusCode: info.statusCode,
-    serviceCode: info.serviceCode ?? info.networkCode,
-    cause: error,
-    transient,
-    requestId: info.requestId,
-    attempts,
-  });
+  return new StorageRequestError(
+    `Could not ${operation}: ${what}${info.message ? ` (${info.message})` : ""}. ${next}`,
+    {
+      code: "StorageRequestFailed",
+      statusCode: info.statusCode,
+      serviceCode: info.serviceCode ?? info.networkCode,
+      cause: error,
+      transient,
+      requestId: info.requestId,
+      attempts,
+    },
+  );
 }
 
 function kindOfStatus(statusCode: number, serviceCode: string | undefined): FailureKind {
@@ -163,7 +167,11 @@ function kindOfStatus(statusCode: number, serviceCode: string | undefined): Fail
 // ("DeletePending: The specified resource is marked for deletion by an SMB client", "FileLockConflict:
 // A portion of the specified file is locked by an SMB client", "FileOpenBySmbClient"); SharingViolation
 // and SMBDeletePending are the names the source documents use.
-const SMB_HOLDS_FILE_CODES: ReadonlySet<string> = new Set(["SharingViolation", "FileLockConflict", "FileOpenBySmbClient"]);
+const SMB_HOLDS_FILE_CODES: ReadonlySet<string> = new Set([
+  "SharingViolation",
+  "FileLockConflict",
+  "FileOpenBySmbClient",
+]);
 const SMB_DELETE_PENDING_CODES: ReadonlySet<string> = new Set(["DeletePending", "SMBDeletePending"]);
 
 /** An `AbortError` (from the SDK or a signal), or the `TimeoutError` of `AbortSignal.timeout()`. */

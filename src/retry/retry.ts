@@ -173,7 +173,9 @@ async function execute<T>(
           }
           if (performance.now() - start + delayInMs >= options.deadlineInMs) return false;
           previousDelayInMs = delayInMs;
-          logger.verbose(`retrying "${operationName}" after attempt ${attemptNumber} failed (${describeFailure(classification)}); waiting ${Math.round(delayInMs)} ms`);
+          logger.verbose(
+            `retrying "${operationName}" after attempt ${attemptNumber} failed (${describeFailure(classification)}); waiting ${Math.round(delayInMs)} ms`,
+          );
           options.onRetry?.({ error, classification, attempt: attemptNumber, delayInMs });
           await sleep(delayInMs, abortSignal);
           return true;
@@ -185,12 +187,15 @@ async function execute<T>(
     // A failure the policy would retry, but the retry budget or the deadline ran out.
     let retriable = false;
     try {
-      retriable = options.maxRetries > 0 && classification.kind !== "cancelled" && options.shouldRetry(classification, error);
+      retriable =
+        options.maxRetries > 0 && classification.kind !== "cancelled" && options.shouldRetry(classification, error);
     } catch {
       // the caller's predicate threw (that error is what the caller gets): nothing to log
     }
     if (retriable) {
-      logger.warning(`gave up on "${operationName}" after ${attempts} attempt${attempts === 1 ? "" : "s"} (${describeFailure(classification)})`);
+      logger.warning(
+        `gave up on "${operationName}" after ${attempts} attempt${attempts === 1 ? "" : "s"} (${describeFailure(classification)})`,
+      );
     }
     throw wrapStorageError(error, operationName, attempts);
   }

@@ -70,11 +70,19 @@ export async function writeAtomic(
   const checked = checkActions(actions);
   const partitionKeys = [...new Set(checked.map((a) => a.partitionKey))];
   const refuse = (reason: TransactionRefusedError["reason"], message: string, estimatedBytes?: number) =>
-    new TransactionRefusedError(`${message} Nothing was sent.`, { reason, operationCount: checked.length, partitionKeys, estimatedBytes });
+    new TransactionRefusedError(`${message} Nothing was sent.`, {
+      reason,
+      operationCount: checked.length,
+      partitionKeys,
+      estimatedBytes,
+    });
 
   if (checked.length === 0) throw refuse("empty", "There are no actions to commit.");
   if (partitionKeys.length > 1) {
-    const shown = partitionKeys.slice(0, 3).map((k) => JSON.stringify(k)).join(", ");
+    const shown = partitionKeys
+      .slice(0, 3)
+      .map((k) => JSON.stringify(k))
+      .join(", ");
     throw refuse(
       "multiple-partitions",
       `These ${checked.length} writes span ${partitionKeys.length} partitions (${shown}${partitionKeys.length > 3 ? ", …" : ""}); an entity group transaction covers one PartitionKey, so they cannot commit together. Give them a PartitionKey they share (the design guide's bank example uses the transaction id), or use writeBatch() if they need not be atomic.`,
@@ -108,7 +116,11 @@ export async function writeAtomic(
   }
   const committed = await sendTransaction(
     client,
-    { partitionKey: partitionKeys[0]!, actions: checked.map((a) => a.action), actionIndexes: checked.map((a) => a.index) },
+    {
+      partitionKey: partitionKeys[0]!,
+      actions: checked.map((a) => a.action),
+      actionIndexes: checked.map((a) => a.index),
+    },
     { policy, abortSignal: options.abortSignal },
   ).catch((error: unknown) => {
     // The caller gets the error itself; a conflict here is often an expected outcome (multi-index rows).

@@ -122,7 +122,11 @@ export async function writeBatch(
   actions: readonly TableAction[],
   options: WriteBatchOptions = {},
 ): Promise<WriteBatchResult> {
-  const maxConcurrency = checkNumber("maxConcurrency", options.maxConcurrency ?? 4, { min: 1, max: 1000, integer: true });
+  const maxConcurrency = checkNumber("maxConcurrency", options.maxConcurrency ?? 4, {
+    min: 1,
+    max: 1000,
+    integer: true,
+  });
   const preserveOrder = options.preserveOrder ?? true;
   checkOptionalSignal("abortSignal", options.abortSignal);
   checkOptionalFunction("onTransaction", options.onTransaction);
@@ -194,7 +198,10 @@ export async function writeBatch(
         if (await send(indexes[i]!)) continue;
         const failed = outcomes[indexes[i]!]!;
         for (const rest of indexes.slice(i + 1)) {
-          settle(rest, notSent(plans[rest]!, failed.status === "not-sent" ? "cancelled" : "earlier-transaction-failed"));
+          settle(
+            rest,
+            notSent(plans[rest]!, failed.status === "not-sent" ? "cancelled" : "earlier-transaction-failed"),
+          );
         }
         break;
       }

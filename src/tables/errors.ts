@@ -10,7 +10,12 @@
  * - {@link TableTransactionError}: the service refused a transaction; says which action failed.
  * - {@link MultiIndexConflictError}: a multi-index record changed, or a key it needs is taken.
  */
-import { isStorageConcurrencyError, StorageConcurrencyError, StorageRequestError, type StorageConcurrencyErrorOptions } from "../errors.js";
+import {
+  isStorageConcurrencyError,
+  StorageConcurrencyError,
+  StorageRequestError,
+  type StorageConcurrencyErrorOptions,
+} from "../errors.js";
 
 /** Which of the two key properties. */
 export type TableKeyName = "partitionKey" | "rowKey";
@@ -43,7 +48,8 @@ export class TableKeyError extends StorageConcurrencyError {
     this.name = "TableKeyError";
     this.keyName = options.keyName;
     this.rule = options.rule;
-    this.value = typeof options.value === "string" && options.value.length > 80 ? `${options.value.slice(0, 80)}…` : options.value;
+    this.value =
+      typeof options.value === "string" && options.value.length > 80 ? `${options.value.slice(0, 80)}…` : options.value;
     this.actionIndex = options.actionIndex;
   }
 }
@@ -93,7 +99,10 @@ export class TableActionError extends StorageConcurrencyError {
   /** The property at fault, when one is. */
   readonly property: string | undefined;
 
-  constructor(message: string, options: { rule: TableActionRule; actionIndex?: number | undefined; property?: string | undefined }) {
+  constructor(
+    message: string,
+    options: { rule: TableActionRule; actionIndex?: number | undefined; property?: string | undefined },
+  ) {
     super(message, { code: "InvalidTableAction" });
     this.name = "TableActionError";
     this.rule = options.rule;
@@ -126,11 +135,7 @@ export function isTableActionError(error: unknown): error is TableActionError {
  * - `duplicate-entity`: an entity may appear only once in a transaction.
  */
 export type TransactionRefusalReason =
-  | "empty"
-  | "multiple-partitions"
-  | "too-many-operations"
-  | "payload-too-large"
-  | "duplicate-entity";
+  "empty" | "multiple-partitions" | "too-many-operations" | "payload-too-large" | "duplicate-entity";
 
 /**
  * Writes that must commit together cannot be one entity group transaction, so nothing was sent

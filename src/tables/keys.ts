@@ -40,7 +40,9 @@ export function padNumber(value: number | bigint, width: number): string {
     digits = String(value);
   }
   if (digits.length > width) {
-    throw new RangeError(`\`value\` ${digits} does not fit in ${width} digits: choose a larger \`width\` for every key of this kind.`);
+    throw new RangeError(
+      `\`value\` ${digits} does not fit in ${width} digits: choose a larger \`width\` for every key of this kind.`,
+    );
   }
   return digits.padStart(width, "0");
 }
@@ -60,7 +62,8 @@ export function padNumber(value: number | bigint, width: number): string {
 export function parsePaddedNumber(key: string): number {
   if (!/^\d+$/.test(key)) throw new RangeError(`\`key\` must be digits only, got ${JSON.stringify(key)}.`);
   const value = Number(key);
-  if (!Number.isSafeInteger(value)) throw new RangeError(`\`key\` ${key} is past Number.MAX_SAFE_INTEGER: read it with BigInt(key).`);
+  if (!Number.isSafeInteger(value))
+    throw new RangeError(`\`key\` ${key} is past Number.MAX_SAFE_INTEGER: read it with BigInt(key).`);
   return value;
 }
 
@@ -72,7 +75,8 @@ const TICKS_PER_MS = 10_000n;
 
 function toEpochMs(date: Date | number, name: string): number {
   const ms = typeof date === "number" ? date : date instanceof Date ? date.getTime() : Number.NaN;
-  if (!Number.isFinite(ms)) throw new TypeError(`\`${name}\` must be a valid Date or a number of milliseconds since 1970.`);
+  if (!Number.isFinite(ms))
+    throw new TypeError(`\`${name}\` must be a valid Date or a number of milliseconds since 1970.`);
   return ms;
 }
 
@@ -95,7 +99,8 @@ function toEpochMs(date: Date | number, name: string): number {
  */
 export function invertedTimestampKey(date: Date | number = Date.now()): string {
   const ms = toEpochMs(date, "date");
-  if (ms < -62_135_596_800_000 || ms > 253_402_300_799_999) throw new RangeError("`date` must be between years 1 and 9999.");
+  if (ms < -62_135_596_800_000 || ms > 253_402_300_799_999)
+    throw new RangeError("`date` must be between years 1 and 9999.");
   const ticks = EPOCH_TICKS + BigInt(Math.trunc(ms)) * TICKS_PER_MS;
   return (MAX_TICKS - ticks).toString().padStart(19, "0");
 }
@@ -137,6 +142,7 @@ export interface CompositeKeyOptions {
 }
 
 // Characters the service forbids in keys (see validation.ts for the sources).
+// eslint-disable-next-line no-control-regex -- the control characters are the point: the service refuses them
 const FORBIDDEN_IN_KEYS = /[/\\#?\u0000-\u001f\u007f-\u009f]/;
 
 function compositeSettings(options: CompositeKeyOptions) {
@@ -145,7 +151,9 @@ function compositeSettings(options: CompositeKeyOptions) {
   if (escape.length !== 1) throw new RangeError("`escapeCharacter` must be one character.");
   if (separator.includes(escape)) throw new RangeError("`separator` must not contain `escapeCharacter`.");
   if (FORBIDDEN_IN_KEYS.test(separator) || FORBIDDEN_IN_KEYS.test(escape)) {
-    throw new RangeError("`separator` and `escapeCharacter` must not contain characters the service forbids in keys (/ \\ # ? or control characters).");
+    throw new RangeError(
+      "`separator` and `escapeCharacter` must not contain characters the service forbids in keys (/ \\ # ? or control characters).",
+    );
   }
   if (/[0-9a-fA-F]/.test(escape)) throw new RangeError("`escapeCharacter` must not be a hex digit.");
   return { separator, escape };
@@ -213,7 +221,8 @@ export function parseCompositeKey(key: string, options: CompositeKeyOptions = {}
         continue;
       }
       const hex = part.slice(i + 1, i + 5);
-      if (!/^[0-9a-f]{4}$/i.test(hex)) throw new RangeError(`\`key\` has a malformed escape at ${JSON.stringify(part.slice(i, i + 5))}.`);
+      if (!/^[0-9a-f]{4}$/i.test(hex))
+        throw new RangeError(`\`key\` has a malformed escape at ${JSON.stringify(part.slice(i, i + 5))}.`);
       out += String.fromCharCode(Number.parseInt(hex, 16));
       i += 4;
     }

@@ -28,7 +28,12 @@ import { sleep } from "../internal/sleep.js";
 import { checkNumber, checkOptionalSignal } from "../internal/validate.js";
 import { decorrelatedJitterBackoff, type BackoffStrategy } from "../retry/backoff.js";
 import { writeAtomic } from "./atomic.js";
-import { isMultiIndexConflictError, isTableTransactionError, MultiIndexConflictError, TransactionRefusedError } from "./errors.js";
+import {
+  isMultiIndexConflictError,
+  isTableTransactionError,
+  MultiIndexConflictError,
+  TransactionRefusedError,
+} from "./errors.js";
 import { keyFilter, queryEntityPages } from "./query.js";
 import { validateTableKey } from "./validation.js";
 
@@ -104,7 +109,12 @@ export interface MultiIndexTable<T extends MultiIndexRecord> {
   /** Writes a new record under all its RowKeys, atomically; a key already held by a live record is a conflict (`exists`). */
   create(record: T, options?: MultiIndexCallOptions): Promise<MultiIndexSnapshot<T>>;
   /** Reads a record by its key in one index (a point query per row); undefined when absent. */
-  get(partitionKey: string, index: string, key: string, options?: MultiIndexCallOptions): Promise<MultiIndexSnapshot<T> | undefined>;
+  get(
+    partitionKey: string,
+    index: string,
+    key: string,
+    options?: MultiIndexCallOptions,
+  ): Promise<MultiIndexSnapshot<T> | undefined>;
   /**
    * Replaces the record read as `snapshot` by `next`, atomically, every row checked with its ETag.
    * Rows whose key changes move: the old one becomes a tombstone, the new one is created.
@@ -145,7 +155,10 @@ export interface MultiIndexTable<T extends MultiIndexRecord> {
 }
 
 /** The part of a `TableClient` multi-index rows use. */
-export type MultiIndexClient = Pick<TableClient, "getEntity" | "submitTransaction" | "deleteEntity" | "listEntities" | "url" | "tableName">;
+export type MultiIndexClient = Pick<
+  TableClient,
+  "getEntity" | "submitTransaction" | "deleteEntity" | "listEntities" | "url" | "tableName"
+>;
 
 type Row = TableEntityResult<Record<string, unknown>>;
 
@@ -178,14 +191,23 @@ function signalOf(options: MultiIndexCallOptions | undefined): { abortSignal?: A
  * const fiftyFive = await runners.list("2011 New York City Marathon__Full", "AGE", { keyPrefix: "055" });
  * ```
  */
-export function multiIndexTable<T extends MultiIndexRecord>(client: MultiIndexClient, options: MultiIndexOptions<T>): MultiIndexTable<T> {
-  if (typeof options?.partitionKey !== "function") throw new TypeError("`partitionKey` must be a function of the record.");
+export function multiIndexTable<T extends MultiIndexRecord>(
+  client: MultiIndexClient,
+  options: MultiIndexOptions<T>,
+): MultiIndexTable<T> {
+  if (typeof options?.partitionKey !== "function")
+    throw new TypeError("`partitionKey` must be a function of the record.");
   const indexNames = Object.keys(options.indexes ?? {});
   if (indexNames.length === 0) throw new TypeError("`indexes` must name at least one index.");
-  if (indexNames.length > 50) throw new RangeError("`indexes` may name at most 50 indexes (a key change writes two rows per index, and a transaction holds 100).");
+  if (indexNames.length > 50)
+    throw new RangeError(
+      "`indexes` may name at most 50 indexes (a key change writes two rows per index, and a transaction holds 100).",
+    );
   for (const name of indexNames) {
-    if (!/^[A-Za-z0-9_]+$/.test(name)) throw new RangeError(`index name ${JSON.stringify(name)} must be letters, digits and _ only.`);
-    if (typeof options.indexes[name] !== "function") throw new TypeError(`\`indexes.${name}\` must be a function of the record.`);
+    if (!/^[A-Za-z0-9_]+$/.test(name))
+      throw new RangeError(`index name ${JSON.stringify(name)} must be letters, digits and _ only.`);
+    if (typeof options.indexes[name] !== "function")
+      throw new TypeError(`\`indexes.${name}\` must be a function of the record.`);
   }
 
   const rowKeyOf = (index: string, key: string) => `${index}:${key}`;
@@ -202,7 +224,8 @@ export function multiIndexTable<T extends MultiIndexRecord>(client: MultiIndexCl
     const rowKeys: Record<string, string> = {};
     for (const index of indexNames) {
       const key = options.indexes[index]!(record);
-      if (typeof key !== "string") throw new TypeError(`index ${index} gave ${typeof key}; an index key must be a string.`);
+      if (typeof key !== "string")
+        throw new TypeError(`index ${index} gave ${typeof key}; an index key must be a string.`);
       const rowKey = rowKeyOf(index, key);
       validateTableKey(rowKey, "rowKey");
       rowKeys[index] = rowKey; // distinct: index names differ and hold no colon
@@ -217,16 +240,25 @@ export function multiIndexTable<T extends MultiIndexRecord>(client: MultiIndexCl
     row[VERSION] = version;
     return row as TableEntity;
   };
-  const tombstoneOf = (partitionKey: string, rowKey: string, version: string): TableEntity =>
-    ({ partitionKey, rowKey, [DELETED]: true, [VERSION]: version }) as TableEntity;
+  const tombstoneOf = (partitionKey: string, rowKey: string, version: string): TableEntity => ({
+    partitionKey,
+    rowKey,
+    [DELETED]: true,
+    [VERSION]: version,
+  });
 
   const recordOf = (row: Row): T => {
     const record: Record<string, unknown> = {};
-    for (const [name, value] of Object.entries(row)) if (!RESERVED.has(name) && !name.startsWith("odata.")) record[name] = value;
+    for (const [name, value] of Object.entries(row))
+      if (!RESERVED.has(name) && !name.startsWith("odata.")) record[name] = value;
     return record as T;
   };
 
-  const readRow = async (partitionKey: string, rowKey: string, call: MultiIndexCallOptions | undefined): Promise<Row | undefined> => {
+  const readRow = async (
+    partitionKey: string,
+    rowKey: string,
+    call: MultiIndexCallOptions | undefined,
+  ): Promise<Row | undefined> => {
     try {
       return await client.getEntity<Record<string, unknown>>(partitionKey, rowKey, signalOf(call));
     } catch (error) {
@@ -251,7 +283,9 @@ export function multiIndexTable<T extends MultiIndexRecord>(client: MultiIndexCl
       const rowKeys = [...desired.keys()];
       const actions: TransactionAction[] = rowKeys.map((rowKey) => {
         const etag = etags.get(rowKey);
-        return etag === undefined ? ["create", desired.get(rowKey)!] : ["update", desired.get(rowKey)!, "Replace", { etag }];
+        return etag === undefined
+          ? ["create", desired.get(rowKey)!]
+          : ["update", desired.get(rowKey)!, "Replace", { etag }];
       });
       try {
         const result = await writeAtomic(client, actions, signalOf(call));
@@ -290,20 +324,31 @@ export function multiIndexTable<T extends MultiIndexRecord>(client: MultiIndexCl
   };
 
   /** Removes tombstones one by one, each only if unchanged; what cannot be removed stays, harmlessly. */
-  const purge = async (partitionKey: string, tombstones: ReadonlyMap<string, string>, call: MultiIndexCallOptions | undefined) => {
+  const purge = async (
+    partitionKey: string,
+    tombstones: ReadonlyMap<string, string>,
+    call: MultiIndexCallOptions | undefined,
+  ) => {
     await Promise.all(
       [...tombstones].map(async ([rowKey, etag]) => {
         try {
           await client.deleteEntity(partitionKey, rowKey, { etag, ...signalOf(call) });
         } catch (error) {
           const status = statusOf(error);
-          if (status !== 404 && status !== 412) logger.warning(`tombstone ${partitionKey}/${rowKey} left in place: ${String(error)}`);
+          if (status !== 404 && status !== 412)
+            logger.warning(`tombstone ${partitionKey}/${rowKey} left in place: ${String(error)}`);
         }
       }),
     );
   };
 
-  const snapshotOf = (record: T, partitionKey: string, rowKeys: Record<string, string>, etags: Map<string, string>, version: string) => ({
+  const snapshotOf = (
+    record: T,
+    partitionKey: string,
+    rowKeys: Record<string, string>,
+    etags: Map<string, string>,
+    version: string,
+  ) => ({
     record,
     partitionKey,
     rowKeys,
@@ -319,13 +364,16 @@ export function multiIndexTable<T extends MultiIndexRecord>(client: MultiIndexCl
     async create(record, call) {
       const { partitionKey, rowKeys } = keysOf(record);
       const version = randomUUID();
-      const desired = new Map(indexNames.map((index) => [rowKeys[index]!, rowOf(partitionKey, rowKeys[index]!, index, record, version)]));
+      const desired = new Map(
+        indexNames.map((index) => [rowKeys[index]!, rowOf(partitionKey, rowKeys[index]!, index, record, version)]),
+      );
       const etags = await commit(partitionKey, desired, new Map(), call);
       return snapshotOf(record, partitionKey, rowKeys, etags, version);
     },
 
     async get(partitionKey, index, key, call) {
-      if (!indexNames.includes(index)) throw new RangeError(`unknown index ${JSON.stringify(index)}; the indexes are ${indexNames.join(", ")}.`);
+      if (!indexNames.includes(index))
+        throw new RangeError(`unknown index ${JSON.stringify(index)}; the indexes are ${indexNames.join(", ")}.`);
       const rowKey = rowKeyOf(index, key);
       validateTableKey(partitionKey, "partitionKey");
       validateTableKey(rowKey, "rowKey");
@@ -336,7 +384,9 @@ export function multiIndexTable<T extends MultiIndexRecord>(client: MultiIndexCl
         const version = first![VERSION] as string;
         const rowKeys = keysOf(record).rowKeys;
         const others = await Promise.all(
-          indexNames.map((other) => (rowKeys[other] === rowKey ? Promise.resolve(first) : readRow(partitionKey, rowKeys[other]!, call))),
+          indexNames.map((other) =>
+            rowKeys[other] === rowKey ? Promise.resolve(first) : readRow(partitionKey, rowKeys[other]!, call),
+          ),
         );
         if (others.every((row) => !isDeleted(row) && row![VERSION] === version)) {
           const etags = new Map(indexNames.map((other, i) => [rowKeys[other]!, others[i]!.etag]));
@@ -355,14 +405,19 @@ export function multiIndexTable<T extends MultiIndexRecord>(client: MultiIndexCl
       if (partitionKey !== snapshot.partitionKey) {
         throw new TransactionRefusedError(
           `The change moves the record from partition ${JSON.stringify(snapshot.partitionKey)} to ${JSON.stringify(partitionKey)}; a transaction covers one partition, so it cannot be atomic: create the record in the new partition, then delete the old one. Nothing was sent.`,
-          { reason: "multiple-partitions", operationCount: indexNames.length * 2, partitionKeys: [snapshot.partitionKey, partitionKey] },
+          {
+            reason: "multiple-partitions",
+            operationCount: indexNames.length * 2,
+            partitionKeys: [snapshot.partitionKey, partitionKey],
+          },
         );
       }
       const version = randomUUID();
       const expected = new Map(indexNames.map((index) => [snapshot.rowKeys[index]!, snapshot.etags[index]!]));
       const desired = new Map<string, TableEntity>();
       for (const rowKey of expected.keys()) desired.set(rowKey, tombstoneOf(partitionKey, rowKey, version));
-      for (const index of indexNames) desired.set(rowKeys[index]!, rowOf(partitionKey, rowKeys[index]!, index, next, version));
+      for (const index of indexNames)
+        desired.set(rowKeys[index]!, rowOf(partitionKey, rowKeys[index]!, index, next, version));
       const etags = await commit(partitionKey, desired, expected, call);
       const vacated = new Map([...etags].filter(([rowKey]) => desired.get(rowKey)![DELETED] === true));
       await purge(partitionKey, vacated, call);
@@ -372,7 +427,9 @@ export function multiIndexTable<T extends MultiIndexRecord>(client: MultiIndexCl
     async delete(snapshot, call) {
       const version = randomUUID();
       const expected = new Map(indexNames.map((index) => [snapshot.rowKeys[index]!, snapshot.etags[index]!]));
-      const desired = new Map([...expected.keys()].map((rowKey) => [rowKey, tombstoneOf(snapshot.partitionKey, rowKey, version)]));
+      const desired = new Map(
+        [...expected.keys()].map((rowKey) => [rowKey, tombstoneOf(snapshot.partitionKey, rowKey, version)]),
+      );
       const etags = await commit(snapshot.partitionKey, desired, expected, call);
       await purge(snapshot.partitionKey, etags, call);
     },
@@ -391,19 +448,25 @@ export function multiIndexTable<T extends MultiIndexRecord>(client: MultiIndexCl
         } catch (error) {
           if (!isMultiIndexConflictError(error) || error.reason !== "changed" || attempt >= maxAttempts) throw error;
           previousDelayInMs = backoff.delayInMs(attempt, previousDelayInMs);
-          logger.verbose(`multi-index conflict on ${partitionKey}/${index}:${key}, attempt ${attempt}; waiting ${Math.round(previousDelayInMs)} ms`);
+          logger.verbose(
+            `multi-index conflict on ${partitionKey}/${index}:${key}, attempt ${attempt}; waiting ${Math.round(previousDelayInMs)} ms`,
+          );
           await sleep(previousDelayInMs, call.abortSignal);
         }
       }
     },
 
     async list(partitionKey, index, call = {}) {
-      if (!indexNames.includes(index)) throw new RangeError(`unknown index ${JSON.stringify(index)}; the indexes are ${indexNames.join(", ")}.`);
+      if (!indexNames.includes(index))
+        throw new RangeError(`unknown index ${JSON.stringify(index)}; the indexes are ${indexNames.join(", ")}.`);
       validateTableKey(partitionKey, "partitionKey");
       const prefix = rowKeyOf(index, call.keyPrefix ?? "");
       const entries: MultiIndexListEntry<T>[] = [];
       let roundTrips = 0;
-      for await (const page of queryEntityPages<Record<string, unknown>>(client, { filter: keyFilter({ partitionKey, rowKeyPrefix: prefix }), ...signalOf(call) })) {
+      for await (const page of queryEntityPages<Record<string, unknown>>(client, {
+        filter: keyFilter({ partitionKey, rowKeyPrefix: prefix }),
+        ...signalOf(call),
+      })) {
         roundTrips = page.roundTrip;
         for (const row of page.entities) {
           if (!isDeleted(row)) entries.push({ key: row.rowKey!.slice(index.length + 1), record: recordOf(row) });

@@ -34,7 +34,12 @@ const PART_OVERHEAD_BYTES = 512;
 /** Room for the batch and changeset boundaries around the parts (about 250 bytes are used). */
 const TRANSACTION_OVERHEAD_BYTES = 512;
 
-const NAME_MAP: Readonly<Record<string, string>> = { partitionKey: "PartitionKey", rowKey: "RowKey", etag: "odata.etag", timestamp: "Timestamp" };
+const NAME_MAP: Readonly<Record<string, string>> = {
+  partitionKey: "PartitionKey",
+  rowKey: "RowKey",
+  etag: "odata.etag",
+  timestamp: "Timestamp",
+};
 
 function jsonBytes(value: string): number {
   return Buffer.byteLength(JSON.stringify(value), "utf8");
@@ -63,7 +68,10 @@ function valueBytes(name: string, value: unknown): number {
   if (value instanceof Date) return 30 + annotationBytes(name, "Edm.DateTime");
   if (value instanceof Uint8Array) return Math.ceil(value.byteLength / 3) * 4 + 2 + annotationBytes(name, "Edm.Binary");
   const typed = value as { value?: unknown; type?: unknown };
-  const inner = typeof typed.value === "string" ? jsonBytes(typed.value) : Buffer.byteLength(JSON.stringify(String(typed.value)), "utf8");
+  const inner =
+    typeof typed.value === "string"
+      ? jsonBytes(typed.value)
+      : Buffer.byteLength(JSON.stringify(String(typed.value)), "utf8");
   return inner + annotationBytes(name, `Edm.${String(typed.type)}`);
 }
 

@@ -49,11 +49,15 @@ export interface PlannedTransaction {
 /** The settled limits, checked. */
 function transactionLimits(options: PlanTransactionsOptions): { maxOperations: number; maxPayloadBytes: number } {
   return {
-    maxOperations: checkNumber("maxOperationsPerTransaction", options.maxOperationsPerTransaction ?? TRANSACTION_LIMITS.maxOperations, {
-      min: 1,
-      max: TRANSACTION_LIMITS.maxOperations,
-      integer: true,
-    }),
+    maxOperations: checkNumber(
+      "maxOperationsPerTransaction",
+      options.maxOperationsPerTransaction ?? TRANSACTION_LIMITS.maxOperations,
+      {
+        min: 1,
+        max: TRANSACTION_LIMITS.maxOperations,
+        integer: true,
+      },
+    ),
     maxPayloadBytes: checkNumber("maxPayloadBytes", options.maxPayloadBytes ?? TRANSACTION_LIMITS.maxPayloadBytes, {
       min: 1024,
       max: TRANSACTION_LIMITS.maxPayloadBytes,
@@ -63,7 +67,11 @@ function transactionLimits(options: PlanTransactionsOptions): { maxOperations: n
 }
 
 /** Plans already-checked actions. */
-export function planChecked(checked: readonly CheckedAction[], location: TableLocation, options: PlanTransactionsOptions = {}): PlannedTransaction[] {
+export function planChecked(
+  checked: readonly CheckedAction[],
+  location: TableLocation,
+  options: PlanTransactionsOptions = {},
+): PlannedTransaction[] {
   const { maxOperations, maxPayloadBytes } = transactionLimits(options);
   const urlBytes = tableUrlBytes(location);
   const groups = new Map<string, CheckedAction[]>();
@@ -99,7 +107,8 @@ export function planChecked(checked: readonly CheckedAction[], location: TableLo
           { rule: "action-too-large", actionIndex: action.index },
         );
       }
-      if (current.length >= maxOperations || currentBytes + bytes > maxPayloadBytes || rowKeys.has(action.rowKey)) flush();
+      if (current.length >= maxOperations || currentBytes + bytes > maxPayloadBytes || rowKeys.has(action.rowKey))
+        flush();
       current.push(action);
       currentBytes += bytes;
       rowKeys.add(action.rowKey);

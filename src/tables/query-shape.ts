@@ -76,7 +76,9 @@ type Node =
   | { type: "other" };
 
 function syntaxError(filter: string, at: number, what: string): RangeError {
-  return new RangeError(`\`filter\` could not be read at position ${at} (${what}): ${JSON.stringify(filter.slice(Math.max(0, at - 10), at + 20))}.`);
+  return new RangeError(
+    `\`filter\` could not be read at position ${at} (${what}): ${JSON.stringify(filter.slice(Math.max(0, at - 10), at + 20))}.`,
+  );
 }
 
 function tokenize(filter: string): Token[] {
@@ -119,7 +121,8 @@ function tokenize(filter: string): Token[] {
       } else if (lower === "and" || lower === "or" || lower === "not") tokens.push({ type: lower, at: start });
       else if (["eq", "ne", "gt", "ge", "lt", "le"].includes(lower)) {
         tokens.push({ type: "op", value: lower as "eq", at: start });
-      } else if (lower === "true" || lower === "false" || lower === "null") tokens.push({ type: "literal", value: lower, at: start });
+      } else if (lower === "true" || lower === "false" || lower === "null")
+        tokens.push({ type: "literal", value: lower, at: start });
       else tokens.push({ type: "ident", value: word, at: start });
     } else if (/[-0-9.]/.test(ch)) {
       const start = i++;
@@ -208,14 +211,22 @@ function tighterUpper(a: KeyBound | undefined, b: KeyBound | undefined): KeyBoun
 function intersect(a: Interval, b: Interval): Interval {
   const lower = tighterLower(a.lower, b.lower);
   const upper = tighterUpper(a.upper, b.upper);
-  const empty = a.empty || b.empty || (lower && upper && (lower.value > upper.value || (lower.value === upper.value && !(lower.inclusive && upper.inclusive))));
+  const empty =
+    a.empty ||
+    b.empty ||
+    (lower &&
+      upper &&
+      (lower.value > upper.value || (lower.value === upper.value && !(lower.inclusive && upper.inclusive))));
   return { ...(lower ? { lower } : {}), ...(upper ? { upper } : {}), ...(empty ? { empty: true } : {}) };
 }
 function isExact(i: Interval): boolean {
-  return !i.empty && !!i.lower && !!i.upper && i.lower.inclusive && i.upper.inclusive && i.lower.value === i.upper.value;
+  return (
+    !i.empty && !!i.lower && !!i.upper && i.lower.inclusive && i.upper.inclusive && i.lower.value === i.upper.value
+  );
 }
 function same(a: Interval, b: Interval): boolean {
-  const bound = (x?: KeyBound, y?: KeyBound) => (!x && !y) || (!!x && !!y && x.value === y.value && x.inclusive === y.inclusive);
+  const bound = (x?: KeyBound, y?: KeyBound) =>
+    (!x && !y) || (!!x && !!y && x.value === y.value && x.inclusive === y.inclusive);
   return !!a.empty === !!b.empty && bound(a.lower, b.lower) && bound(a.upper, b.upper);
 }
 
@@ -263,7 +274,11 @@ function constraintOf(node: Node, key: string): Interval {
 function toConstraint(interval: Interval): KeyConstraint {
   if (isExact(interval)) return { kind: "exact", value: interval.lower!.value };
   if (interval.lower || interval.upper) {
-    return { kind: "range", ...(interval.lower ? { lower: interval.lower } : {}), ...(interval.upper ? { upper: interval.upper } : {}) };
+    return {
+      kind: "range",
+      ...(interval.lower ? { lower: interval.lower } : {}),
+      ...(interval.upper ? { upper: interval.upper } : {}),
+    };
   }
   return { kind: "none" };
 }
@@ -292,10 +307,22 @@ export function classifyQuery(filter: string | undefined): QueryShape {
   const partitionKey = toConstraint(pk);
   const rowKey = toConstraint(rk);
   if (pk.empty || rk.empty) {
-    return { kind: "point", rank: 1, partitionKey, rowKey, explanation: "The filter contradicts itself on a key and matches nothing." };
+    return {
+      kind: "point",
+      rank: 1,
+      partitionKey,
+      rowKey,
+      explanation: "The filter contradicts itself on a key and matches nothing.",
+    };
   }
   if (isExact(pk) && isExact(rk)) {
-    return { kind: "point", rank: 1, partitionKey, rowKey, explanation: "Point query: one partition, one row; the best kind (the clustered index finds it directly)." };
+    return {
+      kind: "point",
+      rank: 1,
+      partitionKey,
+      rowKey,
+      explanation: "Point query: one partition, one row; the best kind (the clustered index finds it directly).",
+    };
   }
   if (isExact(pk)) {
     const bounded = rowKey.kind === "range";
@@ -315,7 +342,8 @@ export function classifyQuery(filter: string | undefined): QueryShape {
       rank: 3,
       partitionKey,
       rowKey,
-      explanation: "Partition range scan: a range of PartitionKeys, possibly over several partition servers (each boundary costs a continuation round trip); good when the range touches few partitions.",
+      explanation:
+        "Partition range scan: a range of PartitionKeys, possibly over several partition servers (each boundary costs a continuation round trip); good when the range touches few partitions.",
     };
   }
   return {
@@ -323,6 +351,7 @@ export function classifyQuery(filter: string | undefined): QueryShape {
     rank: 4,
     partitionKey,
     rowKey,
-    explanation: "Table scan: no PartitionKey equality or range, so every partition is read (an `or` over different PartitionKeys scans too); query one partition at a time, or add an index row keyed by what you search for.",
+    explanation:
+      "Table scan: no PartitionKey equality or range, so every partition is read (an `or` over different PartitionKeys scans too); query one partition at a time, or add an index row keyed by what you search for.",
   };
 }

@@ -119,7 +119,11 @@ function settings(options: QueryEntitiesOptions) {
   checkOptionalSignal("abortSignal", options.abortSignal);
   return {
     pageSize: checkNumber("pageSize", options.pageSize ?? 1000, { min: 1, max: 1000, integer: true }),
-    maxRoundTrips: checkNumber("maxRoundTrips", options.maxRoundTrips ?? Infinity, { min: 1, integer: true, allowInfinity: true }),
+    maxRoundTrips: checkNumber("maxRoundTrips", options.maxRoundTrips ?? Infinity, {
+      min: 1,
+      integer: true,
+      allowInfinity: true,
+    }),
   };
 }
 
@@ -143,10 +147,16 @@ export async function* queryEntityPages<T extends object = Record<string, unknow
   const { pageSize, maxRoundTrips } = settings(options);
   const pages = client
     .listEntities<T>({
-      queryOptions: { ...(options.filter ? { filter: options.filter } : {}), ...(options.select ? { select: [...options.select] } : {}) },
+      queryOptions: {
+        ...(options.filter ? { filter: options.filter } : {}),
+        ...(options.select ? { select: [...options.select] } : {}),
+      },
       ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}),
     })
-    .byPage({ maxPageSize: pageSize, ...(options.continuationToken ? { continuationToken: options.continuationToken } : {}) });
+    .byPage({
+      maxPageSize: pageSize,
+      ...(options.continuationToken ? { continuationToken: options.continuationToken } : {}),
+    });
   let roundTrip = 0;
   for await (const page of pages) {
     roundTrip += 1;

@@ -61,7 +61,9 @@ export async function sendTransaction(
           operationName: `commit a transaction on partition ${JSON.stringify(transaction.partitionKey)}`,
         })
       : await attempt(abortSignal);
-    const etags = transaction.actions.map((action, i) => (action[0] === "delete" ? undefined : response.subResponses[i]?.etag));
+    const etags = transaction.actions.map((action, i) =>
+      action[0] === "delete" ? undefined : response.subResponses[i]?.etag,
+    );
     logger.verbose(
       `committed a transaction of ${transaction.actions.length} action${transaction.actions.length === 1 ? "" : "s"} on partition ${JSON.stringify(transaction.partitionKey)}` +
         (attempts > 1 ? ` in ${attempts} attempts` : ""),
@@ -79,20 +81,35 @@ function failedOperationOf(message: string): { position: number | undefined; tex
   return match ? { position: Number(match[1]), text: match[2]!.trim() } : { position: undefined, text: message };
 }
 
-function transactionError(error: unknown, transaction: TransactionToSend, attempts: number, answerLost: boolean): TableTransactionError {
+function transactionError(
+  error: unknown,
+  transaction: TransactionToSend,
+  attempts: number,
+  answerLost: boolean,
+): TableTransactionError {
   const info = readRestError(error);
   const classification = classifyError(error);
   const where = `transaction of ${transaction.actions.length} action${transaction.actions.length === 1 ? "" : "s"} on partition ${JSON.stringify(transaction.partitionKey)}`;
-  const { position, text } = failedOperationOf(info?.message ?? (error instanceof Error ? error.message : String(error)));
-  const failedActionIndex = position !== undefined && position < transaction.actionIndexes.length ? transaction.actionIndexes[position] : undefined;
+  const { position, text } = failedOperationOf(
+    info?.message ?? (error instanceof Error ? error.message : String(error)),
+  );
+  const failedActionIndex =
+    position !== undefined && position < transaction.actionIndexes.length
+      ? transaction.actionIndexes[position]
+      : undefined;
   let message: string;
   if (classification.kind === "cancelled") {
     message = `The ${where} was cancelled; if it had reached the service it may have been applied: read before trying again.`;
   } else if (info?.statusCode === undefined) {
     message = `The ${where} got no answer (${info?.networkCode ?? (error instanceof Error ? error.message : "unknown failure")}); it may or may not have been applied: read before trying again.`;
   } else {
-    const blamed = failedActionIndex === undefined ? "" : ` at action ${failedActionIndex} (${String(transaction.actions[position!]![0])})`;
-    const next = classification.transient ? "It is transient: try again later." : "Retrying will not help: fix the action or the data first.";
+    const blamed =
+      failedActionIndex === undefined
+        ? ""
+        : ` at action ${failedActionIndex} (${String(transaction.actions[position!]![0])})`;
+    const next = classification.transient
+      ? "It is transient: try again later."
+      : "Retrying will not help: fix the action or the data first.";
     const applied = answerLost
       ? "This attempt applied nothing, but an earlier one got no answer and may have committed the transaction: read before deciding."
       : "Nothing in it was applied.";

@@ -21,6 +21,7 @@ import { TableActionError, TableKeyError, type TableKeyName, type TableKeyRule }
 /** The longest key the service stores: 1 KiB of UTF-16, that is 512 code units. */
 export const MAX_TABLE_KEY_LENGTH = 512;
 
+// eslint-disable-next-line no-control-regex -- the control characters are the point: the service refuses them
 const FORBIDDEN = /[/\\#?\u0000-\u001f\u007f-\u009f]/;
 const MAX_STRING_UNITS = 32_768;
 const MAX_BINARY_BYTES = 65_536;
@@ -49,7 +50,9 @@ export function tableKeyProblem(value: unknown): TableKeyRule | undefined {
 
 function describeCharacter(ch: string): string {
   const code = ch.charCodeAt(0);
-  return code < 0x20 || (code >= 0x7f && code <= 0x9f) ? `control character U+${code.toString(16).toUpperCase().padStart(4, "0")}` : `"${ch}"`;
+  return code < 0x20 || (code >= 0x7f && code <= 0x9f)
+    ? `control character U+${code.toString(16).toUpperCase().padStart(4, "0")}`
+    : `"${ch}"`;
 }
 
 /**
@@ -64,11 +67,16 @@ function describeCharacter(ch: string): string {
  * validateTableKey(rowKey, "rowKey"); // throws TableKeyError if it is still unusable, e.g. too long
  * ```
  */
-export function validateTableKey(value: unknown, keyName: TableKeyName, options: { actionIndex?: number } = {}): asserts value is string {
+export function validateTableKey(
+  value: unknown,
+  keyName: TableKeyName,
+  options: { actionIndex?: number } = {},
+): asserts value is string {
   const rule = tableKeyProblem(value);
   if (rule === undefined) return;
   const where = options.actionIndex === undefined ? "" : ` (action ${options.actionIndex})`;
-  const shown = typeof value === "string" ? JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value) : String(value);
+  const shown =
+    typeof value === "string" ? JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value) : String(value);
   let message: string;
   switch (rule) {
     case "missing":
@@ -107,12 +115,20 @@ export interface CheckedAction {
 
 function checkPropertyValue(name: string, value: unknown, index: number): void {
   const fail = (rule: "unsupported-value" | "value-too-large", message: string) => {
-    throw new TableActionError(`action ${index}: property \`${name}\` ${message}`, { rule, actionIndex: index, property: name });
+    throw new TableActionError(`action ${index}: property \`${name}\` ${message}`, {
+      rule,
+      actionIndex: index,
+      property: name,
+    });
   };
   if (value === undefined || value === null || typeof value === "boolean" || typeof value === "bigint") return;
   if (typeof value === "number") return;
   if (typeof value === "string") {
-    if (value.length > MAX_STRING_UNITS) fail("value-too-large", `is ${value.length} UTF-16 code units; the service stores at most ${MAX_STRING_UNITS} (64 KiB) in a string property.`);
+    if (value.length > MAX_STRING_UNITS)
+      fail(
+        "value-too-large",
+        `is ${value.length} UTF-16 code units; the service stores at most ${MAX_STRING_UNITS} (64 KiB) in a string property.`,
+      );
     return;
   }
   if (value instanceof Date) {
@@ -120,7 +136,11 @@ function checkPropertyValue(name: string, value: unknown, index: number): void {
     return;
   }
   if (value instanceof Uint8Array) {
-    if (value.byteLength > MAX_BINARY_BYTES) fail("value-too-large", `is ${value.byteLength} bytes; the service stores at most ${MAX_BINARY_BYTES} (64 KiB) in a binary property.`);
+    if (value.byteLength > MAX_BINARY_BYTES)
+      fail(
+        "value-too-large",
+        `is ${value.byteLength} bytes; the service stores at most ${MAX_BINARY_BYTES} (64 KiB) in a binary property.`,
+      );
     return;
   }
   if (typeof value === "object") {
@@ -142,17 +162,23 @@ function checkPropertyValue(name: string, value: unknown, index: number): void {
  */
 function checkAction(action: unknown, index: number): CheckedAction {
   if (!Array.isArray(action) || typeof action[1] !== "object" || action[1] === null) {
-    throw new TableActionError(`action ${index} must be a [kind, entity, ...] tuple, as TableClient.submitTransaction takes.`, {
-      rule: "not-an-action",
-      actionIndex: index,
-    });
+    throw new TableActionError(
+      `action ${index} must be a [kind, entity, ...] tuple, as TableClient.submitTransaction takes.`,
+      {
+        rule: "not-an-action",
+        actionIndex: index,
+      },
+    );
   }
   const kind = action[0] as unknown;
   if (kind !== "create" && kind !== "update" && kind !== "upsert" && kind !== "delete") {
-    throw new TableActionError(`action ${index} has kind ${JSON.stringify(kind)}; use "create", "update", "upsert" or "delete".`, {
-      rule: "unknown-kind",
-      actionIndex: index,
-    });
+    throw new TableActionError(
+      `action ${index} has kind ${JSON.stringify(kind)}; use "create", "update", "upsert" or "delete".`,
+      {
+        rule: "unknown-kind",
+        actionIndex: index,
+      },
+    );
   }
   const entity = action[1] as TableEntity;
   validateTableKey(entity.partitionKey, "partitionKey", { actionIndex: index });
@@ -164,13 +190,23 @@ function checkAction(action: unknown, index: number): CheckedAction {
       if (name !== "partitionKey" && name !== "rowKey") checkPropertyValue(name, value, index);
     }
     if (own > MAX_OWN_PROPERTIES) {
-      throw new TableActionError(`action ${index} has ${own} properties; an entity holds at most ${MAX_OWN_PROPERTIES} besides its keys and Timestamp.`, {
-        rule: "too-many-properties",
-        actionIndex: index,
-      });
+      throw new TableActionError(
+        `action ${index} has ${own} properties; an entity holds at most ${MAX_OWN_PROPERTIES} besides its keys and Timestamp.`,
+        {
+          rule: "too-many-properties",
+          actionIndex: index,
+        },
+      );
     }
   }
-  return { kind, partitionKey: entity.partitionKey, rowKey: entity.rowKey, entity, action: action as TransactionAction, index };
+  return {
+    kind,
+    partitionKey: entity.partitionKey,
+    rowKey: entity.rowKey,
+    entity,
+    action: action as TransactionAction,
+    index,
+  };
 }
 
 /**

@@ -124,8 +124,7 @@ function resolveAzuriteCli(): string {
     manifestPath = projectRequire.resolve("azurite/package.json");
   } catch {
     throw new Error(
-      "Azurite is not installed in this project: run `npm install --save-dev azurite`, " +
-        "or pass `azuriteCliPath`.",
+      "Azurite is not installed in this project: run `npm install --save-dev azurite`, " + "or pass `azuriteCliPath`.",
     );
   }
   const manifest = projectRequire(manifestPath) as { bin?: Record<string, string> };
@@ -221,7 +220,11 @@ export interface DevelopmentEndpoints {
  * ```
  */
 export function buildConnectionString(endpoints: DevelopmentEndpoints): string {
-  const parts = ["DefaultEndpointsProtocol=http", `AccountName=${AZURITE_ACCOUNT_NAME}`, `AccountKey=${AZURITE_ACCOUNT_KEY}`];
+  const parts = [
+    "DefaultEndpointsProtocol=http",
+    `AccountName=${AZURITE_ACCOUNT_NAME}`,
+    `AccountKey=${AZURITE_ACCOUNT_KEY}`,
+  ];
   if (endpoints.blobEndpoint) parts.push(`BlobEndpoint=${endpoints.blobEndpoint}`);
   if (endpoints.queueEndpoint) parts.push(`QueueEndpoint=${endpoints.queueEndpoint}`);
   if (endpoints.tableEndpoint) parts.push(`TableEndpoint=${endpoints.tableEndpoint}`);

@@ -135,7 +135,9 @@ interface LiveRule {
 export async function createFaultProxy(options: FaultProxyOptions): Promise<FaultProxy> {
   const target = new URL(options.target);
   if (target.protocol !== "http:") {
-    throw new RangeError(`\`target\` must be an http:// endpoint (the proxy does not speak TLS), got ${target.protocol}`);
+    throw new RangeError(
+      `\`target\` must be an http:// endpoint (the proxy does not speak TLS), got ${target.protocol}`,
+    );
   }
   const random = options.random ?? Math.random;
   const rules: LiveRule[] = [];
@@ -234,7 +236,15 @@ function forward(
   delete headers.connection;
   delete headers["keep-alive"];
   const upstream = httpRequest(
-    { protocol: "http:", hostname: target.hostname, port: target.port, method: req.method, path: req.url, headers, agent },
+    {
+      protocol: "http:",
+      hostname: target.hostname,
+      port: target.port,
+      method: req.method,
+      path: req.url,
+      headers,
+      agent,
+    },
     (upstreamRes) => {
       done(upstreamRes.statusCode);
       if (dropResponse) {
@@ -297,7 +307,8 @@ function validateRule(rule: FaultRule): void {
   if (rule.probability !== undefined) checkNumber("probability", rule.probability, { min: 0, max: 1 });
   if (rule.times !== undefined) checkNumber("times", rule.times, { min: 0, integer: true, allowInfinity: true });
   if (rule.action.type === "delay") checkNumber("action.delayInMs", rule.action.delayInMs, { min: 0 });
-  if (rule.action.type === "status") checkNumber("action.statusCode", rule.action.statusCode, { min: 400, max: 599, integer: true });
+  if (rule.action.type === "status")
+    checkNumber("action.statusCode", rule.action.statusCode, { min: 400, max: 599, integer: true });
 }
 
 /**

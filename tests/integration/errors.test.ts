@@ -14,7 +14,9 @@ describe("errors from a real Azurite", () => {
     await container.create();
     const blob = container.getBlockBlobClient("x");
     await blob.upload("1", 1);
-    const error = await blob.upload("2", 1, { conditions: { ifMatch: '"0x8D0000000000000"' } }).catch((e: unknown) => e);
+    const error = await blob
+      .upload("2", 1, { conditions: { ifMatch: '"0x8D0000000000000"' } })
+      .catch((e: unknown) => e);
     expect(readRestError(error)).toMatchObject({ statusCode: 412, serviceCode: "ConditionNotMet" });
     expect(classifyError(error)).toMatchObject({ transient: false, kind: "client" });
   });
@@ -25,11 +27,15 @@ describe("errors from a real Azurite", () => {
     await table.createEntity({ partitionKey: "p", rowKey: "r", n: 1 });
     const stale = await table.getEntity("p", "r");
     await table.updateEntity({ partitionKey: "p", rowKey: "r", n: 2 }, "Replace", { etag: stale.etag });
-    const error = await table.updateEntity({ partitionKey: "p", rowKey: "r", n: 3 }, "Replace", { etag: stale.etag }).catch((e: unknown) => e);
+    const error = await table
+      .updateEntity({ partitionKey: "p", rowKey: "r", n: 3 }, "Replace", { etag: stale.etag })
+      .catch((e: unknown) => e);
     expect((error as { code?: string }).code).toBeUndefined(); // what the SDK does
     expect(statusOf(error)).toBe(412);
     expect(serviceCodeOf(error)).toBe("UpdateConditionNotSatisfied");
-    expect(readRestError(error)?.message).toMatch(/^The update condition specified in the request was not satisfied\.$/);
+    expect(readRestError(error)?.message).toMatch(
+      /^The update condition specified in the request was not satisfied\.$/,
+    );
 
     const duplicate = await table.createEntity({ partitionKey: "p", rowKey: "r" }).catch((e: unknown) => e);
     expect(serviceCodeOf(duplicate)).toBe("EntityAlreadyExists");
@@ -44,8 +50,14 @@ describe("errors from a real Azurite", () => {
   });
 
   it("a wrapped error says what failed and never carries the account key", async () => {
-    const badKey = connectionString().replace(/AccountKey=[^;]+/, `AccountKey=${Buffer.from("wrong-key-wrong-key").toString("base64")}`);
-    const error = await blobService(badKey, { retryOptions: { maxTries: 1 } }).getContainerClient(uniqueName("auth")).create().catch((e: unknown) => e);
+    const badKey = connectionString().replace(
+      /AccountKey=[^;]+/,
+      `AccountKey=${Buffer.from("wrong-key-wrong-key").toString("base64")}`,
+    );
+    const error = await blobService(badKey, { retryOptions: { maxTries: 1 } })
+      .getContainerClient(uniqueName("auth"))
+      .create()
+      .catch((e: unknown) => e);
     const wrapped = wrapStorageError(error, "create the container");
     expect(isStorageRequestError(wrapped)).toBe(true);
     expect(wrapped).toMatchObject({ statusCode: 403, transient: false });

@@ -73,6 +73,8 @@ describe("the packed package", () => {
       env: { ...process.env, PATH: `${join(root, "node_modules", ".bin")}:${process.env.PATH}` },
     });
     expect(run.status).toBe(2);
-    expect(run.stderr).toBe("azure-storage-concurrency: this command needs @azure/data-tables: run `npm install @azure/data-tables`\n");
+    expect(run.stderr).toBe(
+      "azure-storage-concurrency: this command needs @azure/data-tables: run `npm install @azure/data-tables`\n",
+    );
   });
 });

@@ -17,7 +17,8 @@ export const filesTargetKind: "live" | "responder" = process.env.ASC_FILES_TARGE
 /** The real account's connection string, when AZURE_STORAGE_CONNECTION_STRING names one (not Azurite's). */
 export function liveConnectionString(): string | undefined {
   const value = process.env.AZURE_STORAGE_CONNECTION_STRING?.trim();
-  if (!value || /UseDevelopmentStorage=true|AccountName=devstoreaccount1\b|127\.0\.0\.1|localhost/i.test(value)) return undefined;
+  if (!value || /UseDevelopmentStorage=true|AccountName=devstoreaccount1\b|127\.0\.0\.1|localhost/i.test(value))
+    return undefined;
   return value;
 }
 
@@ -47,7 +48,8 @@ export interface FilesTarget {
 /** Opens the Files target of this run. */
 export async function openFilesTarget(options: FilesResponderOptions = {}): Promise<FilesTarget> {
   const live = filesTargetKind === "live" ? liveConnectionString() : undefined;
-  if (filesTargetKind === "live" && !live) throw new Error("The live Files suite has no account (AZURE_STORAGE_CONNECTION_STRING).");
+  if (filesTargetKind === "live" && !live)
+    throw new Error("The live Files suite has no account (AZURE_STORAGE_CONNECTION_STRING).");
   const responder = live ? undefined : await startFilesResponder(options);
   const connectionString = live ?? responder!.connectionString;
   const created: ShareClient[] = [];
@@ -68,7 +70,10 @@ export async function openFilesTarget(options: FilesResponderOptions = {}): Prom
       for (const share of created) {
         // A share lease left behind by a failed test would block the delete: break it at once first
         // (the SDK passes `breakPeriod` through to x-ms-lease-break-period, though its type omits it).
-        await share.getShareLeaseClient().breakLease({ breakPeriod: 0 } as never).catch(() => undefined);
+        await share
+          .getShareLeaseClient()
+          .breakLease({ breakPeriod: 0 } as never)
+          .catch(() => undefined);
         await share.deleteIfExists().catch(() => undefined);
       }
       await responder?.close();

@@ -3,7 +3,8 @@
 export default async function liveSetup() {
   process.env.ASC_FILES_TARGET = "live";
   const value = process.env.AZURE_STORAGE_CONNECTION_STRING?.trim();
-  const real = value && !/UseDevelopmentStorage=true|AccountName=devstoreaccount1\b|127\.0\.0\.1|localhost/i.test(value);
+  const real =
+    value && !/UseDevelopmentStorage=true|AccountName=devstoreaccount1\b|127\.0\.0\.1|localhost/i.test(value);
   const line = "-".repeat(78);
   if (!real) {
     console.log(
@@ -11,7 +12,12 @@ export default async function liveSetup() {
         `(it is ${value ? "set to the local emulator" : "not set"}). Nothing was verified against Azure Files in this run.\n${line}`,
     );
   } else {
-    const account = /AccountName=([^;]+)/i.exec(value)?.[1] ?? /FileEndpoint=([^;]+)/i.exec(value)?.[1] ?? "(from a SAS connection string)";
-    console.log(`\n${line}\nLIVE FILES SUITE: running against account ${account}. Shares named like 'files…' are created and deleted.\n${line}`);
+    const account =
+      /AccountName=([^;]+)/i.exec(value)?.[1] ??
+      /FileEndpoint=([^;]+)/i.exec(value)?.[1] ??
+      "(from a SAS connection string)";
+    console.log(
+      `\n${line}\nLIVE FILES SUITE: running against account ${account}. Shares named like 'files…' are created and deleted.\n${line}`,
+    );
   }
 }

@@ -27,7 +27,11 @@ export interface WorkerProcess {
  * Starts `node --import tsx <script> ...args` with the current Node.js binary.
  * @param env - added to the current environment.
  */
-export function spawnWorker(script: string, args: readonly string[] = [], env: Record<string, string> = {}): WorkerProcess {
+export function spawnWorker(
+  script: string,
+  args: readonly string[] = [],
+  env: Record<string, string> = {},
+): WorkerProcess {
   const child = spawn(process.execPath, ["--import", "tsx", script, ...args], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -36,8 +40,8 @@ export function spawnWorker(script: string, args: readonly string[] = [], env: R
   const messages: unknown[] = [];
   const waiters = new Set<(line: string, message: unknown) => void>();
   let stderr = "";
-  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
-  createInterface({ input: child.stdout! }).on("line", (line) => {
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+  createInterface({ input: child.stdout }).on("line", (line) => {
     lines.push(line);
     let message: unknown = line;
     try {

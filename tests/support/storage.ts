@@ -6,7 +6,12 @@ import { randomBytes } from "node:crypto";
 import { BlobServiceClient, type StoragePipelineOptions } from "@azure/storage-blob";
 import { TableClient, type TableServiceClientOptions } from "@azure/data-tables";
 import { QueueServiceClient, type StoragePipelineOptions as QueuePipelineOptions } from "@azure/storage-queue";
-import { buildConnectionString, createFaultProxy, type FaultProxy, type FaultProxyOptions } from "../../src/testing/index.js";
+import {
+  buildConnectionString,
+  createFaultProxy,
+  type FaultProxy,
+  type FaultProxyOptions,
+} from "../../src/testing/index.js";
 
 function env(name: string): string {
   const value = process.env[name];
@@ -45,7 +50,11 @@ export function queueService(cs = connectionString(), options: QueuePipelineOpti
 }
 
 /** A table client on `cs` (Azurite by default) with quick SDK retries, allowed over http. */
-export function tableClient(tableName: string, cs = connectionString(), options: TableServiceClientOptions = {}): TableClient {
+export function tableClient(
+  tableName: string,
+  cs = connectionString(),
+  options: TableServiceClientOptions = {},
+): TableClient {
   return TableClient.fromConnectionString(cs, tableName, {
     allowInsecureConnection: true,
     retryOptions: quickSdkRetries.tables,

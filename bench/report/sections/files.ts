@@ -54,7 +54,9 @@ export const filesSection: SectionWriter = (result) => {
           title: "Files: requests per increment",
           subtitle,
           groups: WAYS.map(([, label]) => label),
-          series: [{ label: "HTTP requests per increment", values: WAYS.map(([way]) => f(`${way}.requestsPerIncrement`)) }],
+          series: [
+            { label: "HTTP requests per increment", values: WAYS.map(([way]) => f(`${way}.requestsPerIncrement`)) },
+          ],
           yAxis: { label: "HTTP requests per increment" },
         }),
       },

@@ -8,6 +8,12 @@ export const genericSection: SectionWriter = (result) => {
     title: `Scenario \`${result.scenario}\``,
     intro: `The report has no charts for \`${result.scenario}\` yet; its top-level figures follow, and its whole JSON below.`,
     charts: [],
-    body: figures.length === 0 ? "" : table(["figure", "value"], figures.map(([key, value]) => [`\`${key}\``, fmt(value as number)])),
+    body:
+      figures.length === 0
+        ? ""
+        : table(
+            ["figure", "value"],
+            figures.map(([key, value]) => [`\`${key}\``, fmt(value as number)]),
+          ),
   };
 };

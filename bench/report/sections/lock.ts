@@ -85,13 +85,29 @@ export const lockSection: SectionWriter = (result) => {
       table(
         ["figure", LIBRARY, ANCHOR],
         [
-          ["handoff median / 90th percentile (ms)", `${fmt(handoff)} / ${fmt(f("handoffP90Ms"))}`, `${fmt(anchorHandoff)} / ${fmt(a("handoffP90Ms"))}`],
+          [
+            "handoff median / 90th percentile (ms)",
+            `${fmt(handoff)} / ${fmt(f("handoffP90Ms"))}`,
+            `${fmt(anchorHandoff)} / ${fmt(a("handoffP90Ms"))}`,
+          ],
           ["acquire() wait median (ms)", fmt(f("waitMedianMs")), fmt(a("waitMedianMs"))],
           ["requests per waiter per second", fmt(cost), fmt(anchorCost)],
-          ["requests per acquisition (taking a free lock)", fmt(f("requestsPerAcquisition")), fmt(a("requestsPerAcquisition"))],
-          ["acquisitions (per second)", `${fmt(f("acquisitions"))} (${fmt(f("acquisitionsPerSec"))})`, `${fmt(anchorAcquisitions)} (${fmt(a("acquisitionsPerSec"))})`],
+          [
+            "requests per acquisition (taking a free lock)",
+            fmt(f("requestsPerAcquisition")),
+            fmt(a("requestsPerAcquisition")),
+          ],
+          [
+            "acquisitions (per second)",
+            `${fmt(f("acquisitions"))} (${fmt(f("acquisitionsPerSec"))})`,
+            `${fmt(anchorAcquisitions)} (${fmt(a("acquisitionsPerSec"))})`,
+          ],
           ["overlapping critical sections", fmt(f("overlaps")), fmt(a("overlaps"))],
-          ["uncontended acquire + release cycles per second", fmt(f("libraryCyclePerSec")), `${fmt(f("rawCyclePerSec"))} (raw SDK, no record)`],
+          [
+            "uncontended acquire + release cycles per second",
+            fmt(f("libraryCyclePerSec")),
+            `${fmt(f("rawCyclePerSec"))} (raw SDK, no record)`,
+          ],
         ],
       ),
       "",

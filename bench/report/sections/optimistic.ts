@@ -37,14 +37,19 @@ export const optimisticSection: SectionWriter = (result) => {
           groups: BARS.map(([, label]) => label),
           series: [{ label: "updates per second", values: BARS.map(([path]) => f(path)) }],
           yAxis: { label: "successful updates per second" },
-          references: serial === undefined ? [] : [{ value: serial * 0.7, label: "contended goal: 0.7 × one raw writer" }],
+          references:
+            serial === undefined ? [] : [{ value: serial * 0.7, label: "contended goal: 0.7 × one raw writer" }],
         }),
       },
     ],
     body: [
       table(
         ["way", "updates/s", "against one raw writer"],
-        BARS.map(([path, label]) => [label, fmt(f(path)), path === "serialPerSec" ? "1" : fmt(serial === undefined ? undefined : (f(path) ?? Number.NaN) / serial)]),
+        BARS.map(([path, label]) => [
+          label,
+          fmt(f(path)),
+          path === "serialPerSec" ? "1" : fmt(serial === undefined ? undefined : (f(path) ?? Number.NaN) / serial),
+        ]),
       ),
       "",
       "Reading:",

@@ -42,7 +42,12 @@ export const queueSection: SectionWriter = (result) => {
           title: "Queue throughput",
           subtitle,
           groups: WAYS.map(([, , label]) => label),
-          series: [{ label: `messages per second, median of ${count(rounds, "round")}`, values: WAYS.map(([, path]) => f(path)) }],
+          series: [
+            {
+              label: `messages per second, median of ${count(rounds, "round")}`,
+              values: WAYS.map(([, path]) => f(path)),
+            },
+          ],
           yAxis: { label: "messages per second" },
           references:
             raw === undefined

@@ -38,7 +38,15 @@ export const retrySection: SectionWriter = (result) => {
   const subtitle = `Writers racing read, +1, write-with-If-Match on one blob${rounds ? `; median of ${count(rounds, "round")}` : ""}`;
   /** One line per strategy against the number of writers. */
   const sweepChart = (title: string, yLabel: string, pick: (r: Row) => number, references: ReferenceLine[] = []) =>
-    renderLineChart({ title, subtitle, xAxis: { label: "writers racing on one blob", scale: "log2" }, yAxis: { label: yLabel }, series: series(pick), references, markers: true });
+    renderLineChart({
+      title,
+      subtitle,
+      xAxis: { label: "writers racing on one blob", scale: "log2" },
+      yAxis: { label: yLabel },
+      series: series(pick),
+      references,
+      markers: true,
+    });
 
   const reading: string[] = [];
   const one = writers[0];
@@ -55,7 +63,10 @@ export const retrySection: SectionWriter = (result) => {
   if (most !== undefined && most > 1) {
     const raw = row(RAW, most);
     const none = row("none", most);
-    const backoffs = strategies.filter((s) => s !== RAW && s !== "none").map((s) => row(s, most)!).filter(Boolean);
+    const backoffs = strategies
+      .filter((s) => s !== RAW && s !== "none")
+      .map((s) => row(s, most)!)
+      .filter(Boolean);
     const fewest = [...backoffs].sort((a, b) => a.requestsPerSuccess - b.requestsPerSuccess)[0];
     const most_ = [...backoffs].sort((a, b) => b.requestsPerSuccess - a.requestsPerSuccess)[0];
     const fastest = [...rows.filter((r) => r.writers === most)].sort((a, b) => b.goodputPerSec - a.goodputPerSec)[0];
@@ -111,9 +122,12 @@ export const retrySection: SectionWriter = (result) => {
       {
         name: "requests",
         alt: "HTTP requests per successful increment against the number of writers, per backoff strategy",
-        svg: sweepChart("Requests per success under contention", "HTTP requests per successful increment", (r) => r.requestsPerSuccess, [
-          { value: 2, label: "floor: a read and a write" },
-        ]),
+        svg: sweepChart(
+          "Requests per success under contention",
+          "HTTP requests per successful increment",
+          (r) => r.requestsPerSuccess,
+          [{ value: 2, label: "floor: a read and a write" }],
+        ),
       },
     ],
     body: [

@@ -20,13 +20,18 @@ export function parseLockTarget(action: string, positional: readonly string[], f
   const share = stringFlag(flags, "share");
   if (file === undefined && share === undefined) {
     const [containerName, blobName, ...extra] = positional;
-    if (!containerName) throw new UsageError(`lock ${action} needs a container name, --file <share>/<path> or --share <share>`);
+    if (!containerName)
+      throw new UsageError(`lock ${action} needs a container name, --file <share>/<path> or --share <share>`);
     if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
     return blobName ? { kind: "blob", containerName, blobName } : { kind: "container", containerName };
   }
   if (file !== undefined && share !== undefined) throw new UsageError("use --file or --share, not both");
-  if (positional.length > 0) throw new UsageError(`unexpected argument "${positional[0]}" (the target is given by --${file ? "file" : "share"})`);
-  if (action === "list") throw new UsageError("lock list lists the locks in a container; for a file or a share use lock show");
+  if (positional.length > 0)
+    throw new UsageError(
+      `unexpected argument "${positional[0]}" (the target is given by --${file ? "file" : "share"})`,
+    );
+  if (action === "list")
+    throw new UsageError("lock list lists the locks in a container; for a file or a share use lock show");
   if (flags["azurite"]) {
     throw new UsageError(
       "--azurite has no Azure Files (Azurite does not emulate it): pass --connection-string or set AZURE_STORAGE_CONNECTION_STRING " +
@@ -34,19 +39,28 @@ export function parseLockTarget(action: string, positional: readonly string[], f
     );
   }
   if (share !== undefined) {
-    if (share.includes("/")) throw new UsageError(`--share takes a share name, got "${share}" (for a file use --file <share>/<path>)`);
+    if (share.includes("/"))
+      throw new UsageError(`--share takes a share name, got "${share}" (for a file use --file <share>/<path>)`);
     return { kind: "share", shareName: share };
   }
   const parts = file!.split("/").filter((part) => part.length > 0);
   if (parts.length < 2) throw new UsageError(`--file takes <share>/<path to the file>, got "${file}"`);
   const [shareName, ...path] = parts;
-  return { kind: "file", shareName: shareName!, directory: path.slice(0, -1).join("/"), fileName: path[path.length - 1]! };
+  return {
+    kind: "file",
+    shareName: shareName!,
+    directory: path.slice(0, -1).join("/"),
+    fileName: path[path.length - 1]!,
+  };
 }
 
 /** Opens the target's leasable over `connectionString` (the SDK it needs is loaded here, on demand). */
 export async function openLockTarget(target: LockTarget, connectionString: string): Promise<Leasable> {
   if (target.kind === "file" || target.kind === "share") {
-    const { ShareServiceClient } = await importSdk(() => import("@azure/storage-file-share"), "@azure/storage-file-share");
+    const { ShareServiceClient } = await importSdk(
+      () => import("@azure/storage-file-share"),
+      "@azure/storage-file-share",
+    );
     const share = ShareServiceClient.fromConnectionString(connectionString).getShareClient(target.shareName);
     if (target.kind === "share") {
       const { shareLeasable } = await import("../../files/share-lock.js");

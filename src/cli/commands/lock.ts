@@ -49,7 +49,9 @@ export const lockCommand: Command = {
     const target = parseLockTarget(action, positional, context.flags);
     if (action === "list" && target.kind === "blob") throw new UsageError(`unexpected argument "${target.blobName}"`);
     if (action === "break" && !context.flags["yes"]) {
-      context.progress("Breaking a lock lets someone else take it while its holder may still be working. Add --yes to break it.");
+      context.progress(
+        "Breaking a lock lets someone else take it while its holder may still be working. Add --yes to break it.",
+      );
       return 3;
     }
     const breakPeriodInSeconds = action === "break" ? breakPeriodFlag(context.flags, target) : undefined;
@@ -58,7 +60,10 @@ export const lockCommand: Command = {
       if (action === "list") {
         const { BlobServiceClient } = await importSdk(() => import("@azure/storage-blob"), "@azure/storage-blob");
         const containerName = (target as Extract<LockTarget, { kind: "container" }>).containerName;
-        return await list(context, BlobServiceClient.fromConnectionString(connection.connectionString).getContainerClient(containerName));
+        return await list(
+          context,
+          BlobServiceClient.fromConnectionString(connection.connectionString).getContainerClient(containerName),
+        );
       }
       const lock = new LeaseLock(await openLockTarget(target, connection.connectionString), { createIfMissing: false });
       const info = await lock.inspect();
@@ -95,7 +100,9 @@ function breakPeriodFlag(flags: Flags, target: LockTarget): number | undefined {
   if (target.kind === "file") {
     // Lease File takes no break period: a file lease always breaks at once.
     if (flags["break-period"] !== undefined && Number(flags["break-period"]) !== 0) {
-      throw new UsageError("--break-period does not apply to --file: file leases take no break period and break at once");
+      throw new UsageError(
+        "--break-period does not apply to --file: file leases take no break period and break at once",
+      );
     }
     return 0;
   }
@@ -105,7 +112,8 @@ function breakPeriodFlag(flags: Flags, target: LockTarget): number | undefined {
   }
   if (flags["break-period"] === undefined) return undefined;
   const seconds = numberFlag(flags, "break-period", 0, 0);
-  if (!Number.isInteger(seconds) || seconds > 60) throw new UsageError("--break-period must be a whole number of seconds from 0 to 60");
+  if (!Number.isInteger(seconds) || seconds > 60)
+    throw new UsageError("--break-period must be a whole number of seconds from 0 to 60");
   return seconds;
 }
 
@@ -116,13 +124,24 @@ function safeBreakPeriod(holder: LockHolder | undefined): number {
   return Math.min(60, Math.ceil(renewIntervalInMs / 1000) + 1);
 }
 
+/** One line of `lock list` (and one object of its `--json` output). */
+interface LockRow {
+  readonly name: string;
+  readonly state: string;
+  readonly held: boolean;
+  readonly holder: string | undefined;
+  /** ISO 8601, as the holder's clock recorded it. */
+  readonly acquiredAt: string | undefined;
+  readonly fencingToken: number;
+}
+
 async function list(context: CommandContext, container: ContainerClient): Promise<number> {
   if (!(await container.exists())) {
     context.progress(`container '${container.containerName}' does not exist`);
     return 4;
   }
   const prefix = stringFlag(context.flags, "prefix");
-  const rows: Record<string, unknown>[] = [];
+  const rows: LockRow[] = [];
   for await (const blob of container.listBlobsFlat({ includeMetadata: true, ...(prefix ? { prefix } : {}) })) {
     const record = readLockRecord(blob.metadata ?? {});
     const state = blob.properties.leaseState ?? "available";
@@ -147,22 +166,27 @@ async function list(context: CommandContext, container: ContainerClient): Promis
   const table = [
     ["NAME", "STATE", "TOKEN", "AGE", "HOLDER (last, when not held)"],
     ...rows.map((r) => [
-      String(r.name),
-      String(r.state),
+      r.name,
+      r.state,
       String(r.fencingToken),
-      age(r.acquiredAt === undefined ? undefined : new Date(String(r.acquiredAt))),
-      String(r.holder ?? "-"),
+      age(r.acquiredAt === undefined ? undefined : new Date(r.acquiredAt)),
+      r.holder ?? "-",
     ]),
   ];
   const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
-  for (const row of table) context.out(row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  "));
+  for (const row of table)
+    context.out(row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  "));
   return 0;
 }
 
 function age(acquiredAt: Date | undefined): string {
   if (!acquiredAt) return "-";
   const seconds = Math.max(0, Math.round((Date.now() - acquiredAt.getTime()) / 1000));
-  return seconds < 120 ? `${seconds}s` : seconds < 7200 ? `${Math.round(seconds / 60)}m` : `${Math.round(seconds / 3600)}h`;
+  return seconds < 120
+    ? `${seconds}s`
+    : seconds < 7200
+      ? `${Math.round(seconds / 60)}m`
+      : `${Math.round(seconds / 3600)}h`;
 }
 
 function toJson(info: LockInfo) {
@@ -173,7 +197,9 @@ function toJson(info: LockInfo) {
       acquiredAt: info.holder.acquiredAt?.toISOString(),
       durationInSeconds: info.holder.durationInSeconds === Infinity ? "infinite" : info.holder.durationInSeconds,
     },
-    ageInSeconds: info.holder?.acquiredAt ? Math.round((Date.now() - info.holder.acquiredAt.getTime()) / 1000) : undefined,
+    ageInSeconds: info.holder?.acquiredAt
+      ? Math.round((Date.now() - info.holder.acquiredAt.getTime()) / 1000)
+      : undefined,
   };
 }
 

@@ -8,7 +8,11 @@ import { writeFile } from "node:fs/promises";
 import { SDK_SINGLE_ATTEMPT } from "../../retry/retry.js";
 import { renderStressChart } from "../../tables/stress/chart.js";
 import { stressDesigns, type BuiltInStressDesign } from "../../tables/stress/designs.js";
-import { PARTITION_TARGET_ENTITIES_PER_SEC, runPartitionStressTest, type PartitionStressResult } from "../../tables/stress/engine.js";
+import {
+  PARTITION_TARGET_ENTITIES_PER_SEC,
+  runPartitionStressTest,
+  type PartitionStressResult,
+} from "../../tables/stress/engine.js";
 import { numberFlag, stringFlag, UsageError } from "../args.js";
 import type { Command } from "../command.js";
 import { openConnection, type Connection } from "../connection.js";
@@ -84,7 +88,8 @@ export const stressCommand: Command = {
   async run({ flags, out, progress }) {
     const designs = (stringFlag(flags, "designs", "single,append,bucketed") ?? "").split(",").filter(Boolean);
     for (const design of designs) {
-      if (!(design in stressDesigns)) throw new UsageError(`unknown design "${design}"; choose from ${Object.keys(stressDesigns).join(", ")}`);
+      if (!(design in stressDesigns))
+        throw new UsageError(`unknown design "${design}"; choose from ${Object.keys(stressDesigns).join(", ")}`);
     }
     if (designs.length === 0) throw new UsageError("--designs needs at least one design");
     const durationInSeconds = numberFlag(flags, "duration", 5, 0.5);
@@ -95,12 +100,16 @@ export const stressCommand: Command = {
     const mix = parseMix(stringFlag(flags, "mix"));
     const outFile = stringFlag(flags, "out");
     const svgFile = stringFlag(flags, "svg");
-    if (!Number.isInteger(workers) || !Number.isInteger(preloadEntities)) throw new UsageError("--workers and --preload take whole numbers");
+    if (!Number.isInteger(workers) || !Number.isInteger(preloadEntities))
+      throw new UsageError("--workers and --preload take whole numbers");
 
     // Azurite unless an account is given; an explicit --azurite wins over the environment, so that a
     // stress test never lands on a real account by accident.
     const { TableClient } = await importSdk(() => import("@azure/data-tables"), "@azure/data-tables");
-    const connection = flags["azurite"] && flags["connection-string"] === undefined ? await embeddedAzurite() : await openConnection({ ...flags, azurite: true });
+    const connection =
+      flags["azurite"] && flags["connection-string"] === undefined
+        ? await embeddedAzurite()
+        : await openConnection({ ...flags, azurite: true });
     const abort = new AbortController();
     const onSignal = () => {
       progress("stopping: finishing the measurements and deleting the test tables (Ctrl-C again to quit at once)");
@@ -109,8 +118,13 @@ export const stressCommand: Command = {
     };
     process.on("SIGINT", onSignal);
     try {
-      const account = /AccountName=([^;]+)/i.exec(connection.connectionString)?.[1] ?? /https?:\/\/([^/;]+)/.exec(connection.connectionString)?.[1] ?? "the given account";
-      progress(`stress test on ${connection.embedded ? "an embedded Azurite" : `account ${account}`}: designs ${designs.join(", ")}, ${durationInSeconds} s each, ${workers} workers`);
+      const account =
+        /AccountName=([^;]+)/i.exec(connection.connectionString)?.[1] ??
+        /https?:\/\/([^/;]+)/.exec(connection.connectionString)?.[1] ??
+        "the given account";
+      progress(
+        `stress test on ${connection.embedded ? "an embedded Azurite" : `account ${account}`}: designs ${designs.join(", ")}, ${durationInSeconds} s each, ${workers} workers`,
+      );
       const result = await runPartitionStressTest({
         createTableClient: (tableName) =>
           TableClient.fromConnectionString(connection.connectionString, tableName, {

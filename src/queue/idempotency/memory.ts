@@ -106,7 +106,8 @@ export class MemoryIdempotencyStore implements IdempotencyStore<MemoryEffect> {
       if (verdict === "done") {
         return { status: "done", result: parse(existing.resultJson), completedOn: existing.completedOn };
       }
-      if (verdict === "busy") return { status: "busy", owner: existing.owner, expiresOn: new Date(existing.expiresOnMs) };
+      if (verdict === "busy")
+        return { status: "busy", owner: existing.owner, expiresOn: new Date(existing.expiresOnMs) };
       takenOverFrom = existing.owner;
     }
     const record: MemoryRecord = {
@@ -120,7 +121,10 @@ export class MemoryIdempotencyStore implements IdempotencyStore<MemoryEffect> {
       completedOn: undefined,
     };
     this.#records.set(id, record);
-    return { status: "claimed", claim: this.#claimOf(request.partitionKey ?? request.key, request.key, record, takenOverFrom) };
+    return {
+      status: "claimed",
+      claim: this.#claimOf(request.partitionKey ?? request.key, request.key, record, takenOverFrom),
+    };
   }
 
   async extend(claim: IdempotencyClaim, ttlInMs: number): Promise<IdempotencyClaim> {
@@ -135,7 +139,8 @@ export class MemoryIdempotencyStore implements IdempotencyStore<MemoryEffect> {
     const resultJson = serializeResult(claim.key, options.result);
     const effects = options.effects ?? [];
     for (const effect of effects) {
-      if (typeof effect !== "function") throw new TypeError("Effects for the memory idempotency store must be functions.");
+      if (typeof effect !== "function")
+        throw new TypeError("Effects for the memory idempotency store must be functions.");
     }
     const record = claim.etag === undefined ? this.#createForPending(claim) : this.#held(claim, "complete");
     for (const effect of effects) effect();
@@ -199,7 +204,12 @@ export class MemoryIdempotencyStore implements IdempotencyStore<MemoryEffect> {
     return record;
   }
 
-  #claimOf(partitionKey: string, key: string, record: MemoryRecord, takenOverFrom: string | undefined): IdempotencyClaim {
+  #claimOf(
+    partitionKey: string,
+    key: string,
+    record: MemoryRecord,
+    takenOverFrom: string | undefined,
+  ): IdempotencyClaim {
     return {
       key,
       partitionKey,

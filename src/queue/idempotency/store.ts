@@ -177,7 +177,11 @@ interface ExistingRecord {
  * same message (the queue only hands a message out again once its previous holder's visibility
  * timeout has run out, so that holder no longer owns it); any other claim is busy.
  */
-export function judgeExistingRecord(record: ExistingRecord, request: ClaimRequest, nowMs: number): "done" | "busy" | "take-over" {
+export function judgeExistingRecord(
+  record: ExistingRecord,
+  request: ClaimRequest,
+  nowMs: number,
+): "done" | "busy" | "take-over" {
   if (record.status === "done") return "done";
   if (record.expiresOnMs === undefined || record.expiresOnMs <= nowMs) return "take-over";
   if (record.messageId === request.messageId && (record.dequeueCount ?? 0) < request.dequeueCount) return "take-over";

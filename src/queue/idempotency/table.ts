@@ -80,7 +80,8 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
       throw new TypeError("`tableClient` must be a TableClient from @azure/data-tables.");
     }
     this.#table = tableClient;
-    this.#prefix = options.rowKeyPrefix === undefined ? "inbox:" : checkNonEmptyString("rowKeyPrefix", options.rowKeyPrefix);
+    this.#prefix =
+      options.rowKeyPrefix === undefined ? "inbox:" : checkNonEmptyString("rowKeyPrefix", options.rowKeyPrefix);
     if (encodeTableKey(this.#prefix) !== this.#prefix) {
       throw new RangeError("`rowKeyPrefix` must not contain '/', '\\', '#', '?', '%' or control characters.");
     }
@@ -96,7 +97,10 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
     /** The row's RowKey: the prefix and the escaped key. */
     rowKey: string;
   } {
-    return { partitionKey: checkedKey("partition key", partitionKey), rowKey: checkedKey("row key", this.#prefix + encodeTableKey(key), false) };
+    return {
+      partitionKey: checkedKey("partition key", partitionKey),
+      rowKey: checkedKey("row key", this.#prefix + encodeTableKey(key), false),
+    };
   }
 
   async claim(request: ClaimRequest, options: IdempotencyStoreCallOptions = {}): Promise<ClaimOutcome> {
@@ -104,14 +108,17 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
     const { abortSignal } = options;
     if (request.firstDelivery) {
       // Nothing can exist yet: the row is created with the done mark (see `complete`).
-      return { status: "claimed", claim: claimOf(request, partitionKey, rowKey, undefined, new Date(Date.now() + request.ttlInMs)) };
+      return {
+        status: "claimed",
+        claim: claimOf(request, partitionKey, rowKey, undefined, new Date(Date.now() + request.ttlInMs)),
+      };
     }
     for (let attempt = 1; attempt <= CLAIM_ATTEMPTS; attempt++) {
       const expiresOn = new Date(Date.now() + request.ttlInMs);
       const entity = { partitionKey, rowKey, ...claimProperties(request, expiresOn) };
       try {
         const created = await this.#table.createEntity(entity, { abortSignal });
-        return { status: "claimed", claim: claimOf(request, partitionKey, rowKey, created.etag!, expiresOn) };
+        return { status: "claimed", claim: claimOf(request, partitionKey, rowKey, created.etag, expiresOn) };
       } catch (error) {
         if (statusOf(error) !== 409) throw error;
       }
@@ -119,7 +126,10 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
       if (!existing) continue; // released or deleted in between: insert again
       if (isOwnClaim(existing, request)) {
         // Our own insert, applied by the service, whose response was lost and retried by the SDK.
-        return { status: "claimed", claim: claimOf(request, partitionKey, rowKey, existing.etag, dateOf(existing.ClaimExpiresOn)!) };
+        return {
+          status: "claimed",
+          claim: claimOf(request, partitionKey, rowKey, existing.etag, dateOf(existing.ClaimExpiresOn)!),
+        };
       }
       const verdict = judgeExistingRecord(recordOf(existing), request, Date.now());
       if (verdict === "done") {
@@ -132,7 +142,7 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
         const replaced = await this.#table.updateEntity(entity, "Replace", { etag: existing.etag, abortSignal });
         return {
           status: "claimed",
-          claim: claimOf(request, partitionKey, rowKey, replaced.etag!, expiresOn, existing.Owner ?? "unknown"),
+          claim: claimOf(request, partitionKey, rowKey, replaced.etag, expiresOn, existing.Owner ?? "unknown"),
         };
       } catch (error) {
         const status = statusOf(error);
@@ -145,16 +155,24 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
     );
   }
 
-  async extend(claim: IdempotencyClaim, ttlInMs: number, options: IdempotencyStoreCallOptions = {}): Promise<IdempotencyClaim> {
+  async extend(
+    claim: IdempotencyClaim,
+    ttlInMs: number,
+    options: IdempotencyStoreCallOptions = {},
+  ): Promise<IdempotencyClaim> {
     const expiresOn = new Date(Date.now() + ttlInMs);
     if (claim.etag === undefined) {
       // No row yet: only a redelivery of this message can have written one, and then it is theirs.
-      if (await this.#read(claim.partitionKey, claim.rowKey, options.abortSignal)) throw lost(claim, "extend", undefined);
+      if (await this.#read(claim.partitionKey, claim.rowKey, options.abortSignal))
+        throw lost(claim, "extend", undefined);
       return { ...claim, expiresOn };
     }
     const patch = { partitionKey: claim.partitionKey, rowKey: claim.rowKey, ClaimExpiresOn: expiresOn };
     try {
-      const updated = await this.#table.updateEntity(patch, "Merge", { etag: claim.etag, abortSignal: options.abortSignal });
+      const updated = await this.#table.updateEntity(patch, "Merge", {
+        etag: claim.etag,
+        abortSignal: options.abortSignal,
+      });
       return { ...claim, etag: updated.etag!, expiresOn };
     } catch (error) {
       if (!isConcurrencyOutcome(error)) throw error;
@@ -205,15 +223,22 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
   async release(claim: IdempotencyClaim, options: IdempotencyStoreCallOptions = {}): Promise<void> {
     if (claim.etag === undefined) return; // nothing was written
     try {
-      await this.#table.deleteEntity(claim.partitionKey, claim.rowKey, { etag: claim.etag, abortSignal: options.abortSignal });
+      await this.#table.deleteEntity(claim.partitionKey, claim.rowKey, {
+        etag: claim.etag,
+        abortSignal: options.abortSignal,
+      });
     } catch (error) {
       if (!isConcurrencyOutcome(error)) throw error;
     }
   }
 
-  async #read(partitionKey: string, rowKey: string, abortSignal: AbortSignal | undefined): Promise<InboxEntity | undefined> {
+  async #read(
+    partitionKey: string,
+    rowKey: string,
+    abortSignal: AbortSignal | undefined,
+  ): Promise<InboxEntity | undefined> {
     try {
-      return (await this.#table.getEntity(partitionKey, rowKey, { abortSignal })) as InboxEntity;
+      return await this.#table.getEntity(partitionKey, rowKey, { abortSignal });
     } catch (error) {
       if (statusOf(error) === 404) return undefined;
       throw error;
@@ -290,9 +315,11 @@ function checkEffects(claim: IdempotencyClaim, effects: readonly TransactionActi
     );
   }
   for (const action of effects) {
-    const entity = Array.isArray(action) ? (action[1] as { partitionKey?: unknown; rowKey?: unknown } | undefined) : undefined;
+    const entity = Array.isArray(action)
+      ? (action[1] as { partitionKey?: unknown; rowKey?: unknown } | undefined)
+      : undefined;
     if (!entity || typeof entity !== "object") {
-      throw new TypeError("Each effect must be a table transaction action such as [\"upsert\", entity].");
+      throw new TypeError('Each effect must be a table transaction action such as ["upsert", entity].');
     }
     if (entity.partitionKey !== claim.partitionKey) {
       throw new RangeError(
@@ -301,7 +328,8 @@ function checkEffects(claim: IdempotencyClaim, effects: readonly TransactionActi
           "(context.idempotency.partitionKey), or derive the partition from the message with the consumer's `idempotency.partitionKey`.",
       );
     }
-    if (entity.rowKey === claim.rowKey) throw new RangeError(`An effect for key '${claim.key}' would overwrite the inbox row itself.`);
+    if (entity.rowKey === claim.rowKey)
+      throw new RangeError(`An effect for key '${claim.key}' would overwrite the inbox row itself.`);
   }
 }
 
@@ -332,21 +360,26 @@ function parseResult(json: string | undefined): unknown {
   }
 }
 
+// eslint-disable-next-line no-control-regex -- the control characters are the point: the service refuses them
+const ESCAPED_IN_KEYS = /[/\\#?%\u0000-\u001f\u007f-\u009f]/g;
+
 /**
  * Escapes a string into a valid PartitionKey or RowKey: `/`, `\`, `#`, `?`, `%` and control
  * characters (which the Table service forbids in keys) become `%XX`, everything else is kept.
  * Distinct inputs give distinct outputs.
  */
 function encodeTableKey(value: string): string {
-  // eslint-disable-next-line no-control-regex
-  return value.replace(/[/\\#?%\u0000-\u001f\u007f-\u009f]/g, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, "0").toUpperCase()}`);
+  return value.replace(ESCAPED_IN_KEYS, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, "0").toUpperCase()}`);
 }
 
 function checkedKey(what: string, value: string, encode = true): string {
-  if (typeof value !== "string" || value.length === 0) throw new TypeError(`The idempotency ${what} must be a non-empty string.`);
+  if (typeof value !== "string" || value.length === 0)
+    throw new TypeError(`The idempotency ${what} must be a non-empty string.`);
   const encoded = encode ? encodeTableKey(value) : value;
   if (encoded.length > MAX_KEY_LENGTH) {
-    throw new RangeError(`The idempotency ${what} is ${encoded.length} characters once escaped; Azure Tables allow at most ${MAX_KEY_LENGTH}.`);
+    throw new RangeError(
+      `The idempotency ${what} is ${encoded.length} characters once escaped; Azure Tables allow at most ${MAX_KEY_LENGTH}.`,
+    );
   }
   return encoded;
 }

@@ -39,10 +39,17 @@ export function renderStressChart(result: PartitionStressResult): string {
   );
   return renderLineChart({
     title: "Partition stress test: throughput per second",
-    subtitle: result.emulator ? "Emulator run: shows the load per partition, not Azure's limits" : `Measured against ${result.endpoint}`,
+    subtitle: result.emulator
+      ? "Emulator run: shows the load per partition, not Azure's limits"
+      : `Measured against ${result.endpoint}`,
     xAxis: { label: "seconds" },
     yAxis: { label: "operations (entities) per second", atLeast: PARTITION_TARGET_ENTITIES_PER_SEC },
     series,
-    references: [{ value: PARTITION_TARGET_ENTITIES_PER_SEC, label: `target of one partition: ${PARTITION_TARGET_ENTITIES_PER_SEC}/s` }],
+    references: [
+      {
+        value: PARTITION_TARGET_ENTITIES_PER_SEC,
+        label: `target of one partition: ${PARTITION_TARGET_ENTITIES_PER_SEC}/s`,
+      },
+    ],
   });
 }

@@ -49,14 +49,16 @@ export const stressDesigns: Readonly<Record<BuiltInStressDesign, StressKeyDesign
     description: "append-only: each entity a new, ascending PartitionKey (all served by the last range partition)",
     keyOf: (sequence: number) => ({ partitionKey: padNumber(sequence, WIDTH), rowKey: "0" }),
     partitionOf: () => "last range partition",
-    advice: "Append-only keys send every insert to the last range partition: prefix them with a hash bucket (bucketedKey) so that they spread.",
+    advice:
+      "Append-only keys send every insert to the last range partition: prefix them with a hash bucket (bucketedKey) so that they spread.",
   },
   prepend: {
     name: "prepend",
     description: "prepend-only: each entity a new, descending PartitionKey (all served by the first range partition)",
     keyOf: (sequence: number) => ({ partitionKey: padNumber(9_999_999_999 - sequence, WIDTH), rowKey: "0" }),
     partitionOf: () => "first range partition",
-    advice: "Prepend-only keys send every insert to the first range partition: prefix them with a hash bucket (bucketedKey) so that they spread.",
+    advice:
+      "Prepend-only keys send every insert to the first range partition: prefix them with a hash bucket (bucketedKey) so that they spread.",
   },
   bucketed: {
     name: "bucketed",
@@ -72,7 +74,10 @@ export const stressDesigns: Readonly<Record<BuiltInStressDesign, StressKeyDesign
 export function resolveDesign(design: BuiltInStressDesign | StressKeyDesign): StressKeyDesign {
   if (typeof design === "string") {
     const found = (stressDesigns as Record<string, StressKeyDesign>)[design];
-    if (!found) throw new RangeError(`unknown key design ${JSON.stringify(design)}; the built-in ones are ${Object.keys(stressDesigns).join(", ")}.`);
+    if (!found)
+      throw new RangeError(
+        `unknown key design ${JSON.stringify(design)}; the built-in ones are ${Object.keys(stressDesigns).join(", ")}.`,
+      );
     return found;
   }
   if (typeof design?.keyOf !== "function" || typeof design.name !== "string" || !/^[A-Za-z0-9-]+$/.test(design.name)) {

@@ -29,7 +29,14 @@ export const PARTITION_TARGET_ENTITIES_PER_SEC = 500;
 /** The part of a `TableClient` the stress test uses. */
 export type StressTableClient = Pick<
   TableClient,
-  "createTable" | "deleteTable" | "getEntity" | "createEntity" | "updateEntity" | "submitTransaction" | "url" | "tableName"
+  | "createTable"
+  | "deleteTable"
+  | "getEntity"
+  | "createEntity"
+  | "updateEntity"
+  | "submitTransaction"
+  | "url"
+  | "tableName"
 >;
 
 /** The share of each operation in the load (normalised; they need not add up to 1). */
@@ -242,17 +249,32 @@ function guessEmulator(url: string): boolean {
  * ```
  */
 export async function runPartitionStressTest(options: PartitionStressOptions): Promise<PartitionStressResult> {
-  if (typeof options?.createTableClient !== "function") throw new TypeError("`createTableClient` must be a function of a table name.");
+  if (typeof options?.createTableClient !== "function")
+    throw new TypeError("`createTableClient` must be a function of a table name.");
   const designs = (options.designs ?? ["single"]).map(resolveDesign);
   if (designs.length === 0) throw new RangeError("`designs` must name at least one key design.");
-  const durationInSeconds = checkNumber("durationInSeconds", options.durationInSeconds ?? 10, { min: 0.5, max: 86_400 });
+  const durationInSeconds = checkNumber("durationInSeconds", options.durationInSeconds ?? 10, {
+    min: 0.5,
+    max: 86_400,
+  });
   const workers = checkNumber("workers", options.workers ?? 4, { min: 1, max: 1000, integer: true });
-  const preloadEntities = checkNumber("preloadEntities", options.preloadEntities ?? 200, { min: 1, max: 1_000_000, integer: true });
-  const targetOpsPerSec = checkNumber("targetOpsPerSec", options.targetOpsPerSec ?? Infinity, { min: 1, allowInfinity: true });
+  const preloadEntities = checkNumber("preloadEntities", options.preloadEntities ?? 200, {
+    min: 1,
+    max: 1_000_000,
+    integer: true,
+  });
+  const targetOpsPerSec = checkNumber("targetOpsPerSec", options.targetOpsPerSec ?? Infinity, {
+    min: 1,
+    allowInfinity: true,
+  });
   const entityBytes = checkNumber("entityBytes", options.entityBytes ?? 256, { min: 0, max: 32_768, integer: true });
-  const sampleIntervalInMs = checkNumber("sampleIntervalInMs", options.sampleIntervalInMs ?? 1000, { min: 50, max: 60_000 });
+  const sampleIntervalInMs = checkNumber("sampleIntervalInMs", options.sampleIntervalInMs ?? 1000, {
+    min: 50,
+    max: 60_000,
+  });
   const tablePrefix = options.tablePrefix ?? "stress";
-  if (!/^[A-Za-z][A-Za-z0-9]{0,39}$/.test(tablePrefix)) throw new RangeError("`tablePrefix` must be a letter then letters or digits, at most 40.");
+  if (!/^[A-Za-z][A-Za-z0-9]{0,39}$/.test(tablePrefix))
+    throw new RangeError("`tablePrefix` must be a letter then letters or digits, at most 40.");
   const mixIn = options.mix ?? {};
   const mix = {
     read: checkNumber("mix.read", mixIn.read ?? 0.5, { min: 0 }),
@@ -297,7 +319,14 @@ export async function runPartitionStressTest(options: PartitionStressOptions): P
       ? "Measured on an emulator: Azurite has no partition servers and no 500 entities/s limit, so these figures show the load each key design puts on its busiest partition, not what Azure would sustain. Run against a real account to measure Azure."
       : "Measured against a real account. Azure balances load by moving partitions after a few minutes above target; short runs show the first minutes only.",
     targetEntitiesPerSecPerPartition: PARTITION_TARGET_ENTITIES_PER_SEC,
-    settings: { durationInSeconds, workers, preloadEntities, mix, targetOpsPerSec: Number.isFinite(targetOpsPerSec) ? targetOpsPerSec : null, entityBytes },
+    settings: {
+      durationInSeconds,
+      workers,
+      preloadEntities,
+      mix,
+      targetOpsPerSec: Number.isFinite(targetOpsPerSec) ? targetOpsPerSec : null,
+      entityBytes,
+    },
     startedAt,
     finishedAt: new Date().toISOString(),
     aborted: options.abortSignal?.aborted ?? false,
@@ -319,8 +348,11 @@ interface DesignSettings {
   abortSignal: AbortSignal | undefined;
 }
 
-async function runDesign(client: StressTableClient, design: StressKeyDesign, settings: DesignSettings): Promise<StressDesignResult> {
-  const partitionOf = design.partitionOf ?? ((partitionKey: string) => partitionKey);
+async function runDesign(
+  client: StressTableClient,
+  design: StressKeyDesign,
+  settings: DesignSettings,
+): Promise<StressDesignResult> {
   const payload = "x".repeat(settings.entityBytes);
   const signal = settings.abortSignal ? { abortSignal: settings.abortSignal } : {};
   // Step 1: a test table.
@@ -367,14 +399,19 @@ async function runDesign(client: StressTableClient, design: StressKeyDesign, set
       };
       interval = { gets: 0, puts: 0, errors: 0, partitions: new Map() };
       samples.push(sample);
-      settings.onProgress?.({ ...sample, design: design.name, phase: "load", durationInSeconds: settings.durationInSeconds });
+      settings.onProgress?.({
+        ...sample,
+        design: design.name,
+        phase: "load",
+        durationInSeconds: settings.durationInSeconds,
+      });
     };
     const timer = setInterval(takeSample, settings.sampleIntervalInMs);
     timer.unref();
 
     const count = (partitionKey: string) => {
       partitionKeys.add(partitionKey);
-      const partition = partitionOf(partitionKey);
+      const partition = design.partitionOf ? design.partitionOf(partitionKey) : partitionKey;
       perPartition.set(partition, (perPartition.get(partition) ?? 0) + 1);
       interval.partitions.set(partition, (interval.partitions.get(partition) ?? 0) + 1);
     };
@@ -396,7 +433,10 @@ async function runDesign(client: StressTableClient, design: StressKeyDesign, set
         } else {
           kind = "update";
           keys = pick();
-          await client.updateEntity({ ...keys, counter: Math.floor(Math.random() * 1e6) }, "Merge", { etag: "*", abortSignal: stop.signal });
+          await client.updateEntity({ ...keys, counter: Math.floor(Math.random() * 1e6) }, "Merge", {
+            etag: "*",
+            abortSignal: stop.signal,
+          });
         }
       } catch (error) {
         if (stop.signal.aborted) return;
@@ -404,7 +444,10 @@ async function runDesign(client: StressTableClient, design: StressKeyDesign, set
         interval.errors += 1;
         const { kind: failure } = classifyError(error);
         if (failure === "throttled" || failure === "timeout") totals.throttled += 1;
-        if (errorSamples.size < 5) errorSamples.add(`${statusOf(error) ?? failure}: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`);
+        if (errorSamples.size < 5)
+          errorSamples.add(
+            `${statusOf(error) ?? failure}: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`,
+          );
         return;
       }
       const ms = performance.now() - t0;
@@ -420,7 +463,9 @@ async function runDesign(client: StressTableClient, design: StressKeyDesign, set
       }
       count(keys.partitionKey);
     };
-    const perWorkerGapInMs = Number.isFinite(settings.targetOpsPerSec) ? (1000 * settings.workers) / settings.targetOpsPerSec : 0;
+    const perWorkerGapInMs = Number.isFinite(settings.targetOpsPerSec)
+      ? (1000 * settings.workers) / settings.targetOpsPerSec
+      : 0;
     const worker = async (w: number) => {
       let due = started + (perWorkerGapInMs * w) / settings.workers;
       while (!stop.signal.aborted && performance.now() < deadline) {
@@ -455,7 +500,9 @@ async function runDesign(client: StressTableClient, design: StressKeyDesign, set
       overTarget
         ? `The busiest partition (${busiest.partition}) took ${busiest.entitiesPerSec} entities/s, over the ${PARTITION_TARGET_ENTITIES_PER_SEC} entities/s target of one partition: on Azure this load would be throttled (503 ServerBusy, timeouts) until the partition is rebalanced. ${design.advice ?? "Spread the load over more partitions."}`
         : `The busiest partition (${busiest.partition || "none"}) took ${busiest.entitiesPerSec} entities/s, within the ${PARTITION_TARGET_ENTITIES_PER_SEC} entities/s target of one partition.`,
-      totals.throttled > 0 ? `${totals.throttled} answers were ServerBusy or timeouts: the service was at a limit.` : "",
+      totals.throttled > 0
+        ? `${totals.throttled} answers were ServerBusy or timeouts: the service was at a limit.`
+        : "",
     ]
       .filter(Boolean)
       .join(" ");

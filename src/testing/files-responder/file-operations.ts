@@ -17,9 +17,31 @@
  */
 import { createHash, randomUUID } from "node:crypto";
 import { AVAILABLE, applyLeaseAction, checkRead, checkWrite, leaseHeaders } from "./leases.js";
-import { checkMetadata, fail, metadataHeaders, versionHeaders, type ResponderReply, type ResponderRequest } from "./protocol.js";
-import { leaseRequest, notImplemented, requireParent, requireShare, smbHeaders, throwRefusal, touch } from "./share-operations.js";
-import { isoWith7Digits, smbDefaults, type DataAccess, type FilesStore, type StoredFile, type StoredShare } from "./store.js";
+import {
+  checkMetadata,
+  fail,
+  metadataHeaders,
+  versionHeaders,
+  type ResponderReply,
+  type ResponderRequest,
+} from "./protocol.js";
+import {
+  leaseRequest,
+  notImplemented,
+  requireParent,
+  requireShare,
+  smbHeaders,
+  throwRefusal,
+  touch,
+} from "./share-operations.js";
+import {
+  isoWith7Digits,
+  smbDefaults,
+  type DataAccess,
+  type FilesStore,
+  type StoredFile,
+  type StoredShare,
+} from "./store.js";
 
 /** The largest range one Put Range (or one Create File with content) carries: 4 MiB. */
 const MAX_RANGE_BYTES = 4 * 1024 * 1024;
@@ -31,7 +53,11 @@ interface FileOperationSettings {
 }
 
 /** Dispatches a request on a file path (no `restype`). */
-export function fileOperation(store: FilesStore, settings: FileOperationSettings, req: ResponderRequest): ResponderReply {
+export function fileOperation(
+  store: FilesStore,
+  settings: FileOperationSettings,
+  req: ResponderRequest,
+): ResponderReply {
   const comp = req.query.get("comp");
   const share = requireShare(store, req);
   const key = handleKey(share, req.path);
@@ -43,7 +69,11 @@ export function fileOperation(store: FilesStore, settings: FileOperationSettings
   const now = store.now();
   const guard = (access: DataAccess, lease: "read" | "write") => {
     if (store.refusesSharing(key, access)) {
-      fail(409, "SharingViolation", "The operation failed because the file is open by an SMB client whose share mode does not allow it.");
+      fail(
+        409,
+        "SharingViolation",
+        "The operation failed because the file is open by an SMB client whose share mode does not allow it.",
+      );
     }
     throwRefusal((lease === "write" ? checkWrite : checkRead)("file", file.lease, req.header("x-ms-lease-id"), now));
   };
@@ -91,10 +121,15 @@ function createFile(store: FilesStore, share: StoredShare, req: ResponderRequest
   if (req.header("x-ms-structured-body")) notImplemented("structured-message (CRC64) request bodies");
   const size = Number(req.header("x-ms-content-length"));
   if (!Number.isSafeInteger(size) || size < 0) {
-    fail(400, "InvalidHeaderValue", "The value for one of the HTTP headers is not in the correct format: x-ms-content-length.");
+    fail(
+      400,
+      "InvalidHeaderValue",
+      "The value for one of the HTTP headers is not in the correct format: x-ms-content-length.",
+    );
   }
   if (req.body.length > 0) {
-    if (req.body.length > MAX_RANGE_BYTES) fail(413, "RequestBodyTooLarge", "Create File carries at most 4 MiB of content.");
+    if (req.body.length > MAX_RANGE_BYTES)
+      fail(413, "RequestBodyTooLarge", "Create File carries at most 4 MiB of content.");
     if (req.body.length !== size) {
       fail(400, "InvalidHeaderValue", "The content sent with Create File must be as long as x-ms-content-length.");
     }
@@ -103,11 +138,16 @@ function createFile(store: FilesStore, share: StoredShare, req: ResponderRequest
   requireParent(store, share, req.path);
   checkMetadata(req.metadata);
   const existing = store.entry(share, req.path);
-  if (existing?.kind === "directory") fail(409, "ResourceTypeMismatch", "The specified resource type does not match the type of the resource.");
+  if (existing?.kind === "directory")
+    fail(409, "ResourceTypeMismatch", "The specified resource type does not match the type of the resource.");
   const leaseId = req.header("x-ms-lease-id");
   if (existing) {
     if (store.refusesSharing(handleKey(share, req.path), "write")) {
-      fail(409, "SharingViolation", "The operation failed because the file is open by an SMB client whose share mode does not allow it.");
+      fail(
+        409,
+        "SharingViolation",
+        "The operation failed because the file is open by an SMB client whose share mode does not allow it.",
+      );
     }
     throwRefusal(checkWrite("file", existing.lease, leaseId, store.now()));
   } else {
@@ -134,7 +174,10 @@ function createFile(store: FilesStore, share: StoredShare, req: ResponderRequest
     lease: existing?.lease ?? AVAILABLE,
   };
   share.entries.set(req.path.toLowerCase(), file);
-  return { status: 201, headers: { ...versionHeaders(file), ...smbHeaders(file), "x-ms-request-server-encrypted": "true" } };
+  return {
+    status: 201,
+    headers: { ...versionHeaders(file), ...smbHeaders(file), "x-ms-request-server-encrypted": "true" },
+  };
 }
 
 // Get File: https://learn.microsoft.com/rest/api/storageservices/get-file
@@ -180,11 +223,13 @@ function putRange(store: FilesStore, file: StoredFile, req: ResponderRequest): R
   }
   const range = parseRange(req.header("x-ms-range") ?? req.header("range"), true);
   const end = range.end!;
-  if (end >= file.content.length) fail(416, "InvalidRange", "The range specified is invalid for the current size of the resource.");
+  if (end >= file.content.length)
+    fail(416, "InvalidRange", "The range specified is invalid for the current size of the resource.");
   const length = end - range.start + 1;
   if (write === "update") {
     if (length > MAX_RANGE_BYTES) fail(413, "RequestBodyTooLarge", "A Put Range update carries at most 4 MiB.");
-    if (req.body.length !== length) fail(400, "InvalidHeaderValue", "Content-Length must equal the length of the range.");
+    if (req.body.length !== length)
+      fail(400, "InvalidHeaderValue", "Content-Length must equal the length of the range.");
     checkTransactionalMd5(req);
     req.body.copy(file.content, range.start);
   } else {
@@ -195,7 +240,11 @@ function putRange(store: FilesStore, file: StoredFile, req: ResponderRequest): R
   file.smb.lastWriteTime = isoWith7Digits(store.now());
   return {
     status: 201,
-    headers: { ...versionHeaders(file), "content-md5": write === "update" ? md5(req.body) : undefined, "x-ms-request-server-encrypted": "true" },
+    headers: {
+      ...versionHeaders(file),
+      "content-md5": write === "update" ? md5(req.body) : undefined,
+      "x-ms-request-server-encrypted": "true",
+    },
   };
 }
 
@@ -214,7 +263,8 @@ function setFileProperties(store: FilesStore, file: StoredFile, req: ResponderRe
   const resize = req.header("x-ms-content-length");
   if (resize !== undefined) {
     const size = Number(resize);
-    if (!Number.isSafeInteger(size) || size < 0) fail(400, "InvalidHeaderValue", "x-ms-content-length must be a size in bytes.");
+    if (!Number.isSafeInteger(size) || size < 0)
+      fail(400, "InvalidHeaderValue", "x-ms-content-length must be a size in bytes.");
     const content = Buffer.alloc(size);
     file.content.copy(content, 0, 0, Math.min(size, file.content.length));
     file.content = content;
@@ -273,18 +323,27 @@ function requireFile(store: FilesStore, share: StoredShare, path: string): Store
 function parseRange(header: string | undefined, needEnd: boolean): { start: number; end: number | undefined } {
   const match = header === undefined ? null : /^bytes=(\d+)-(\d*)$/.exec(header.trim());
   if (!match || (needEnd && match[2] === "")) {
-    fail(400, "InvalidHeaderValue", `The range header is not valid (expected bytes=start-${needEnd ? "end" : "[end]"}): ${header ?? "(missing)"}.`);
+    fail(
+      400,
+      "InvalidHeaderValue",
+      `The range header is not valid (expected bytes=start-${needEnd ? "end" : "[end]"}): ${header ?? "(missing)"}.`,
+    );
   }
   const start = Number(match[1]);
   const end = match[2] === "" ? undefined : Number(match[2]);
-  if (end !== undefined && end < start) fail(416, "InvalidRange", "The range specified is invalid for the current size of the resource.");
+  if (end !== undefined && end < start)
+    fail(416, "InvalidRange", "The range specified is invalid for the current size of the resource.");
   return { start, end };
 }
 
 function checkTransactionalMd5(req: ResponderRequest): void {
   const sent = req.header("content-md5");
   if (sent !== undefined && sent !== md5(req.body)) {
-    fail(400, "Md5Mismatch", "The MD5 value specified in the request did not match with the MD5 value calculated by the server.");
+    fail(
+      400,
+      "Md5Mismatch",
+      "The MD5 value specified in the request did not match with the MD5 value calculated by the server.",
+    );
   }
 }
 

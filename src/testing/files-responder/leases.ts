@@ -56,7 +56,12 @@ interface ServiceRefusal {
 
 /** The outcome of a lease action. */
 type LeaseActionOutcome =
-  | { readonly ok: true; readonly lease: LeaseRecord; readonly status: number; readonly headers: Record<string, string> }
+  | {
+      readonly ok: true;
+      readonly lease: LeaseRecord;
+      readonly status: number;
+      readonly headers: Record<string, string>;
+    }
   | ({ readonly ok: false } & ServiceRefusal);
 
 export const AVAILABLE: LeaseRecord = Object.freeze({ state: "available" });
@@ -100,7 +105,11 @@ export function applyLeaseAction(
     case "break":
       return breakLease(target, lease, request, now);
     default:
-      return refuse(400, "InvalidHeaderValue", `The value of x-ms-lease-action is not valid for a ${target}: ${request.action ?? "(missing)"}.`);
+      return refuse(
+        400,
+        "InvalidHeaderValue",
+        `The value of x-ms-lease-action is not valid for a ${target}: ${request.action ?? "(missing)"}.`,
+      );
   }
 }
 
@@ -128,24 +137,39 @@ function acquire(
 
 function renew(target: LeaseTarget, lease: LeaseRecord, request: LeaseRequest, now: number): LeaseActionOutcome {
   // Lease File has no renew (infinite leases only); the SDK refuses it client-side too.
-  if (target === "file") return refuse(400, "InvalidHeaderValue", "A file lease cannot be renewed: file leases are infinite.");
+  if (target === "file")
+    return refuse(400, "InvalidHeaderValue", "A file lease cannot be renewed: file leases are infinite.");
   if (!request.leaseId) return missingLeaseId();
   if (lease.state === "available") return notPresent(target);
   if (lease.leaseId !== request.leaseId) return mismatch(target);
   if (lease.state === "breaking" || lease.state === "broken") {
-    return refuse(409, "LeaseIsBrokenAndCannotBeRenewed", "The lease ID matched, but the lease has been broken explicitly and cannot be renewed.");
+    return refuse(
+      409,
+      "LeaseIsBrokenAndCannotBeRenewed",
+      "The lease ID matched, but the lease has been broken explicitly and cannot be renewed.",
+    );
   }
   // Leased, or expired and not leased again since: the lease-share page says it "may be renewed even if it has expired".
-  return granted(200, leased(request.leaseId, lease.durationInSeconds ?? -1, now), { "x-ms-lease-id": request.leaseId });
+  return granted(200, leased(request.leaseId, lease.durationInSeconds ?? -1, now), {
+    "x-ms-lease-id": request.leaseId,
+  });
 }
 
 function change(target: LeaseTarget, lease: LeaseRecord, request: LeaseRequest): LeaseActionOutcome {
   if (!request.leaseId) return missingLeaseId();
   if (!request.proposedLeaseId) {
-    return refuse(400, "MissingRequiredHeader", "An HTTP header that's mandatory for this request is not specified: x-ms-proposed-lease-id.");
+    return refuse(
+      400,
+      "MissingRequiredHeader",
+      "An HTTP header that's mandatory for this request is not specified: x-ms-proposed-lease-id.",
+    );
   }
   if (lease.state === "breaking") {
-    return refuse(409, "LeaseIsBreakingAndCannotBeChanged", "The lease ID matched, but the lease is currently in breaking state and cannot be changed.");
+    return refuse(
+      409,
+      "LeaseIsBreakingAndCannotBeChanged",
+      "The lease ID matched, but the lease is currently in breaking state and cannot be changed.",
+    );
   }
   if (lease.state !== "leased") return notPresent(target);
   // Changing to the id the lease already has succeeds (the change may be a retry of one that was applied).
@@ -163,7 +187,8 @@ function release(target: LeaseTarget, lease: LeaseRecord, request: LeaseRequest)
 function breakLease(target: LeaseTarget, lease: LeaseRecord, request: LeaseRequest, now: number): LeaseActionOutcome {
   let period: number | undefined;
   if (request.breakPeriod !== undefined) {
-    if (target === "file") return refuse(400, "InvalidHeaderValue", "x-ms-lease-break-period is not valid for a file lease.");
+    if (target === "file")
+      return refuse(400, "InvalidHeaderValue", "x-ms-lease-break-period is not valid for a file lease.");
     period = Number(request.breakPeriod);
     if (!Number.isInteger(period) || period < 0 || period > 60) {
       return refuse(400, "InvalidHeaderValue", "x-ms-lease-break-period must be between 0 and 60.");
@@ -182,7 +207,11 @@ function breakLease(target: LeaseTarget, lease: LeaseRecord, request: LeaseReque
   const breakInMs = Math.max(0, Math.min(remainingInMs, period === undefined ? remainingInMs : period * 1000));
   const seconds = String(Math.ceil(breakInMs / 1000));
   if (breakInMs === 0) {
-    return granted(202, { state: "broken", leaseId: lease.leaseId, durationInSeconds: lease.durationInSeconds }, { "x-ms-lease-time": "0" });
+    return granted(
+      202,
+      { state: "broken", leaseId: lease.leaseId, durationInSeconds: lease.durationInSeconds },
+      { "x-ms-lease-time": "0" },
+    );
   }
   return granted(202, { ...lease, state: "breaking", breakEndsAt: now + breakInMs }, { "x-ms-lease-time": seconds });
 }
@@ -192,11 +221,20 @@ function breakLease(target: LeaseTarget, lease: LeaseRecord, request: LeaseReque
  * active lease that it matches. Codes as recorded from the service for files; for shares the same
  * pattern with the `...WithShareOperation` names, by analogy with containers (not recorded).
  */
-export function checkWrite(target: LeaseTarget, stored: LeaseRecord, suppliedLeaseId: string | undefined, now: number): ServiceRefusal | undefined {
+export function checkWrite(
+  target: LeaseTarget,
+  stored: LeaseRecord,
+  suppliedLeaseId: string | undefined,
+  now: number,
+): ServiceRefusal | undefined {
   const lease = leaseAt(stored, now);
   if (isActive(lease)) {
     if (suppliedLeaseId === undefined) {
-      return { status: 412, code: "LeaseIdMissing", message: `There is currently a lease on the ${target} and no lease ID was specified in the request.` };
+      return {
+        status: 412,
+        code: "LeaseIdMissing",
+        message: `There is currently a lease on the ${target} and no lease ID was specified in the request.`,
+      };
     }
     if (suppliedLeaseId !== lease.leaseId) return operationMismatch(target);
     return undefined;
@@ -205,7 +243,12 @@ export function checkWrite(target: LeaseTarget, stored: LeaseRecord, suppliedLea
 }
 
 /** Checks a read that names a lease id: the id must match the active lease. Reads without one always pass. */
-export function checkRead(target: LeaseTarget, stored: LeaseRecord, suppliedLeaseId: string | undefined, now: number): ServiceRefusal | undefined {
+export function checkRead(
+  target: LeaseTarget,
+  stored: LeaseRecord,
+  suppliedLeaseId: string | undefined,
+  now: number,
+): ServiceRefusal | undefined {
   if (suppliedLeaseId === undefined) return undefined;
   const lease = leaseAt(stored, now);
   if (!isActive(lease)) return operationNotPresent(target);
@@ -223,12 +266,17 @@ export function leaseHeaders(stored: LeaseRecord, now: number): Record<string, s
   return headers;
 }
 
-function parseDuration(target: LeaseTarget, raw: string | undefined): number | ServiceRefusal & { ok: false } {
+function parseDuration(target: LeaseTarget, raw: string | undefined): number | (ServiceRefusal & { ok: false }) {
   const value = Number(raw);
-  const valid = target === "file" ? value === -1 : value === -1 || (Number.isInteger(value) && value >= 15 && value <= 60);
+  const valid =
+    target === "file" ? value === -1 : value === -1 || (Number.isInteger(value) && value >= 15 && value <= 60);
   if (raw === undefined || !valid) {
     const allowed = target === "file" ? "-1 (file leases are infinite)" : "-1 or 15 to 60";
-    return refuse(400, "InvalidHeaderValue", `The value for one of the HTTP headers is not in the correct format: x-ms-lease-duration must be ${allowed}.`);
+    return refuse(
+      400,
+      "InvalidHeaderValue",
+      `The value for one of the HTTP headers is not in the correct format: x-ms-lease-duration must be ${allowed}.`,
+    );
   }
   return value;
 }
@@ -251,7 +299,11 @@ function refuse(status: number, code: string, message: string): { ok: false } & 
 }
 
 function missingLeaseId() {
-  return refuse(400, "MissingRequiredHeader", "An HTTP header that's mandatory for this request is not specified: x-ms-lease-id.");
+  return refuse(
+    400,
+    "MissingRequiredHeader",
+    "An HTTP header that's mandatory for this request is not specified: x-ms-lease-id.",
+  );
 }
 
 function notPresent(target: LeaseTarget) {
@@ -259,7 +311,11 @@ function notPresent(target: LeaseTarget) {
 }
 
 function mismatch(target: LeaseTarget) {
-  return refuse(409, "LeaseIdMismatchWithLeaseOperation", `The lease ID specified did not match the lease ID for the ${target}.`);
+  return refuse(
+    409,
+    "LeaseIdMismatchWithLeaseOperation",
+    `The lease ID specified did not match the lease ID for the ${target}.`,
+  );
 }
 
 function operationMismatch(target: LeaseTarget): ServiceRefusal {

@@ -59,9 +59,15 @@ export function fail(status: number, code: string, message: string): never {
 const MAX_BODY_BYTES = 4 * 1024 * 1024 + 1024;
 
 /** Reads a request into a {@link ResponderRequest}, or `"wrong-account"` if its URL is not for `accountName`. */
-export async function readRequest(req: IncomingMessage, accountName: string): Promise<ResponderRequest | "wrong-account"> {
+export async function readRequest(
+  req: IncomingMessage,
+  accountName: string,
+): Promise<ResponderRequest | "wrong-account"> {
   const url = new URL(req.url ?? "/", "http://responder");
-  const segments = url.pathname.split("/").filter((s) => s.length > 0).map(decodeURIComponent);
+  const segments = url.pathname
+    .split("/")
+    .filter((s) => s.length > 0)
+    .map(decodeURIComponent);
   if (segments[0] !== accountName) {
     req.resume();
     return "wrong-account";
@@ -101,7 +107,13 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
     });
     req.on("end", () =>
       size > MAX_BODY_BYTES
-        ? reject(new ServiceError(413, "RequestBodyTooLarge", "The request body is too large and exceeds the maximum permissible limit."))
+        ? reject(
+            new ServiceError(
+              413,
+              "RequestBodyTooLarge",
+              "The request body is too large and exceeds the maximum permissible limit.",
+            ),
+          )
         : resolve(Buffer.concat(chunks)),
     );
     req.on("error", reject);
@@ -132,7 +144,11 @@ export function sendError(req: IncomingMessage, res: ServerResponse, error: Serv
   const body = Buffer.from(xml, "utf8");
   send(req, res, {
     status: error.status,
-    headers: { "x-ms-error-code": error.code, "content-type": "application/xml", "content-length": String(body.length) },
+    headers: {
+      "x-ms-error-code": error.code,
+      "content-type": "application/xml",
+      "content-length": String(body.length),
+    },
     body,
   });
 }
@@ -150,7 +166,8 @@ export function metadataHeaders(metadata: Metadata): Record<string, string> {
  */
 export function checkMetadata(metadata: Metadata): void {
   for (const { name } of metadata.values()) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) fail(400, "InvalidMetadata", `The metadata name '${name}' is not a valid C# identifier.`);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+      fail(400, "InvalidMetadata", `The metadata name '${name}' is not a valid C# identifier.`);
   }
 }
 

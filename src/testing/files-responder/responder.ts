@@ -164,7 +164,9 @@ export async function startFilesResponder(options: FilesResponderOptions = {}): 
       send(req, res, reply);
     } catch (error) {
       const serviceError =
-        error instanceof ServiceError ? error : new ServiceError(500, "InternalError", `The Files responder failed: ${String(error)}`);
+        error instanceof ServiceError
+          ? error
+          : new ServiceError(500, "InternalError", `The Files responder failed: ${String(error)}`);
       record(serviceError.status, serviceError.code);
       sendError(req, res, serviceError);
     }
@@ -195,7 +197,10 @@ export async function startFilesResponder(options: FilesResponderOptions = {}): 
 
   return {
     endpoint,
-    connectionString: buildConnectionString({ fileEndpoint: endpoint }).replace(/AccountName=[^;]*/, `AccountName=${accountName}`),
+    connectionString: buildConnectionString({ fileEndpoint: endpoint }).replace(
+      /AccountName=[^;]*/,
+      `AccountName=${accountName}`,
+    ),
     accountName,
     smb: smbSimulator(store),
     get requests() {
@@ -223,7 +228,8 @@ function smbSimulator(store: FilesStore): SmbSimulator {
     const share = shareName === undefined ? undefined : store.share(shareName);
     const filePath = rest.join("/");
     const entry = share && store.entry(share, filePath);
-    if (!share || entry?.kind !== "file") throw new Error(`The Files responder has no file '${path}' to open over SMB.`);
+    if (!share || entry?.kind !== "file")
+      throw new Error(`The Files responder has no file '${path}' to open over SMB.`);
     return { share, filePath, key: handleKey(share, filePath) };
   };
   return {

@@ -4,7 +4,14 @@
  */
 import { randomUUID } from "node:crypto";
 import { applyLeaseAction, checkRead, checkWrite, leaseHeaders } from "./leases.js";
-import { checkMetadata, fail, metadataHeaders, versionHeaders, type ResponderReply, type ResponderRequest } from "./protocol.js";
+import {
+  checkMetadata,
+  fail,
+  metadataHeaders,
+  versionHeaders,
+  type ResponderReply,
+  type ResponderRequest,
+} from "./protocol.js";
 import { newShare, smbDefaults, type FilesStore, type StoredDirectory, type StoredShare } from "./store.js";
 
 /** Dispatches a request with `restype=share`. */
@@ -27,7 +34,10 @@ export function directoryOperation(store: FilesStore, req: ResponderRequest): Re
   if (req.method === "PUT" && comp === null) return createDirectory(store, share, req);
   const directory = requireDirectory(store, share, req.path);
   if ((req.method === "GET" || req.method === "HEAD") && comp === null) {
-    return { status: 200, headers: { ...versionHeaders(directory), ...metadataHeaders(directory.metadata), ...smbHeaders(directory) } };
+    return {
+      status: 200,
+      headers: { ...versionHeaders(directory), ...metadataHeaders(directory.metadata), ...smbHeaders(directory) },
+    };
   }
   if (req.method === "PUT" && comp === "metadata") {
     checkMetadata(req.metadata);

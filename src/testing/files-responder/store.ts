@@ -188,7 +188,14 @@ export function newShare(store: FilesStore, name: string, metadata: Metadata, qu
     lease: AVAILABLE,
     entries: new Map(),
   };
-  share.entries.set("", { kind: "directory", name: "", metadata: new Map(), etag: store.nextEtag(), lastModified: now, smb: smbDefaults(store, "Directory") });
+  share.entries.set("", {
+    kind: "directory",
+    name: "",
+    metadata: new Map(),
+    etag: store.nextEtag(),
+    lastModified: now,
+    smb: smbDefaults(store, "Directory"),
+  });
   return share;
 }
 

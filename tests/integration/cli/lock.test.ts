@@ -7,7 +7,9 @@ import { spawnWorker } from "../../support/processes.js";
 import { blobService, connectionString, uniqueName } from "../../support/storage.js";
 
 async function cli(...args: string[]) {
-  const run = spawnWorker("src/cli/main.ts", ["lock", ...args], { AZURE_STORAGE_CONNECTION_STRING: connectionString() });
+  const run = spawnWorker("src/cli/main.ts", ["lock", ...args], {
+    AZURE_STORAGE_CONNECTION_STRING: connectionString(),
+  });
   const { code } = await run.exited;
   return { code, out: run.lines.join("\n"), err: run.stderr() };
 }
@@ -33,7 +35,9 @@ describe("lock command", () => {
       fencingToken: 1,
       holder: { name: "reporter", pid: process.pid, durationInSeconds: 15, renewIntervalInMs: 5000 },
     });
-    expect((await cli("show", container.containerName, "jobs/report")).out).toMatch(/holder: +'reporter' on .*\(pid \d+\)/);
+    expect((await cli("show", container.containerName, "jobs/report")).out).toMatch(
+      /holder: +'reporter' on .*\(pid \d+\)/,
+    );
     await held.release();
   }, 60_000);
 
@@ -51,7 +55,8 @@ describe("lock command", () => {
     expect(broken.code).toBe(0);
     expect(broken.out).toMatch(/free now/);
     expect(["broken", "available"]).toContain((await lock.inspect()).state);
-    if (!handle.signal.aborted) await new Promise((resolve) => handle.signal.addEventListener("abort", resolve, { once: true }));
+    if (!handle.signal.aborted)
+      await new Promise((resolve) => handle.signal.addEventListener("abort", resolve, { once: true }));
     expect(isLeaseLostError(handle.signal.reason)).toBe(true);
   }, 60_000);
 

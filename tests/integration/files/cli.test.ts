@@ -17,7 +17,9 @@ import { spawnWorker } from "../../support/processes.js";
 
 function lost(handle: LockHandle): Promise<unknown> {
   if (handle.signal.aborted) return Promise.resolve(handle.signal.reason);
-  return new Promise((resolve) => handle.signal.addEventListener("abort", () => resolve(handle.signal.reason), { once: true }));
+  return new Promise((resolve) =>
+    handle.signal.addEventListener("abort", () => resolve(handle.signal.reason), { once: true }),
+  );
 }
 
 describeFiles("lock command on Azure Files", () => {
@@ -30,7 +32,9 @@ describeFiles("lock command on Azure Files", () => {
   afterAll(() => target.close());
 
   async function cli(...args: string[]) {
-    const run = spawnWorker("src/cli/main.ts", ["lock", ...args], { AZURE_STORAGE_CONNECTION_STRING: target.connectionString });
+    const run = spawnWorker("src/cli/main.ts", ["lock", ...args], {
+      AZURE_STORAGE_CONNECTION_STRING: target.connectionString,
+    });
     const { code } = await run.exited;
     return { code, out: run.lines.join("\n"), err: run.stderr() };
   }
@@ -66,7 +70,11 @@ describeFiles("lock command on Azure Files", () => {
 
   it("shows and breaks a share lock; the default break waits out the holder's renewal interval, so the holder stops first", async () => {
     const leased = await target.newShare("clishare");
-    const handle = await shareLock(leased, { durationInSeconds: 15, renewIntervalInMs: 500, holderName: "janitor" }).acquire();
+    const handle = await shareLock(leased, {
+      durationInSeconds: 15,
+      renewIntervalInMs: 500,
+      holderName: "janitor",
+    }).acquire();
     const show = await cli("show", "--share", leased.name);
     expect(show.out).toMatch(/holder: +'janitor' on .*\(pid \d+\)/);
     expect(show.out).toMatch(/lease: +15 s, renewed every 500 ms/);

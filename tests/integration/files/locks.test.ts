@@ -30,7 +30,12 @@ import { describeFiles, describeResponderOnly, openFilesTarget, type FilesTarget
 
 const counter = fileCodecs.json<{ n: number }>();
 
-async function newFile(share: ShareClient, name: string, content: string, metadata: Record<string, string> = {}): Promise<ShareFileClient> {
+async function newFile(
+  share: ShareClient,
+  name: string,
+  content: string,
+  metadata: Record<string, string> = {},
+): Promise<ShareFileClient> {
   const file = share.rootDirectoryClient.getFileClient(name);
   await writeFileLastWriterWins(file, content, { metadata });
   return file;
@@ -39,7 +44,9 @@ async function newFile(share: ShareClient, name: string, content: string, metada
 /** Resolves when the handle's signal has aborted (it may already have). */
 function lost(handle: LockHandle): Promise<unknown> {
   if (handle.signal.aborted) return Promise.resolve(handle.signal.reason);
-  return new Promise((resolve) => handle.signal.addEventListener("abort", () => resolve(handle.signal.reason), { once: true }));
+  return new Promise((resolve) =>
+    handle.signal.addEventListener("abort", () => resolve(handle.signal.reason), { once: true }),
+  );
 }
 
 describeFiles("file locks (fileLock)", () => {
@@ -59,7 +66,10 @@ describeFiles("file locks (fileLock)", () => {
       await updateFileUnderLease(file, handle, (c) => ({ n: c.n + 1 }), { codec: counter });
       // An explicit metadata set without the lock's entries: the handle's record is added back.
       await writeFileUnderLease(file, handle, JSON.stringify({ n: 5 }), { metadata: { team: "ops", step: "2" } });
-      await updateFileUnderLease(file, handle, (c) => ({ n: c.n + 1 }), { codec: counter, metadata: () => ({ team: "ops" }) });
+      await updateFileUnderLease(file, handle, (c) => ({ n: c.n + 1 }), {
+        codec: counter,
+        metadata: () => ({ team: "ops" }),
+      });
       return lock.inspect();
     });
     expect(inside).toMatchObject({
@@ -71,7 +81,11 @@ describeFiles("file locks (fileLock)", () => {
     });
     const after = await file.getProperties();
     expect(after.leaseState).toBe("available");
-    expect(after.metadata).toMatchObject({ team: "ops", [LOCK_METADATA.fencingToken]: "1", [LOCK_METADATA.name]: "updater" });
+    expect(after.metadata).toMatchObject({
+      team: "ops",
+      [LOCK_METADATA.fencingToken]: "1",
+      [LOCK_METADATA.name]: "updater",
+    });
     expect(after.metadata?.step).toBeUndefined();
     expect(counter.decode((await readFileContent(file)).content)).toEqual({ n: 6 });
     const next = await fileLock(file).acquire();
@@ -87,7 +101,9 @@ describeFiles("file locks (fileLock)", () => {
       expect(isFileLeaseConflictError(intruder) && intruder.code).toBe("FileLeasedByAnother");
       expect(statusOf(await file.delete().catch((e: unknown) => e))).toBe(412);
       expect(await fileLock(file).tryAcquire()).toBeUndefined();
-      const timeout = await fileLock(file, { pollIntervalInMs: 50 }).acquire({ timeoutInMs: 300 }).catch((e: unknown) => e);
+      const timeout = await fileLock(file, { pollIntervalInMs: 50 })
+        .acquire({ timeoutInMs: 300 })
+        .catch((e: unknown) => e);
       expect(isLockTimeoutError(timeout) && timeout.holder?.name).toBe("first");
       expect((await readFileContent(file)).content.toString()).toBe("original");
     } finally {
@@ -110,7 +126,11 @@ describeFiles("file locks (fileLock)", () => {
       })
       .catch((e: unknown) => e);
     expect(isLeaseLostError(outcome)).toBe(true);
-    expect(outcome).toMatchObject({ reason: "renewal-rejected", statusCode: 412, serviceCode: "LeaseNotPresentWithFileOperation" });
+    expect(outcome).toMatchObject({
+      reason: "renewal-rejected",
+      statusCode: 412,
+      serviceCode: "LeaseNotPresentWithFileOperation",
+    });
     expect((outcome as Error).message).toMatch(/periodic check found the lease no longer held/);
     expect(lateWrite).toBe(outcome);
     expect(counter.decode((await readFileContent(file)).content)).toEqual({ n: 0 });
@@ -121,7 +141,11 @@ describeFiles("file locks (fileLock)", () => {
     const handle = await fileLock(file, { renewIntervalInMs: 200 }).acquire();
     await file.getShareLeaseClient().breakLease();
     const other = await fileLock(file).acquire();
-    expect(await lost(handle)).toMatchObject({ name: "LeaseLostError", statusCode: 412, serviceCode: "LeaseIdMismatchWithFileOperation" });
+    expect(await lost(handle)).toMatchObject({
+      name: "LeaseLostError",
+      statusCode: 412,
+      serviceCode: "LeaseIdMismatchWithFileOperation",
+    });
     await handle.release(); // nothing left to release: no error
     expect((await file.getProperties()).leaseState).toBe("leased"); // still the other holder's
     await other.release();
@@ -186,7 +210,12 @@ describeFiles("share locks (shareLock)", () => {
     const handle = await lock.acquire();
     while (renewals() < 3) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(handle.status).toBe("held");
-    expect(await lock.inspect()).toMatchObject({ held: true, durationType: "fixed", fencingToken: 1, holder: { name: "janitor", durationInSeconds: 15 } });
+    expect(await lock.inspect()).toMatchObject({
+      held: true,
+      durationType: "fixed",
+      fencingToken: 1,
+      holder: { name: "janitor", durationInSeconds: 15 },
+    });
     expect((await share.getProperties()).metadata).toMatchObject({ [LOCK_METADATA.name]: "janitor" });
     expect(statusOf(await share.delete().catch((e: unknown) => e))).toBe(412);
     await share.delete({ leaseAccessConditions: { leaseId: handle.leaseId } });
@@ -256,7 +285,10 @@ describeResponderOnly("file and share leases: lost responses and lease timing (r
       .rootDirectoryClient.getFileClient(direct.path);
     proxy.addRule({ method: "PUT", path: /comp=lease/, times: 1, action: { type: "dropResponse" } });
     const handle = await fileLock(file).acquire({ timeoutInMs: 10_000 });
-    expect(proxy.requests.filter((r) => /comp=lease/.test(r.path)).map((r) => r.outcome)).toEqual(["dropResponse", "forwarded"]);
+    expect(proxy.requests.filter((r) => /comp=lease/.test(r.path)).map((r) => r.outcome)).toEqual([
+      "dropResponse",
+      "forwarded",
+    ]);
     expect(await fileLock(direct).tryAcquire()).toBeUndefined();
     await handle.release();
     expect((await direct.getProperties()).leaseState).toBe("available");

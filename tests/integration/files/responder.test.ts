@@ -19,7 +19,10 @@ async function failure(promise: Promise<unknown>): Promise<{ status: number | un
 
 async function newFile(share: ShareClient, name: string, content = "hello"): Promise<ShareFileClient> {
   const file = share.rootDirectoryClient.getFileClient(name);
-  await file.create(Buffer.byteLength(content), { content: Buffer.from(content), contentLength: Buffer.byteLength(content) });
+  await file.create(Buffer.byteLength(content), {
+    content: Buffer.from(content),
+    contentLength: Buffer.byteLength(content),
+  });
   return file;
 }
 
@@ -37,7 +40,10 @@ describeFiles("Files REST: shares, directories, files", () => {
     const dir = share.getDirectoryClient("reports");
     expect((await dir.createIfNotExists()).succeeded).toBe(true);
     expect((await dir.createIfNotExists()).succeeded).toBe(false);
-    await expect(failure(share.getDirectoryClient("missing/child").create())).resolves.toEqual({ status: 404, code: "ParentNotFound" });
+    await expect(failure(share.getDirectoryClient("missing/child").create())).resolves.toEqual({
+      status: 404,
+      code: "ParentNotFound",
+    });
     const file = dir.getFileClient("q1 summary.txt");
     await file.create(11, { content: Buffer.from("hello world"), contentLength: 11, metadata: { Owner: "tests" } });
     const properties = await file.getProperties();
@@ -84,14 +90,26 @@ describeFiles("Files REST: file leases (Lease File)", () => {
 
   it("acquire is infinite only; a second acquire with another id is 409 LeaseAlreadyPresent, with the same id it succeeds", async () => {
     const file = await newFile(share, "acquire.txt");
-    await expect(failure(file.getShareLeaseClient().acquireLease(20))).resolves.toEqual({ status: 400, code: "InvalidHeaderValue" });
+    await expect(failure(file.getShareLeaseClient().acquireLease(20))).resolves.toEqual({
+      status: 400,
+      code: "InvalidHeaderValue",
+    });
     const lease = file.getShareLeaseClient();
     const acquired = await lease.acquireLease();
     expect(acquired.leaseId).toBe(lease.leaseId);
     const properties = await file.getProperties();
-    expect([properties.leaseState, properties.leaseStatus, properties.leaseDuration]).toEqual(["leased", "locked", "infinite"]);
-    await expect(failure(file.getShareLeaseClient().acquireLease())).resolves.toEqual({ status: 409, code: "LeaseAlreadyPresent" });
-    await expect(file.getShareLeaseClient(lease.leaseId).acquireLease()).resolves.toMatchObject({ leaseId: lease.leaseId });
+    expect([properties.leaseState, properties.leaseStatus, properties.leaseDuration]).toEqual([
+      "leased",
+      "locked",
+      "infinite",
+    ]);
+    await expect(failure(file.getShareLeaseClient().acquireLease())).resolves.toEqual({
+      status: 409,
+      code: "LeaseAlreadyPresent",
+    });
+    await expect(file.getShareLeaseClient(lease.leaseId).acquireLease()).resolves.toMatchObject({
+      leaseId: lease.leaseId,
+    });
     await lease.releaseLease();
     expect((await file.getProperties()).leaseState).toBe("available");
   });
@@ -121,7 +139,11 @@ describeFiles("Files REST: file leases (Lease File)", () => {
       status: 412,
       code: "LeaseIdMismatchWithFileOperation",
     });
-    await file.create(5, { content: Buffer.from("after"), contentLength: 5, leaseAccessConditions: { leaseId: lease.leaseId } });
+    await file.create(5, {
+      content: Buffer.from("after"),
+      contentLength: 5,
+      leaseAccessConditions: { leaseId: lease.leaseId },
+    });
     expect((await file.downloadToBuffer()).toString()).toBe("after");
     expect((await file.getProperties()).leaseState).toBe("leased"); // replacing the file keeps its lease
     await lease.releaseLease();
@@ -129,7 +151,9 @@ describeFiles("Files REST: file leases (Lease File)", () => {
 
   it("change moves the lease to a new id; change without a lease is 409 LeaseNotPresentWithLeaseOperation", async () => {
     const file = await newFile(share, "change.txt");
-    await expect(failure(file.getShareLeaseClient().changeLease("a0f4b3c2-0000-4000-8000-000000000001"))).resolves.toEqual({
+    await expect(
+      failure(file.getShareLeaseClient().changeLease("a0f4b3c2-0000-4000-8000-000000000001")),
+    ).resolves.toEqual({
       status: 409,
       code: "LeaseNotPresentWithLeaseOperation",
     });
@@ -139,11 +163,16 @@ describeFiles("Files REST: file leases (Lease File)", () => {
     const next = "a0f4b3c2-0000-4000-8000-000000000002";
     await lease.changeLease(next);
     expect(lease.leaseId).toBe(next);
-    await expect(failure(file.uploadRange(Buffer.from("x"), 0, 1, { leaseAccessConditions: { leaseId: old } }))).resolves.toEqual({
+    await expect(
+      failure(file.uploadRange(Buffer.from("x"), 0, 1, { leaseAccessConditions: { leaseId: old } })),
+    ).resolves.toEqual({
       status: 412,
       code: "LeaseIdMismatchWithFileOperation",
     });
-    await expect(failure(file.getShareLeaseClient(old).releaseLease())).resolves.toEqual({ status: 409, code: "LeaseIdMismatchWithLeaseOperation" });
+    await expect(failure(file.getShareLeaseClient(old).releaseLease())).resolves.toEqual({
+      status: 409,
+      code: "LeaseIdMismatchWithLeaseOperation",
+    });
     await lease.releaseLease();
   });
 
@@ -153,8 +182,14 @@ describeFiles("Files REST: file leases (Lease File)", () => {
     await lease.acquireLease();
     await file.getShareLeaseClient().breakLease();
     const properties = await file.getProperties();
-    expect([properties.leaseState, properties.leaseStatus, properties.leaseDuration]).toEqual(["broken", "unlocked", undefined]);
-    await expect(failure(file.uploadRange(Buffer.from("x"), 0, 1, { leaseAccessConditions: { leaseId: lease.leaseId } }))).resolves.toEqual({
+    expect([properties.leaseState, properties.leaseStatus, properties.leaseDuration]).toEqual([
+      "broken",
+      "unlocked",
+      undefined,
+    ]);
+    await expect(
+      failure(file.uploadRange(Buffer.from("x"), 0, 1, { leaseAccessConditions: { leaseId: lease.leaseId } })),
+    ).resolves.toEqual({
       status: 412,
       code: "LeaseNotPresentWithFileOperation",
     });
@@ -162,7 +197,10 @@ describeFiles("Files REST: file leases (Lease File)", () => {
     await file.getShareLeaseClient().breakLease(); // breaking a broken lease succeeds
     await lease.releaseLease(); // so does releasing it with its id
     expect((await file.getProperties()).leaseState).toBe("available");
-    await expect(failure(file.getShareLeaseClient().breakLease())).resolves.toEqual({ status: 409, code: "LeaseNotPresentWithLeaseOperation" });
+    await expect(failure(file.getShareLeaseClient().breakLease())).resolves.toEqual({
+      status: 409,
+      code: "LeaseNotPresentWithLeaseOperation",
+    });
   });
 });
 
@@ -175,12 +213,22 @@ describeFiles("Files REST: share leases (Lease Share)", () => {
 
   it("a leased share is deleted only with its lease id; 15-60 s or infinite; acquire with the same id renews", async () => {
     const share = await target.newShare("slease");
-    await expect(failure(share.getShareLeaseClient().acquireLease(10))).resolves.toEqual({ status: 400, code: "InvalidHeaderValue" });
+    await expect(failure(share.getShareLeaseClient().acquireLease(10))).resolves.toEqual({
+      status: 400,
+      code: "InvalidHeaderValue",
+    });
     const lease = share.getShareLeaseClient();
     await lease.acquireLease(15);
     const properties = await share.getProperties();
-    expect([properties.leaseState, properties.leaseStatus, properties.leaseDuration]).toEqual(["leased", "locked", "fixed"]);
-    await expect(failure(share.getShareLeaseClient().acquireLease(15))).resolves.toEqual({ status: 409, code: "LeaseAlreadyPresent" });
+    expect([properties.leaseState, properties.leaseStatus, properties.leaseDuration]).toEqual([
+      "leased",
+      "locked",
+      "fixed",
+    ]);
+    await expect(failure(share.getShareLeaseClient().acquireLease(15))).resolves.toEqual({
+      status: 409,
+      code: "LeaseAlreadyPresent",
+    });
     await share.getShareLeaseClient(lease.leaseId).acquireLease(60); // same id: granted again
     await expect(failure(share.delete())).resolves.toEqual({ status: 412, code: "LeaseIdMissing" });
     await share.delete({ leaseAccessConditions: { leaseId: lease.leaseId } });
@@ -212,9 +260,14 @@ describeResponderOnly("Files responder: share lease timing on a hand-driven cloc
     expect((await share.getProperties()).leaseState).toBe("expired");
     await share.getShareLeaseClient().acquireLease(-1); // anyone may take an expired lease
     const broken = await share.getShareLeaseClient().breakLease({ breakPeriod: 10 } as never);
-    expect((broken as { leaseTimeInSeconds?: number }).leaseTimeInSeconds ?? (broken as { leaseTime?: number }).leaseTime).toBe(10);
+    expect(
+      (broken as { leaseTimeInSeconds?: number }).leaseTimeInSeconds ?? (broken as { leaseTime?: number }).leaseTime,
+    ).toBe(10);
     expect((await share.getProperties()).leaseState).toBe("breaking");
-    await expect(failure(share.getShareLeaseClient().acquireLease(15))).resolves.toEqual({ status: 409, code: "LeaseAlreadyPresent" });
+    await expect(failure(share.getShareLeaseClient().acquireLease(15))).resolves.toEqual({
+      status: 409,
+      code: "LeaseAlreadyPresent",
+    });
     now += 10_000;
     expect((await share.getProperties()).leaseState).toBe("broken");
     await share.getShareLeaseClient().acquireLease(15);

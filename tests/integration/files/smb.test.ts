@@ -43,9 +43,15 @@ describeResponderOnly("SMB clients holding files (responder simulation + retry p
   it("a handle sharing nothing: reads, writes and deletes get 409 SharingViolation; properties do not", async () => {
     const f = await file("locked.txt");
     const handle = target.responder!.smb.openFile(smbPath(f));
-    const errors = await Promise.all([f.downloadToBuffer(), f.uploadRange(Buffer.from("x"), 0, 1), f.delete()].map((p) => p.catch((e: unknown) => e)));
+    const errors = await Promise.all(
+      [f.downloadToBuffer(), f.uploadRange(Buffer.from("x"), 0, 1), f.delete()].map((p) => p.catch((e: unknown) => e)),
+    );
     for (const error of errors) {
-      expect([statusOf(error), serviceCodeOf(error), classifyError(error).kind]).toEqual([409, "SharingViolation", "smb-sharing-violation"]);
+      expect([statusOf(error), serviceCodeOf(error), classifyError(error).kind]).toEqual([
+        409,
+        "SharingViolation",
+        "smb-sharing-violation",
+      ]);
     }
     await expect(f.getProperties()).resolves.toMatchObject({ contentLength: 5 });
     handle.close();
@@ -56,7 +62,9 @@ describeResponderOnly("SMB clients holding files (responder simulation + retry p
     const f = await file("shared-read.txt");
     const handle = target.responder!.smb.openFile(smbPath(f), { share: { read: true } });
     expect((await f.downloadToBuffer()).toString()).toBe("hello");
-    expect(serviceCodeOf(await f.uploadRange(Buffer.from("x"), 0, 1).catch((e: unknown) => e))).toBe("SharingViolation");
+    expect(serviceCodeOf(await f.uploadRange(Buffer.from("x"), 0, 1).catch((e: unknown) => e))).toBe(
+      "SharingViolation",
+    );
     handle.close();
   });
 
@@ -67,7 +75,11 @@ describeResponderOnly("SMB clients holding files (responder simulation + retry p
     first.deleteOnClose();
     for (const call of [f.getProperties(), f.downloadToBuffer(), f.getShareLeaseClient().acquireLease()]) {
       const error = await call.catch((e: unknown) => e);
-      expect([statusOf(error), serviceCodeOf(error), classifyError(error).kind]).toEqual([409, "DeletePending", "smb-delete-pending"]);
+      expect([statusOf(error), serviceCodeOf(error), classifyError(error).kind]).toEqual([
+        409,
+        "DeletePending",
+        "smb-delete-pending",
+      ]);
     }
     first.close();
     expect(serviceCodeOf(await f.getProperties().catch((e: unknown) => e))).toBe("DeletePending");
@@ -103,13 +115,22 @@ describeResponderOnly("SMB clients holding files (responder simulation + retry p
   it("gives up at its deadline with an SmbConflictError that says an SMB client holds the file", async () => {
     const f = await file("stuck.txt");
     const handle = target.responder!.smb.openFile(smbPath(f));
-    const error = await retryWhileSmbLocked(() => f.downloadToBuffer(), { ...quick, maxRetries: 4, operationName: "read 'stuck.txt'" }).catch(
-      (e: unknown) => e,
-    );
+    const error = await retryWhileSmbLocked(() => f.downloadToBuffer(), {
+      ...quick,
+      maxRetries: 4,
+      operationName: "read 'stuck.txt'",
+    }).catch((e: unknown) => e);
     handle.close();
     expect(isSmbConflictError(error)).toBe(true);
-    expect(error).toMatchObject({ code: "SmbFileLocked", statusCode: 409, serviceCode: "SharingViolation", attempts: 5 });
-    expect((error as Error).message).toMatch(/^Could not read 'stuck.txt': an SMB client holds the file open \(409 SharingViolation/);
+    expect(error).toMatchObject({
+      code: "SmbFileLocked",
+      statusCode: 409,
+      serviceCode: "SharingViolation",
+      attempts: 5,
+    });
+    expect((error as Error).message).toMatch(
+      /^Could not read 'stuck.txt': an SMB client holds the file open \(409 SharingViolation/,
+    );
   });
 
   it("a pending SMB delete: waits, and ends in the 404 once the handle closes (not an SMB error)", async () => {
@@ -131,7 +152,9 @@ describeResponderOnly("SMB clients holding files (responder simulation + retry p
     const f = await file("no-wait.txt");
     const handle = target.responder!.smb.openFile(smbPath(f), { share: { delete: true } });
     handle.deleteOnClose();
-    const error = await retryWhileSmbLocked(() => f.getProperties(), { ...quick, waitForDeletePending: false }).catch((e: unknown) => e);
+    const error = await retryWhileSmbLocked(() => f.getProperties(), { ...quick, waitForDeletePending: false }).catch(
+      (e: unknown) => e,
+    );
     handle.close();
     expect(error).toMatchObject({ name: "SmbConflictError", code: "SmbDeletePending", attempts: 1 });
   });
@@ -149,7 +172,11 @@ describeResponderOnly("SMB clients holding files (responder simulation + retry p
     const handle = target.responder!.smb.openFile(smbPath(f));
     const controller = new AbortController();
     const reason = new Error("user gave up");
-    const waiting = retryWhileSmbLocked(() => f.downloadToBuffer(), { ...quick, abortSignal: controller.signal, onRetry: () => controller.abort(reason) });
+    const waiting = retryWhileSmbLocked(() => f.downloadToBuffer(), {
+      ...quick,
+      abortSignal: controller.signal,
+      onRetry: () => controller.abort(reason),
+    });
     await expect(waiting).rejects.toBe(reason);
     handle.close();
   });

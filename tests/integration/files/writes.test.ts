@@ -42,7 +42,11 @@ describeFiles("writes under a file lease, and last writer wins", () => {
     expect(isFileLeaseConflictError(intruder) && intruder.code).toBe("FileLeasedByAnother");
     expect((intruder as Error).message).toMatch(/last writer wins does not override a lock/);
     const read = await readFileContent(file);
-    expect([read.content.toString(), read.writeId, read.metadata]).toEqual(['{"by":"holder"}', written.writeId, { team: "ops" }]);
+    expect([read.content.toString(), read.writeId, read.metadata]).toEqual([
+      '{"by":"holder"}',
+      written.writeId,
+      { team: "ops" },
+    ]);
     expect(written.confirmedAfterLostResponse).toBe(false);
     await lease.releaseLease();
   });
@@ -53,7 +57,12 @@ describeFiles("writes under a file lease, and last writer wins", () => {
     await lease.acquireLease();
     await file.getShareLeaseClient().breakLease(); // e.g. an operator's `lock break`
     const error = await writeFileUnderLease(file, lease.leaseId, "stale").catch((e: unknown) => e);
-    expect(error).toMatchObject({ name: "FileLeaseConflictError", code: "FileLeaseNotHeld", statusCode: 412, leaseId: lease.leaseId });
+    expect(error).toMatchObject({
+      name: "FileLeaseConflictError",
+      code: "FileLeaseNotHeld",
+      statusCode: 412,
+      leaseId: lease.leaseId,
+    });
     expect((await readFileContent(file)).content.toString()).toBe("original");
   });
 
@@ -62,7 +71,9 @@ describeFiles("writes under a file lease, and last writer wins", () => {
     const lost = new Error("lock lost");
     const controller = new AbortController();
     controller.abort(lost);
-    await expect(writeFileUnderLease(file, { leaseId: "00000000-0000-4000-8000-000000000000", signal: controller.signal }, "x")).rejects.toBe(lost);
+    await expect(
+      writeFileUnderLease(file, { leaseId: "00000000-0000-4000-8000-000000000000", signal: controller.signal }, "x"),
+    ).rejects.toBe(lost);
     expect((await readFileContent(file)).content.toString()).toBe("original");
   });
 
@@ -78,7 +89,9 @@ describeFiles("writes under a file lease, and last writer wins", () => {
     const file = share.rootDirectoryClient.getFileClient("never-created.txt");
     await expect(writeFileLastWriterWins(file, Buffer.alloc(4 * 1024 * 1024 + 1))).rejects.toThrow(RangeError);
     await expect(writeFileUnderLease(file, "", "x")).rejects.toThrow(TypeError);
-    await expect(writeFileLastWriterWins(file, "x", { metadata: { "bad-name": "x" } })).rejects.toThrow(/C# identifiers/);
+    await expect(writeFileLastWriterWins(file, "x", { metadata: { "bad-name": "x" } })).rejects.toThrow(
+      /C# identifiers/,
+    );
     await expect(writeFileLastWriterWins(file, 42 as never)).rejects.toThrow(TypeError);
     expect(await file.exists()).toBe(false);
   });
@@ -95,7 +108,10 @@ describeFiles("read-modify-write under a file lease", () => {
 
   it("updates JSON under the lease, keeping metadata, content type and SMB properties; mutate may decline", async () => {
     const file = await newFile(share, "settings.json", '{"retries":1}');
-    await writeFileLastWriterWins(file, '{"retries":1}', { metadata: { owner: "ops" }, httpProperties: { contentType: "application/json" } });
+    await writeFileLastWriterWins(file, '{"retries":1}', {
+      metadata: { owner: "ops" },
+      httpProperties: { contentType: "application/json" },
+    });
     const before = await file.getProperties();
     const lease = file.getShareLeaseClient();
     await lease.acquireLease();
@@ -117,7 +133,9 @@ describeFiles("read-modify-write under a file lease", () => {
     const lease = file.getShareLeaseClient();
     await lease.acquireLease();
     let called = false;
-    const error = await updateFileUnderLease(file, lease.leaseId, () => ((called = true), {}), { codec: fileCodecs.json() }).catch((e: unknown) => e);
+    const error = await updateFileUnderLease(file, lease.leaseId, () => ((called = true), {}), {
+      codec: fileCodecs.json(),
+    }).catch((e: unknown) => e);
     expect(isFileContentError(error) && error.path).toBe(`${share.name}/broken.json`);
     expect(called).toBe(false);
     expect((await readFileContent(file)).content.toString()).toBe("{not json");
@@ -131,7 +149,10 @@ describeFiles("read-modify-write under a file lease", () => {
     const oops = new Error("oops");
     await expect(updateFileUnderLease(file, lease.leaseId, () => Promise.reject(oops))).rejects.toBe(oops);
     expect((await readFileContent(file)).content.toString()).toBe("1");
-    await updateFileUnderLease(file, lease.leaseId, (b) => Buffer.from(`${b}2`), { metadata: (m) => ({ ...m, step: "2" }), codec: fileCodecs.bytes });
+    await updateFileUnderLease(file, lease.leaseId, (b) => Buffer.from(`${b.toString("utf8")}2`), {
+      metadata: (m) => ({ ...m, step: "2" }),
+      codec: fileCodecs.bytes,
+    });
     const read = await readFileContent(file);
     expect([read.content.toString(), read.metadata]).toEqual(["12", { step: "2" }]);
     await lease.releaseLease();
@@ -145,7 +166,7 @@ describeFiles("read-modify-write under a file lease", () => {
     const lost = new Error("lock lost: broken by an operator");
     const error = await updateFileUnderLease(file, { leaseId: lease.leaseId, signal: controller.signal }, (b) => {
       controller.abort(lost);
-      return Buffer.from(`${b}2`);
+      return Buffer.from(`${b.toString("utf8")}2`);
     }).catch((e: unknown) => e);
     expect(error).toBe(lost);
     expect((await readFileContent(file)).content.toString()).toBe("1");
@@ -158,7 +179,9 @@ describeFiles("read-modify-write under a file lease", () => {
     await lease.acquireLease();
     await file.getShareLeaseClient().breakLease();
     let called = false;
-    const error = await updateFileUnderLease(file, lease.leaseId, () => ((called = true), Buffer.from("2"))).catch((e: unknown) => e);
+    const error = await updateFileUnderLease(file, lease.leaseId, () => ((called = true), Buffer.from("2"))).catch(
+      (e: unknown) => e,
+    );
     expect(error).toMatchObject({ name: "FileLeaseConflictError", code: "FileLeaseNotHeld" });
     expect(called).toBe(false);
   });
@@ -176,7 +199,9 @@ describeResponderOnly("lost responses (fault proxy between the SDK and the respo
   async function viaProxy(file: ShareFileClient, options: { sdkSingleAttempt: boolean }) {
     const proxy = await createFaultProxy({ target: target.responder!.endpoint, random: seededRandom(7) });
     const shares = ShareServiceClient.fromConnectionString(buildConnectionString({ fileEndpoint: proxy.endpoint }), {
-      retryOptions: options.sdkSingleAttempt ? SDK_SINGLE_ATTEMPT.storage : { maxTries: 4, retryDelayInMs: 10, maxRetryDelayInMs: 50 },
+      retryOptions: options.sdkSingleAttempt
+        ? SDK_SINGLE_ATTEMPT.storage
+        : { maxTries: 4, retryDelayInMs: 10, maxRetryDelayInMs: 50 },
     });
     return { proxy, file: shares.getShareClient(file.shareName).rootDirectoryClient.getFileClient(file.path) };
   }

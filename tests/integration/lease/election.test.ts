@@ -37,7 +37,8 @@ describe("leader election", () => {
           onStartedLeading: async (signal) => {
             leading.add(identity);
             maxLeaders = Math.max(maxLeaders, leading.size);
-            if (!signal.aborted) await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+            if (!signal.aborted)
+              await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
             leading.delete(identity);
           },
           onStoppedLeading: () => void stopped.push(identity),
@@ -68,17 +69,19 @@ describe("leader election", () => {
       await Promise.all([...candidates.values()].map((e) => e.stop()));
     }
     expect(leading.size).toBe(0);
-    expect((await blobLock(blobService().getContainerClient(containerName), "leader").inspect()).state).toBe("available");
+    expect((await blobLock(blobService().getContainerClient(containerName), "leader").inspect()).state).toBe(
+      "available",
+    );
   });
 
   it("refuses timings that break lease > renew deadline > 1.2 x retry period, before any request", () => {
     const leasable = blobLeasable(blobService().getContainerClient(uniqueName("el")), "leader");
-    expect(() => startLeaderElection(leasable, { identity: "x", leaseDurationInSeconds: 15, renewDeadlineInMs: 15_000 })).toThrow(
-      /shorter than the lease duration/,
-    );
-    expect(() => startLeaderElection(leasable, { identity: "x", renewDeadlineInMs: 2_000, retryPeriodInMs: 2_000 })).toThrow(
-      /1.2 x `retryPeriodInMs`/,
-    );
+    expect(() =>
+      startLeaderElection(leasable, { identity: "x", leaseDurationInSeconds: 15, renewDeadlineInMs: 15_000 }),
+    ).toThrow(/shorter than the lease duration/);
+    expect(() =>
+      startLeaderElection(leasable, { identity: "x", renewDeadlineInMs: 2_000, retryPeriodInMs: 2_000 }),
+    ).toThrow(/1.2 x `retryPeriodInMs`/);
     expect(() => startLeaderElection(leasable, { identity: "", retryPeriodInMs: 100 })).toThrow(TypeError);
     expect(() => startLeaderElection(leasable, { identity: "x", leaseDurationInSeconds: 10 })).toThrow(RangeError);
   });

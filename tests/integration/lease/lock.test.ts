@@ -2,6 +2,8 @@
  * The lease lock against a real Azurite, in one process: acquiring, waiting, releasing, fencing
  * tokens and holder records, losing the lock, lost responses, creation races and bad input.
  */
+// The typed `expect` (the global one of @types/jest declares asymmetric matchers as `any`).
+import { expect } from "@jest/globals";
 import {
   blobLeasable,
   blobLock,
@@ -19,7 +21,9 @@ import { blobService, faultProxyFor, uniqueName } from "../../support/storage.js
 const container = () => blobService().getContainerClient(uniqueName("lk"));
 const aborted = (signal: AbortSignal) =>
   new Promise<unknown>((resolve) =>
-    signal.aborted ? resolve(signal.reason) : signal.addEventListener("abort", () => resolve(signal.reason), { once: true }),
+    signal.aborted
+      ? resolve(signal.reason)
+      : signal.addEventListener("abort", () => resolve(signal.reason), { once: true }),
   );
 
 describe("lease lock", () => {
@@ -34,7 +38,12 @@ describe("lease lock", () => {
 
     const info = await lock.inspect();
     expect(info).toMatchObject({ exists: true, state: "leased", held: true, durationType: "fixed", fencingToken: 1 });
-    expect(info.holder).toMatchObject({ pid: process.pid, name: "first", durationInSeconds: 15, renewIntervalInMs: 5000 });
+    expect(info.holder).toMatchObject({
+      pid: process.pid,
+      name: "first",
+      durationInSeconds: 15,
+      renewIntervalInMs: 5000,
+    });
 
     await handle.release();
     expect(handle.status).toBe("released");
@@ -52,7 +61,9 @@ describe("lease lock", () => {
     const { proxy, connectionString } = await faultProxyFor("blob");
     await using _ = proxy;
     const holder = await blobLock(c, "l", { durationInSeconds: 15, holderName: "holder-a" }).acquire();
-    const waiting = blobLock(blobService(connectionString).getContainerClient(c.containerName), "l", { pollIntervalInMs: 50 });
+    const waiting = blobLock(blobService(connectionString).getContainerClient(c.containerName), "l", {
+      pollIntervalInMs: 50,
+    });
 
     const timeout = await waiting.acquire({ timeoutInMs: 400 }).catch((e: unknown) => e);
     expect(isLockTimeoutError(timeout)).toBe(true);
@@ -91,7 +102,10 @@ describe("lease lock", () => {
       const blob = c.getBlockBlobClient("data.json");
       const without = await blob.upload("x", 1).catch((e: unknown) => e);
       expect(statusOf(without)).toBe(412);
-      await blob.upload("y", 1, { metadata: { ...handle.lockMetadata, mine: "1" }, conditions: { leaseId: handle.leaseId } });
+      await blob.upload("y", 1, {
+        metadata: { ...handle.lockMetadata, mine: "1" },
+        conditions: { leaseId: handle.leaseId },
+      });
     });
     const next = await lock.acquire();
     expect(next.fencingToken).toBe(2);
@@ -132,7 +146,10 @@ describe("lease lock", () => {
       const inner = blobLeasable(container(), "told");
       const told: (number | undefined)[] = [];
       const lock = new LeaseLock(
-        { ...inner, renew: (leaseId, options) => (told.push(options?.durationInSeconds), inner.renew(leaseId, options)) },
+        {
+          ...inner,
+          renew: (leaseId, options) => (told.push(options?.durationInSeconds), inner.renew(leaseId, options)),
+        },
         { durationInSeconds, renewIntervalInMs: 100 },
       );
       const handle = await lock.acquire();
@@ -168,13 +185,17 @@ describe("lease lock", () => {
     await using _ = proxy;
     await blobLock(c, "lost-response").withLock(() => undefined); // create the blob first
     // One attempt per SDK call, so the engine itself sees the lost response.
-    const flaky = blobService(connectionString, { retryOptions: SDK_SINGLE_ATTEMPT.storage }).getContainerClient(c.containerName);
+    const flaky = blobService(connectionString, { retryOptions: SDK_SINGLE_ATTEMPT.storage }).getContainerClient(
+      c.containerName,
+    );
     proxy.addRule({
       times: 1,
       when: (r) => r.headers["x-ms-lease-action"] === "acquire",
       action: { type: "dropResponse" },
     });
-    const handle = await blobLock(flaky, "lost-response", { durationInSeconds: 15, pollIntervalInMs: 20 }).acquire({ timeoutInMs: 5_000 });
+    const handle = await blobLock(flaky, "lost-response", { durationInSeconds: 15, pollIntervalInMs: 20 }).acquire({
+      timeoutInMs: 5_000,
+    });
     const acquires = proxy.requests.filter((r) => r.path.includes("comp=lease") && r.method === "PUT");
     expect(acquires.map((r) => [r.outcome, r.statusCode])).toEqual([
       ["dropResponse", 201],
@@ -190,7 +211,9 @@ describe("lease lock", () => {
     const { proxy, connectionString } = await faultProxyFor("blob");
     await using _ = proxy;
     await blobLock(c, "lost-try").withLock(() => undefined);
-    const flaky = blobService(connectionString, { retryOptions: SDK_SINGLE_ATTEMPT.storage }).getContainerClient(c.containerName);
+    const flaky = blobService(connectionString, { retryOptions: SDK_SINGLE_ATTEMPT.storage }).getContainerClient(
+      c.containerName,
+    );
     const isAcquire = (r: { headers: Record<string, unknown> }) => r.headers["x-ms-lease-action"] === "acquire";
 
     proxy.addRule({ times: 1, when: isAcquire, action: { type: "dropResponse" } });
@@ -213,7 +236,9 @@ describe("lease lock", () => {
     await using _ = proxy;
     const direct = blobLock(c, "race", { durationInSeconds: 15 });
     const holder = await direct.acquire(); // token 1
-    const waiter = blobLock(blobService(connectionString).getContainerClient(c.containerName), "race", { pollIntervalInMs: 20 });
+    const waiter = blobLock(blobService(connectionString).getContainerClient(c.containerName), "race", {
+      pollIntervalInMs: 20,
+    });
     const waiting = waiter.acquire({ timeoutInMs: 10_000 });
     await new Promise((resolve) => setTimeout(resolve, 100)); // its first try got 409; now it polls
     let intruder: Promise<void> | undefined;
@@ -281,16 +306,26 @@ describe("lease lock: bad input gets typed errors before any request", () => {
 
   it("a renewal cadence not shorter than the duration (minus the safety margin) is refused", () => {
     expect(() => new LeaseLock(leasable(), { durationInSeconds: 15, renewIntervalInMs: 15_000 })).toThrow(RangeError);
-    expect(() => new LeaseLock(leasable(), { durationInSeconds: 15, renewIntervalInMs: 14_000 })).toThrow(/safety margin/);
+    expect(() => new LeaseLock(leasable(), { durationInSeconds: 15, renewIntervalInMs: 14_000 })).toThrow(
+      /safety margin/,
+    );
     expect(() => new LeaseLock(leasable(), { durationInSeconds: 15, renewIntervalInMs: 10_000 })).not.toThrow();
   });
 
   it("a missing container: a container lock, or a blob lock told not to create it, gives LeaseTargetNotFoundError", async () => {
     const missing = container();
-    const viaContainer = await containerLock(missing).tryAcquire().catch((e: unknown) => e);
+    const viaContainer = await containerLock(missing)
+      .tryAcquire()
+      .catch((e: unknown) => e);
     expect(isLeaseTargetNotFoundError(viaContainer)).toBe(true);
-    expect(viaContainer).toMatchObject({ code: "LeaseTargetNotFound", statusCode: 404, serviceCode: "ContainerNotFound" });
-    const viaBlob = await blobLock(missing, "x", { createIfMissing: false }).acquire().catch((e: unknown) => e);
+    expect(viaContainer).toMatchObject({
+      code: "LeaseTargetNotFound",
+      statusCode: 404,
+      serviceCode: "ContainerNotFound",
+    });
+    const viaBlob = await blobLock(missing, "x", { createIfMissing: false })
+      .acquire()
+      .catch((e: unknown) => e);
     expect(isLeaseTargetNotFoundError(viaBlob)).toBe(true);
     expect(await missing.exists()).toBe(false);
   });

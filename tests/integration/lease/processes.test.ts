@@ -24,7 +24,9 @@ describe("lease locks across processes", () => {
     await container.create();
     await container.getBlockBlobClient("counter").upload("0", 1);
     const iterations = 8;
-    const workers = [1, 2, 3].map(() => spawnWorker(`${WORKERS}/mutex-worker.ts`, [container.containerName, "lock", "counter", String(iterations), "15"]));
+    const workers = [1, 2, 3].map(() =>
+      spawnWorker(`${WORKERS}/mutex-worker.ts`, [container.containerName, "lock", "counter", String(iterations), "15"]),
+    );
     await Promise.all(workers.map(finish));
 
     const sections = workers.flatMap((w) => w.messages as Section[]).filter((m) => "start" in m);
@@ -85,7 +87,10 @@ describe("lease locks across processes", () => {
       const { token } = await stale.waitFor<{ ready?: boolean; token: number }>((m) => m.ready === true);
       stale.child.kill("SIGSTOP");
       try {
-        const successor = tableLock(blobService().getContainerClient(locks), table, { scope: { partitionKey: "p" }, durationInSeconds: 15 });
+        const successor = tableLock(blobService().getContainerClient(locks), table, {
+          scope: { partitionKey: "p" },
+          durationInSeconds: 15,
+        });
         await successor.withLock(
           async (guarded) => {
             expect(guarded.handle.fencingToken).toBe(token + 1);
@@ -97,7 +102,9 @@ describe("lease locks across processes", () => {
       } finally {
         stale.child.kill("SIGCONT");
       }
-      const outcome = await stale.waitFor<{ refused?: string; written?: boolean }>((m) => m.refused !== undefined || m.written === true);
+      const outcome = await stale.waitFor<{ refused?: string; written?: boolean }>(
+        (m) => m.refused !== undefined || m.written === true,
+      );
       expect(outcome).toEqual({ refused: "LockNotHeldError", code: "LockNotHeld" });
       await finish(stale);
       expect((await table.getEntity<{ owner: string }>("p", "r")).owner).toBe("successor");

@@ -2,12 +2,7 @@
  * Blob-lease table locks: fenced writes stamp the token, refuse a stale holder whose successor
  * already wrote, check the scope and the time left.
  */
-import {
-  isFencedWriteRejectedError,
-  isLockNotHeldError,
-  tableLock,
-  type GuardedTable,
-} from "../../../src/index.js";
+import { isFencedWriteRejectedError, isLockNotHeldError, tableLock, type GuardedTable } from "../../../src/index.js";
 import { blobService, tableClient, uniqueName } from "../../support/storage.js";
 
 async function setup() {
@@ -59,7 +54,10 @@ describe("table locks", () => {
     for (const [what, attempt] of attempts) {
       const error = await attempt(stale).catch((e: unknown) => e);
       expect([what, isFencedWriteRejectedError(error)]).toEqual([what, true]);
-      expect(error).toMatchObject({ fencingToken: stale.handle.fencingToken, currentToken: stale.handle.fencingToken! + 1 });
+      expect(error).toMatchObject({
+        fencingToken: stale.handle.fencingToken,
+        currentToken: stale.handle.fencingToken! + 1,
+      });
     }
     expect(await table.getEntity("p", "r")).toMatchObject({ owner: "successor" });
     await stale.handle.release();
@@ -79,7 +77,9 @@ describe("table locks", () => {
     expect(error).toMatchObject({ code: "LockNotHeld" });
     await short.handle.release();
     await guarded.handle.release();
-    await expect(guarded.upsertEntity({ partitionKey: "p", rowKey: "r" })).rejects.toMatchObject({ code: "LockNotHeld" });
+    await expect(guarded.upsertEntity({ partitionKey: "p", rowKey: "r" })).rejects.toMatchObject({
+      code: "LockNotHeld",
+    });
   });
 
   it("bad scope options are refused", async () => {

@@ -65,16 +65,22 @@ describe("logging", () => {
     expect(log.filter((line) => !line.startsWith(`${NAMESPACE}info `))).toEqual([]);
 
     lines.length = 0;
-    const { proxy, connectionString: busy } = await faultProxyFor("blob", { rules: [{ action: { type: "serverBusy" } }] });
+    const { proxy, connectionString: busy } = await faultProxyFor("blob", {
+      rules: [{ action: { type: "serverBusy" } }],
+    });
     await using _ = proxy;
-    const flaky = blobService(busy, { retryOptions: SDK_SINGLE_ATTEMPT.storage }).getContainerClient(container.containerName);
+    const flaky = blobService(busy, { retryOptions: SDK_SINGLE_ATTEMPT.storage }).getContainerClient(
+      container.containerName,
+    );
     const failure = await retry(({ abortSignal }) => flaky.getProperties({ abortSignal }), {
       backoff: fixedBackoff({ delayInMs: 10 }),
       maxRetries: 1,
       operationName: "read the container",
     }).catch((error: unknown) => error);
     expect(isStorageRequestError(failure)).toBe(true);
-    expect(ours()).toEqual([`${NAMESPACE}warning gave up on "read the container" after 2 attempts (throttled 503 ServerBusy)`]);
+    expect(ours()).toEqual([
+      `${NAMESPACE}warning gave up on "read the container" after 2 attempts (throttled 503 ServerBusy)`,
+    ]);
   });
 
   it("prints nothing unless asked: a process without AZURE_LOG_LEVEL writes nothing on stderr, one with it writes our lines", async () => {
@@ -88,7 +94,9 @@ describe("logging", () => {
       expect(worker.messages).toEqual([{ done: true }]);
     }
     expect(silent!.stderr()).toBe("");
-    expect(verbose!.stderr()).toContain(`${NAMESPACE}info acquired the lock on blob '${container.containerName}/logged'`);
+    expect(verbose!.stderr()).toContain(
+      `${NAMESPACE}info acquired the lock on blob '${container.containerName}/logged'`,
+    );
     expect(verbose!.stderr()).toContain(`${NAMESPACE}verbose retrying "read `);
     expect(verbose!.stderr()).not.toContain(SECRET_SIGNATURE);
   }, 60_000);

@@ -34,7 +34,10 @@ describe("block blob cells", () => {
   it("creates an absent JSON blob, then updates it, keeping other metadata and the content headers", async () => {
     const blob = container.getBlockBlobClient("doc.json");
     const cell = blobJsonCell<{ title: string; revision: number }>(blob);
-    const created = await optimisticUpdate(cell, (current) => ({ title: "Home", revision: (current?.revision ?? 0) + 1 }));
+    const created = await optimisticUpdate(cell, (current) => ({
+      title: "Home",
+      revision: (current?.revision ?? 0) + 1,
+    }));
     expect(created).toMatchObject({ written: true, value: { title: "Home", revision: 1 }, attempts: 1 });
     expect((await blob.getProperties()).contentType).toBe("application/json; charset=utf-8");
 
@@ -51,8 +54,12 @@ describe("block blob cells", () => {
 
   it("two clients creating the same blob at once: one gets 409, applies on top of the other, none is lost", async () => {
     const name = "race-create.json";
-    const cells = [blobService(), blobService()].map((s) => blobJsonCell<number>(s.getContainerClient(container.containerName).getBlockBlobClient(name)));
-    const results = await Promise.all(cells.map((cell) => optimisticUpdate(cell, (n) => (n ?? 0) + 1, { ...quick, coalesce: false })));
+    const cells = [blobService(), blobService()].map((s) =>
+      blobJsonCell<number>(s.getContainerClient(container.containerName).getBlockBlobClient(name)),
+    );
+    const results = await Promise.all(
+      cells.map((cell) => optimisticUpdate(cell, (n) => (n ?? 0) + 1, { ...quick, coalesce: false })),
+    );
     expect((await readCell(cells[0]!)).exists && (await readCell(cells[0]!))).toMatchObject({ value: 2 });
     expect(results.map((r) => r.value).sort()).toEqual([1, 2]);
   });
@@ -63,7 +70,8 @@ describe("block blob cells", () => {
     await Promise.all(
       clients.map(async (client) => {
         const cell = blobJsonCell<number>(client.getContainerClient(container.containerName).getBlockBlobClient(name));
-        for (let i = 0; i < 5; i++) await optimisticUpdate(cell, (n) => (n ?? 0) + 1, { ...quick, coalesce: false, maxAttempts: 100 });
+        for (let i = 0; i < 5; i++)
+          await optimisticUpdate(cell, (n) => (n ?? 0) + 1, { ...quick, coalesce: false, maxAttempts: 100 });
       }),
     );
     const final = await readCell(blobJsonCell<number>(container.getBlockBlobClient(name)));
@@ -86,7 +94,11 @@ describe("block blob cells", () => {
     await optimisticUpdate(cell, () => 1);
     const { etag } = await blob.getProperties();
     const failure = new Error("validation failed");
-    await expect(optimisticUpdate(cell, () => { throw failure; })).rejects.toBe(failure);
+    await expect(
+      optimisticUpdate(cell, () => {
+        throw failure;
+      }),
+    ).rejects.toBe(failure);
     await expect(optimisticUpdate(cell, () => ({ big: 10n }) as never)).rejects.toThrow(/cannot be written as JSON/);
     expect((await blob.getProperties()).etag).toBe(etag);
   });
@@ -113,16 +125,25 @@ describe("block blob cells", () => {
   it("readCell with ifNoneMatch: unchanged without transferring the content, changed after a write", async () => {
     const { proxy, connectionString } = await faultProxyFor("blob");
     await using _ = proxy;
-    const cell = blobJsonCell<{ body: string }>(blobService(connectionString).getContainerClient(container.containerName).getBlockBlobClient("page.json"));
+    const cell = blobJsonCell<{ body: string }>(
+      blobService(connectionString).getContainerClient(container.containerName).getBlockBlobClient("page.json"),
+    );
     await optimisticUpdate(cell, () => ({ body: "v1" }));
     const first = await readCell(cell);
     if (!first.exists) throw new Error("expected the page");
     proxy.clearLog();
-    expect(await readCell(cell, { ifNoneMatch: first.etag })).toEqual({ exists: true, changed: false, etag: first.etag });
+    expect(await readCell(cell, { ifNoneMatch: first.etag })).toEqual({
+      exists: true,
+      changed: false,
+      etag: first.etag,
+    });
     expect(proxy.requests.map((r) => r.statusCode)).toEqual([304]);
     await optimisticUpdate(cell, () => ({ body: "v2" }));
     expect(await readCell(cell, { ifNoneMatch: first.etag })).toMatchObject({ changed: true, value: { body: "v2" } });
-    expect(await readCell(blobJsonCell(container.getBlockBlobClient("missing.json")))).toEqual({ exists: false, changed: true });
+    expect(await readCell(blobJsonCell(container.getBlockBlobClient("missing.json")))).toEqual({
+      exists: false,
+      changed: true,
+    });
   });
 
   it("the wiki page: two people edit the same copy; the second save is refused and sees the first", async () => {
@@ -158,9 +179,13 @@ describe("block blob cells", () => {
     const lease = blob.getBlobLeaseClient();
     await lease.acquireLease(15);
     try {
-      const error = await optimisticUpdate(cell, (n) => n! + 1, { skipReadAfterOwnWrite: false }).catch((e: unknown) => e);
+      const error = await optimisticUpdate(cell, (n) => n! + 1, { skipReadAfterOwnWrite: false }).catch(
+        (e: unknown) => e,
+      );
       expect(error).toMatchObject({ statusCode: 412, serviceCode: "LeaseIdMissing" });
-      expect(await optimisticUpdate(blobJsonCell<number>(blob, { leaseId: lease.leaseId }), (n) => n! + 1)).toMatchObject({ value: 2 });
+      expect(
+        await optimisticUpdate(blobJsonCell<number>(blob, { leaseId: lease.leaseId }), (n) => n! + 1),
+      ).toMatchObject({ value: 2 });
     } finally {
       await lease.releaseLease();
     }
@@ -171,7 +196,9 @@ describe("requests saved, counted at the network", () => {
   it("skips the read when this process wrote last; one 412 and a read when someone else wrote since", async () => {
     const { proxy, connectionString } = await faultProxyFor("blob");
     await using _ = proxy;
-    const blob = blobService(connectionString).getContainerClient(container.containerName).getBlockBlobClient("cache.json");
+    const blob = blobService(connectionString)
+      .getContainerClient(container.containerName)
+      .getBlockBlobClient("cache.json");
     const cell = blobJsonCell<number>(blob);
     await optimisticUpdate(cell, (n) => (n ?? 0) + 1);
     expect(proxy.requests.map((r) => `${r.method} ${r.statusCode}`)).toEqual(["GET 404", "PUT 201"]);
@@ -193,7 +220,9 @@ describe("requests saved, counted at the network", () => {
   it("64 concurrent updates in one process share one read and one write", async () => {
     const { proxy, connectionString } = await faultProxyFor("blob");
     await using _ = proxy;
-    const cell = blobJsonCell<number>(blobService(connectionString).getContainerClient(container.containerName).getBlockBlobClient("coalesced.json"));
+    const cell = blobJsonCell<number>(
+      blobService(connectionString).getContainerClient(container.containerName).getBlockBlobClient("coalesced.json"),
+    );
     const results = await Promise.all(Array.from({ length: 64 }, () => optimisticUpdate(cell, (n) => (n ?? 0) + 1)));
     expect(results.map((r) => r.value)).toEqual(Array.from({ length: 64 }, (_, i) => i + 1));
     expect(results.every((r) => r.coalesced === 64 && r.etag === results[0]!.etag)).toBe(true);

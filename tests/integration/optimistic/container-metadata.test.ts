@@ -23,7 +23,10 @@ beforeEach(async () => {
   await container.create({ metadata: { owner: "ada" } });
 });
 afterEach(async () => {
-  await container.getBlobLeaseClient().breakLease(0).catch(() => undefined);
+  await container
+    .getBlobLeaseClient()
+    .breakLease(0)
+    .catch(() => undefined);
   await container.delete().catch(() => undefined);
 });
 
@@ -44,7 +47,11 @@ describe("container metadata cells", () => {
       clients.map(async (client) => {
         const cell = containerMetadataCell(client);
         for (let i = 0; i < 4; i++) {
-          await optimisticUpdate(cell, (m) => ({ ...m, count: String(Number(m?.["count"] ?? 0) + 1) }), { ...quick, coalesce: false, maxAttempts: 200 });
+          await optimisticUpdate(cell, (m) => ({ ...m, count: String(Number(m?.["count"] ?? 0) + 1) }), {
+            ...quick,
+            coalesce: false,
+            maxAttempts: 200,
+          });
         }
       }),
     );
@@ -72,11 +79,16 @@ describe("container metadata cells", () => {
   it("a lease held by someone else: conflicts until it is released; with its id, writes go through", async () => {
     const theirs = container.getBlobLeaseClient(randomUUID());
     await theirs.acquireLease(15);
-    const blocked = await optimisticUpdate(containerMetadataCell(container), (m) => ({ ...m, x: "1" }), { ...quick, maxAttempts: 3 }).catch((e: unknown) => e);
+    const blocked = await optimisticUpdate(containerMetadataCell(container), (m) => ({ ...m, x: "1" }), {
+      ...quick,
+      maxAttempts: 3,
+    }).catch((e: unknown) => e);
     expect(isOptimisticConflictError(blocked)).toBe(true);
     expect(blocked).toMatchObject({ attempts: 3, serviceCode: "LeaseAlreadyPresent" });
     const withLease = containerMetadataCell(container, { leaseId: theirs.leaseId });
-    expect(await optimisticUpdate(withLease, (m) => ({ ...m, x: "2" }))).toMatchObject({ value: { owner: "ada", x: "2" } });
+    expect(await optimisticUpdate(withLease, (m) => ({ ...m, x: "2" }))).toMatchObject({
+      value: { owner: "ada", x: "2" },
+    });
     expect((await container.getProperties()).leaseState).toBe("leased"); // their lease is left alone
     await theirs.releaseLease();
   });
@@ -106,6 +118,8 @@ describe("container metadata cells", () => {
   });
 
   it("why a lease: the SDK offers no If-Match for Set Container Metadata and refuses If-Unmodified-Since", async () => {
-    await expect(container.setMetadata({ a: "1" }, { conditions: { ifUnmodifiedSince: new Date() } })).rejects.toThrow(RangeError);
+    await expect(container.setMetadata({ a: "1" }, { conditions: { ifUnmodifiedSince: new Date() } })).rejects.toThrow(
+      RangeError,
+    );
   });
 });

@@ -77,7 +77,9 @@ export async function runCounterWriters(config: CounterWorkerConfig): Promise<Co
         } catch (error) {
           if (isOptimisticOutcomeUnknownError(error)) unknown++;
           else failures++;
-          errors.push(`${(error as { code?: string }).code ?? (error as Error).name}: ${(error as Error).message.split("\n")[0]}`);
+          errors.push(
+            `${(error as { code?: string }).code ?? (error as Error).name}: ${(error as Error).message.split("\n")[0]}`,
+          );
         }
       }
     }),

@@ -34,7 +34,11 @@ async function counterValue(name: string): Promise<number> {
 }
 
 /** Runs the workers in separate processes through a proxy with lost responses and 503s on the counter's writes. */
-async function raceThroughFaults(mode: CounterWorkerConfig["mode"], sdkRetries: CounterWorkerConfig["sdkRetries"], seed: number) {
+async function raceThroughFaults(
+  mode: CounterWorkerConfig["mode"],
+  sdkRetries: CounterWorkerConfig["sdkRetries"],
+  seed: number,
+) {
   const { proxy, connectionString } = await faultProxyFor("blob", { random: seededRandom(seed) });
   await using _ = proxy;
   const name = `counter-${mode}-${sdkRetries}-${randomUUID()}.json`;
@@ -51,9 +55,14 @@ async function raceThroughFaults(mode: CounterWorkerConfig["mode"], sdkRetries: 
     mode,
   };
   const workers = Array.from({ length: PROCESSES }, () => spawnWorker(WORKER, [JSON.stringify(config)]));
-  const reports = await Promise.all(workers.map((w) => w.waitFor<CounterWorkerReport>((m) => typeof m === "object" && m !== null && "successes" in m, 90_000)));
+  const reports = await Promise.all(
+    workers.map((w) =>
+      w.waitFor<CounterWorkerReport>((m) => typeof m === "object" && m !== null && "successes" in m, 90_000),
+    ),
+  );
   await Promise.all(workers.map((w) => w.exited));
-  const sum = (key: "successes" | "failures" | "unknown" | "recovered") => reports.reduce((total, r) => total + r[key], 0);
+  const sum = (key: "successes" | "failures" | "unknown" | "recovered") =>
+    reports.reduce((total, r) => total + r[key], 0);
   return {
     final: await counterValue(name),
     successes: sum("successes"),
@@ -70,18 +79,25 @@ describe("lost responses, 4 processes x 2 writers racing on one blob counter", (
   it.each([
     ["on (quick delays)", "quick" as const, 11],
     ["off", "off" as const, 12],
-  ])("SDK retries %s: the counter equals the successes reported, and lost responses were recovered", async (_label, sdkRetries, seed) => {
-    const outcome = await raceThroughFaults("library", sdkRetries, seed);
-    expect(outcome.dropped).toBeGreaterThan(0);
-    expect(outcome.busy).toBeGreaterThan(0);
-    expect(outcome.recovered).toBeGreaterThan(0);
-    expect(outcome.successes + outcome.failures).toBe(PROCESSES * WRITERS_PER_PROCESS * INCREMENTS);
-    // The claim, with the whole outcome in the message if it fails:
-    expect({ final: outcome.final, unknown: outcome.unknown, outcome }).toMatchObject({ final: outcome.successes, unknown: 0 });
-    // With SDK retries off a 503 or a reset reaches the caller (nothing written); with them on it is ridden out.
-    if (sdkRetries === "quick") expect(outcome.errors).toEqual([]);
-    else expect(outcome.errors.filter((e) => !e.startsWith("StorageRequestFailed"))).toEqual([]);
-  }, 120_000);
+  ])(
+    "SDK retries %s: the counter equals the successes reported, and lost responses were recovered",
+    async (_label, sdkRetries, seed) => {
+      const outcome = await raceThroughFaults("library", sdkRetries, seed);
+      expect(outcome.dropped).toBeGreaterThan(0);
+      expect(outcome.busy).toBeGreaterThan(0);
+      expect(outcome.recovered).toBeGreaterThan(0);
+      expect(outcome.successes + outcome.failures).toBe(PROCESSES * WRITERS_PER_PROCESS * INCREMENTS);
+      // The claim, with the whole outcome in the message if it fails:
+      expect({ final: outcome.final, unknown: outcome.unknown, outcome }).toMatchObject({
+        final: outcome.successes,
+        unknown: 0,
+      });
+      // With SDK retries off a 503 or a reset reaches the caller (nothing written); with them on it is ridden out.
+      if (sdkRetries === "quick") expect(outcome.errors).toEqual([]);
+      else expect(outcome.errors.filter((e) => !e.startsWith("StorageRequestFailed"))).toEqual([]);
+    },
+    120_000,
+  );
 
   it("the naive raw-SDK loop under the same faults reports fewer successes than the counter holds", async () => {
     const outcome = await raceThroughFaults("naive", "quick", 13);
@@ -98,8 +114,21 @@ describe("lost responses, deterministically, one writer", () => {
       const name = `counter-one-${mode}-${sdkRetries}.json`;
       await container.getBlockBlobClient(name).upload("0", 1);
       // the first conditional write of this counter is applied, and its response lost
-      proxy.addRule({ times: 1, method: "PUT", when: (r) => r.path.includes(name) && r.headers["if-match"] !== undefined, action: { type: "dropResponse" } });
-      const report = await runCounterWriters({ connectionString, container: container.containerName, blob: name, writers: 1, increments: 5, sdkRetries, mode });
+      proxy.addRule({
+        times: 1,
+        method: "PUT",
+        when: (r) => r.path.includes(name) && r.headers["if-match"] !== undefined,
+        action: { type: "dropResponse" },
+      });
+      const report = await runCounterWriters({
+        connectionString,
+        container: container.containerName,
+        blob: name,
+        writers: 1,
+        increments: 5,
+        sdkRetries,
+        mode,
+      });
       return { ...report, final: await counterValue(name) };
     };
     expect(await run("naive", "quick")).toMatchObject({ successes: 5, final: 6 }); // applied twice
@@ -115,16 +144,33 @@ describe("lost responses on table entities, several clients", () => {
     await using _ = proxy;
     const name = uniqueName("lostt");
     await tableClient(name).createTable();
-    proxy.addRule({ method: ["PUT", "POST", "PATCH", "MERGE"], path: new RegExp(name), probability: 0.1, action: { type: "dropResponse" } });
-    proxy.addRule({ method: ["PUT", "POST", "PATCH", "MERGE"], path: new RegExp(name), probability: 0.05, action: { type: "serverBusy" } });
+    proxy.addRule({
+      method: ["PUT", "POST", "PATCH", "MERGE"],
+      path: new RegExp(name),
+      probability: 0.1,
+      action: { type: "dropResponse" },
+    });
+    proxy.addRule({
+      method: ["PUT", "POST", "PATCH", "MERGE"],
+      path: new RegExp(name),
+      probability: 0.05,
+      action: { type: "serverBusy" },
+    });
     let successes = 0;
     let recovered = 0;
     await Promise.all(
       Array.from({ length: 6 }, async () => {
-        const client = TableClient.fromConnectionString(connectionString, name, { allowInsecureConnection: true, retryOptions: quickSdkRetries.tables });
+        const client = TableClient.fromConnectionString(connectionString, name, {
+          allowInsecureConnection: true,
+          retryOptions: quickSdkRetries.tables,
+        });
         const cell = tableEntityCell<{ count: number }>(client, "p", "counter");
         for (let i = 0; i < 8; i++) {
-          const result = await optimisticUpdate(cell, (c) => ({ count: (c?.count ?? 0) + 1 }), { coalesce: false, maxAttempts: 1000, backoff: fixedBackoff({ delayInMs: 3 }) });
+          const result = await optimisticUpdate(cell, (c) => ({ count: (c?.count ?? 0) + 1 }), {
+            coalesce: false,
+            maxAttempts: 1000,
+            backoff: fixedBackoff({ delayInMs: 3 }),
+          });
           successes++;
           if (result.recoveredLostResponse) recovered++;
         }

@@ -39,14 +39,24 @@ describe("table entity cells", () => {
     await optimisticUpdate(merge, () => ({ a: 10 }));
     expect(await table.getEntity("modes", "merge")).toMatchObject({ a: 10, b: 2 });
     // the cached version after a Merge is what the service holds, so the next update sees `b`
-    expect(await optimisticUpdate(merge, (current) => ({ ...current, c: 3 }))).toMatchObject({ value: { a: 10, b: 2, c: 3 } });
+    expect(await optimisticUpdate(merge, (current) => ({ ...current, c: 3 }))).toMatchObject({
+      value: { a: 10, b: 2, c: 3 },
+    });
   });
 
   it("keeps typed values (Date, Int64, binary, boolean) through an update", async () => {
     const cell = tableEntityCell<Record<string, unknown>>(table, "types", "1");
     const when = new Date("2024-05-06T07:08:09.000Z");
-    await optimisticUpdate(cell, () => ({ when, big: { value: "9007199254740993", type: "Int64" }, blob: new Uint8Array([1, 2, 3]), ok: true, n: 1 }));
-    await optimisticUpdate(cell, (current) => ({ ...current, n: (current!["n"] as number) + 1 }), { skipReadAfterOwnWrite: false });
+    await optimisticUpdate(cell, () => ({
+      when,
+      big: { value: "9007199254740993", type: "Int64" },
+      blob: new Uint8Array([1, 2, 3]),
+      ok: true,
+      n: 1,
+    }));
+    await optimisticUpdate(cell, (current) => ({ ...current, n: (current!["n"] as number) + 1 }), {
+      skipReadAfterOwnWrite: false,
+    });
     const stored = await table.getEntity<Record<string, unknown>>("types", "1");
     expect(stored).toMatchObject({ when, big: 9007199254740993n, ok: true, n: 2 }); // Int64 comes back as a bigint
     expect([...(stored["blob"] as Uint8Array)]).toEqual([1, 2, 3]);
@@ -57,7 +67,12 @@ describe("table entity cells", () => {
     await Promise.all(
       clients.map(async (client) => {
         const cell = tableEntityCell<{ count: number }>(client, "race", "counter");
-        for (let i = 0; i < 5; i++) await optimisticUpdate(cell, (c) => ({ count: (c?.count ?? 0) + 1 }), { ...quick, coalesce: false, maxAttempts: 100 });
+        for (let i = 0; i < 5; i++)
+          await optimisticUpdate(cell, (c) => ({ count: (c?.count ?? 0) + 1 }), {
+            ...quick,
+            coalesce: false,
+            maxAttempts: 100,
+          });
       }),
     );
     expect(await table.getEntity("race", "counter")).toMatchObject({ count: 30 });
@@ -67,7 +82,14 @@ describe("table entity cells", () => {
     const { proxy, connectionString } = await faultProxyFor("table");
     await using _ = proxy;
     const client = tableClient(tableName, connectionString);
-    for (const [pk, rk] of [["a/b", "r"], ["p", "x#y"], ["p", "what?"], ["back\\slash", "r"], ["p", "tab\t"], ["p", "c1\u0085"]] as const) {
+    for (const [pk, rk] of [
+      ["a/b", "r"],
+      ["p", "x#y"],
+      ["p", "what?"],
+      ["back\\slash", "r"],
+      ["p", "tab\t"],
+      ["p", "c1\u0085"],
+    ] as const) {
       let error: unknown;
       try {
         tableEntityCell(client, pk, rk);
@@ -94,7 +116,9 @@ describe("table entity cells", () => {
 
     const update = await optimisticUpdate(cell, () => huge).catch((e: unknown) => e);
     expect(update).toMatchObject({ code: "EntityTooLarge" });
-    await expect(optimisticUpdate(cell, () => ({ text: "y".repeat(40_000) }))).rejects.toMatchObject({ code: "PropertyValueTooLarge" });
+    await expect(optimisticUpdate(cell, () => ({ text: "y".repeat(40_000) }))).rejects.toMatchObject({
+      code: "PropertyValueTooLarge",
+    });
     expect(proxy.requests.map((r) => r.method)).toEqual(["GET", "GET"]); // the reads, no write
     await expect(table.getEntity("big", "1")).rejects.toMatchObject({ statusCode: 404 });
   });
@@ -110,11 +134,18 @@ describe("table entity cells", () => {
   it("readCell with ifNoneMatch; last writer wins, with and without mustExist", async () => {
     const cell = tableEntityCell<{ email: string }>(table, "customers", "42");
     expect(await readCell(cell)).toEqual({ exists: false, changed: true });
-    await expect(writeLastWriterWins(cell, { email: "a@contoso.org" }, { mustExist: true })).rejects.toMatchObject({ statusCode: 404 });
+    await expect(writeLastWriterWins(cell, { email: "a@contoso.org" }, { mustExist: true })).rejects.toMatchObject({
+      statusCode: 404,
+    });
     const { etag } = await writeLastWriterWins(cell, { email: "a@contoso.org" });
     expect(await readCell(cell, { ifNoneMatch: etag })).toEqual({ exists: true, changed: false, etag });
-    await table.updateEntity({ partitionKey: "customers", rowKey: "42", email: "b@contoso.org" }, "Replace", { etag: "*" });
-    expect(await readCell(cell, { ifNoneMatch: etag })).toMatchObject({ changed: true, value: { email: "b@contoso.org" } });
+    await table.updateEntity({ partitionKey: "customers", rowKey: "42", email: "b@contoso.org" }, "Replace", {
+      etag: "*",
+    });
+    expect(await readCell(cell, { ifNoneMatch: etag })).toMatchObject({
+      changed: true,
+      value: { email: "b@contoso.org" },
+    });
     const result = await optimisticUpdate(cell, (c) => ({ email: c!.email.toUpperCase() }), quick);
     expect(result).toMatchObject({ value: { email: "B@CONTOSO.ORG" } });
   });

@@ -55,7 +55,15 @@ function record<T, E>(consumer: QueueConsumer<T, E>) {
     new Promise<QueueConsumerEvents[K][]>((resolve, reject) => {
       const check = () => of(name).length >= count;
       if (check()) return resolve(of(name));
-      const timer = setTimeout(() => reject(new Error(`no ${count} '${name}' events within ${timeoutInMs} ms: ${JSON.stringify(events.map((e) => e.name))}`)), timeoutInMs);
+      const timer = setTimeout(
+        () =>
+          reject(
+            new Error(
+              `no ${count} '${name}' events within ${timeoutInMs} ms: ${JSON.stringify(events.map((e) => e.name))}`,
+            ),
+          ),
+        timeoutInMs,
+      );
       const listener = consumer.on(name, () => {
         if (!check()) return;
         clearTimeout(timer);
@@ -81,10 +89,14 @@ describe("QueueConsumer", () => {
     const { queue } = await newQueue();
     for (const text of ["a", "b", "c"]) await queue.sendMessage(text);
     const handled: string[] = [];
-    const consumer = new QueueConsumer(queue, async (body: string) => {
-      handled.push(body);
-      return body.toUpperCase();
-    }, { ...quick });
+    const consumer = new QueueConsumer(
+      queue,
+      async (body: string) => {
+        handled.push(body);
+        return body.toUpperCase();
+      },
+      { ...quick },
+    );
     const events = record(consumer);
     expect(consumer.status).toBe("idle");
     consumer.start();
@@ -103,10 +115,14 @@ describe("QueueConsumer", () => {
     const { queue, poison } = await newQueue();
     const sent = await queue.sendMessage("always fails");
     let attempts = 0;
-    const consumer = new QueueConsumer(queue, async () => {
-      attempts += 1;
-      throw new Error(`attempt ${attempts} failed`);
-    }, { ...quick, maxDequeueCount: 3 });
+    const consumer = new QueueConsumer(
+      queue,
+      async () => {
+        attempts += 1;
+        throw new Error(`attempt ${attempts} failed`);
+      },
+      { ...quick, maxDequeueCount: 3 },
+    );
     const events = record(consumer);
     consumer.start();
     const [poisoned] = await events.next("poisoned");
@@ -135,9 +151,13 @@ describe("QueueConsumer", () => {
   it("waits the retry backoff (whole seconds) before a failed message is visible again", async () => {
     const { queue } = await newQueue();
     await queue.sendMessage("fails once");
-    const consumer = new QueueConsumer(queue, async (_body, { message }) => {
-      if (message.dequeueCount === 1) throw new Error("first attempt fails");
-    }, { ...quick, retryBackoff: fixedBackoff({ delayInMs: 1_500 }) });
+    const consumer = new QueueConsumer(
+      queue,
+      async (_body, { message }) => {
+        if (message.dequeueCount === 1) throw new Error("first attempt fails");
+      },
+      { ...quick, retryBackoff: fixedBackoff({ delayInMs: 1_500 }) },
+    );
     const events = record(consumer);
     consumer.start();
     const [failed] = await events.next("failed");
@@ -190,17 +210,26 @@ describe("QueueConsumer", () => {
   it("reports a delete that fails with 400 PopReceiptMismatch as lost ownership, not as processed", async () => {
     const { queue } = await newQueue();
     await queue.sendMessage("taken over");
-    const consumer = new QueueConsumer(queue, async (_body, { message, popReceipt }) => {
-      // Someone else updates the message on its first delivery: the consumer's pop receipt is stale.
-      if (message.dequeueCount === 1) await queue.updateMessage(message.messageId, popReceipt, undefined, 0);
-    }, { ...quick });
+    const consumer = new QueueConsumer(
+      queue,
+      async (_body, { message, popReceipt }) => {
+        // Someone else updates the message on its first delivery: the consumer's pop receipt is stale.
+        if (message.dequeueCount === 1) await queue.updateMessage(message.messageId, popReceipt, undefined, 0);
+      },
+      { ...quick },
+    );
     const events = record(consumer);
     consumer.start();
     const [lost] = await events.next("ownershipLost");
     const [processed] = await events.next("processed");
     await consumer.stop();
     expect(isMessageOwnershipLostError(lost!.error)).toBe(true);
-    expect(lost!.error).toMatchObject({ statusCode: 400, serviceCode: "PopReceiptMismatch", operation: "delete", lost: "message" });
+    expect(lost!.error).toMatchObject({
+      statusCode: 400,
+      serviceCode: "PopReceiptMismatch",
+      operation: "delete",
+      lost: "message",
+    });
     expect(lost!.message.dequeueCount).toBe(1);
     expect(processed!.message.dequeueCount).toBe(2);
     expect(events.of("processed")).toHaveLength(1);
@@ -210,14 +239,22 @@ describe("QueueConsumer", () => {
   it("reports a delete that fails with 404 MessageNotFound as lost ownership", async () => {
     const { queue } = await newQueue();
     await queue.sendMessage("deleted by someone else");
-    const consumer = new QueueConsumer(queue, async (_body, { message, popReceipt }) => {
-      await queue.deleteMessage(message.messageId, popReceipt);
-    }, { ...quick });
+    const consumer = new QueueConsumer(
+      queue,
+      async (_body, { message, popReceipt }) => {
+        await queue.deleteMessage(message.messageId, popReceipt);
+      },
+      { ...quick },
+    );
     const events = record(consumer);
     consumer.start();
     const [lost] = await events.next("ownershipLost");
     await consumer.stop();
-    expect(lost!.error).toMatchObject({ statusCode: 404, serviceCode: "MessageNotFound", code: "MessageOwnershipLost" });
+    expect(lost!.error).toMatchObject({
+      statusCode: 404,
+      serviceCode: "MessageNotFound",
+      code: "MessageOwnershipLost",
+    });
     expect(events.of("processed")).toEqual([]);
   });
 
@@ -225,17 +262,21 @@ describe("QueueConsumer", () => {
     const { queue } = await newQueue();
     await queue.sendMessage("vanishes mid-work");
     let abortReason: unknown;
-    const consumer = new QueueConsumer(queue, async (_body, { message, popReceipt, abortSignal }) => {
-      await queue.deleteMessage(message.messageId, popReceipt);
-      await new Promise<void>((_resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error("the signal was never aborted")), 10_000);
-        abortSignal.addEventListener("abort", () => {
-          clearTimeout(timer);
-          abortReason = abortSignal.reason;
-          reject(abortSignal.reason);
+    const consumer = new QueueConsumer(
+      queue,
+      async (_body, { message, popReceipt, abortSignal }) => {
+        await queue.deleteMessage(message.messageId, popReceipt);
+        await new Promise<void>((_resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error("the signal was never aborted")), 10_000);
+          abortSignal.addEventListener("abort", () => {
+            clearTimeout(timer);
+            abortReason = abortSignal.reason;
+            reject(abortSignal.reason);
+          });
         });
-      });
-    }, { ...quick, visibilityTimeoutInSeconds: 2, heartbeatIntervalInMs: 200 });
+      },
+      { ...quick, visibilityTimeoutInSeconds: 2, heartbeatIntervalInMs: 200 },
+    );
     const events = record(consumer);
     consumer.start();
     const [lost] = await events.next("ownershipLost");
@@ -251,10 +292,14 @@ describe("QueueConsumer", () => {
     const { queue } = await newQueue();
     await queue.sendMessage("slow");
     let finished = false;
-    const consumer = new QueueConsumer(queue, async () => {
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
-      finished = true;
-    }, { ...quick });
+    const consumer = new QueueConsumer(
+      queue,
+      async () => {
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        finished = true;
+      },
+      { ...quick },
+    );
     const events = record(consumer);
     consumer.start();
     await events.next("received");
@@ -273,13 +318,17 @@ describe("QueueConsumer", () => {
     const { queue } = await newQueue();
     await queue.sendMessage("stubborn");
     let reason: unknown;
-    const consumer = new QueueConsumer(queue, (_body, { abortSignal }) =>
-      new Promise((_resolve, reject) =>
-        abortSignal.addEventListener("abort", () => {
-          reason = abortSignal.reason;
-          reject(abortSignal.reason);
-        }),
-      ), { ...quick, visibilityTimeoutInSeconds: 60 });
+    const consumer = new QueueConsumer(
+      queue,
+      (_body, { abortSignal }) =>
+        new Promise((_resolve, reject) =>
+          abortSignal.addEventListener("abort", () => {
+            reason = abortSignal.reason;
+            reject(abortSignal.reason);
+          }),
+        ),
+      { ...quick, visibilityTimeoutInSeconds: 60 },
+    );
     const events = record(consumer);
     consumer.start();
     await events.next("received");
@@ -329,12 +378,16 @@ describe("QueueConsumer", () => {
     await Promise.all(Array.from({ length: 40 }, (_, i) => queue.sendMessage(`m${i}`)));
     let running = 0;
     let most = 0;
-    const consumer = new QueueConsumer(queue, async () => {
-      running += 1;
-      most = Math.max(most, running);
-      await new Promise((resolve) => setTimeout(resolve, 30));
-      running -= 1;
-    }, { ...quick, batchSize: 32, concurrency: 5, newBatchThreshold: 2 });
+    const consumer = new QueueConsumer(
+      queue,
+      async () => {
+        running += 1;
+        most = Math.max(most, running);
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        running -= 1;
+      },
+      { ...quick, batchSize: 32, concurrency: 5, newBatchThreshold: 2 },
+    );
     const events = record(consumer);
     consumer.start();
     await events.next("processed", 40);
@@ -348,11 +401,15 @@ describe("QueueConsumer", () => {
     const store = new MemoryIdempotencyStore();
     await queue.sendMessage(JSON.stringify({ orderId: "o-1" }));
     const runs: string[] = [];
-    const consumer = new QueueConsumer(queue, async (order: { orderId: string }, { idempotency }) => {
-      runs.push(order.orderId);
-      expect(idempotency).toMatchObject({ key: "o-1", partitionKey: "o-1" });
-      return { receipt: `r-${order.orderId}` };
-    }, { ...quick, codec: jsonCodec<{ orderId: string }>(), idempotency: { store, key: (order) => order.orderId } });
+    const consumer = new QueueConsumer(
+      queue,
+      async (order: { orderId: string }, { idempotency }) => {
+        runs.push(order.orderId);
+        expect(idempotency).toMatchObject({ key: "o-1", partitionKey: "o-1" });
+        return { receipt: `r-${order.orderId}` };
+      },
+      { ...quick, codec: jsonCodec<{ orderId: string }>(), idempotency: { store, key: (order) => order.orderId } },
+    );
     const events = record(consumer);
     consumer.start();
     await events.next("processed");
@@ -371,10 +428,14 @@ describe("QueueConsumer", () => {
     await queue.sendMessage("same-key");
     await queue.sendMessage("same-key");
     let runs = 0;
-    const consumer = new QueueConsumer(queue, async () => {
-      runs += 1;
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }, { ...quick, visibilityTimeoutInSeconds: 2, idempotency: { store, key: (body) => body } });
+    const consumer = new QueueConsumer(
+      queue,
+      async () => {
+        runs += 1;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      },
+      { ...quick, visibilityTimeoutInSeconds: 2, idempotency: { store, key: (body) => body } },
+    );
     const events = record(consumer);
     consumer.start();
     const [deferred] = await events.next("deferred");
@@ -392,14 +453,18 @@ describe("QueueConsumer", () => {
     await queue.sendMessage("pay once");
     let secondDone!: () => void;
     const secondProcessed = new Promise<void>((resolve) => (secondDone = resolve));
-    const consumer = new QueueConsumer<string, TransactionAction>(queue, async (_body, { message, popReceipt, idempotency, addEffects }) => {
-      if (message.dequeueCount === 1) {
-        // This delivery stalls: the message becomes visible again and is received a second time.
-        await queue.updateMessage(message.messageId, popReceipt, undefined, 0);
-        await secondProcessed;
-      }
-      addEffects(["create", { partitionKey: idempotency!.partitionKey, rowKey: `effect-${message.dequeueCount}` }]);
-    }, { ...quick, concurrency: 2, idempotency: { store: new TableIdempotencyStore(inbox) } });
+    const consumer = new QueueConsumer<string, TransactionAction>(
+      queue,
+      async (_body, { message, popReceipt, idempotency, addEffects }) => {
+        if (message.dequeueCount === 1) {
+          // This delivery stalls: the message becomes visible again and is received a second time.
+          await queue.updateMessage(message.messageId, popReceipt, undefined, 0);
+          await secondProcessed;
+        }
+        addEffects(["create", { partitionKey: idempotency!.partitionKey, rowKey: `effect-${message.dequeueCount}` }]);
+      },
+      { ...quick, concurrency: 2, idempotency: { store: new TableIdempotencyStore(inbox) } },
+    );
     const events = record(consumer);
     consumer.on("processed", () => secondDone());
     consumer.start();
@@ -443,10 +508,14 @@ describe("QueueConsumer", () => {
   it("addEffects() without an idempotency store fails the attempt with a clear error", async () => {
     const { queue } = await newQueue();
     await queue.sendMessage("x");
-    const consumer = new QueueConsumer<string, () => void>(queue, async (_body, { addEffects }) => addEffects(() => undefined), {
-      ...quick,
-      maxDequeueCount: 1,
-    });
+    const consumer = new QueueConsumer<string, () => void>(
+      queue,
+      async (_body, { addEffects }) => addEffects(() => undefined),
+      {
+        ...quick,
+        maxDequeueCount: 1,
+      },
+    );
     const events = record(consumer);
     consumer.start();
     const [failed] = await events.next("failed");

@@ -50,17 +50,23 @@ async function claimed<E>(store: IdempotencyStore<E>, r: ClaimRequest): Promise<
 }
 
 const stores: [string, () => Promise<IdempotencyStore<never>>][] = [
-  ["TableIdempotencyStore", async () => new TableIdempotencyStore(await newInbox()) as IdempotencyStore<never>],
-  ["MemoryIdempotencyStore", async () => new MemoryIdempotencyStore() as IdempotencyStore<never>],
+  ["TableIdempotencyStore", async () => new TableIdempotencyStore(await newInbox())],
+  ["MemoryIdempotencyStore", async () => new MemoryIdempotencyStore()],
 ];
 
 describe.each(stores)("%s contract", (_name, create) => {
   it("claims an absent key, says busy to a different message, done after completion with the result", async () => {
     const store = await create();
     const claim = await claimed(store, request());
-    expect(await store.claim(request({ owner: "consumer-b", messageId: "m-2" }))).toMatchObject({ status: "busy", owner: "consumer-a" });
+    expect(await store.claim(request({ owner: "consumer-b", messageId: "m-2" }))).toMatchObject({
+      status: "busy",
+      owner: "consumer-a",
+    });
     await store.complete(claim, { result: { receipt: 42 } });
-    expect(await store.claim(request({ owner: "consumer-b", messageId: "m-2" }))).toMatchObject({ status: "done", result: { receipt: 42 } });
+    expect(await store.claim(request({ owner: "consumer-b", messageId: "m-2" }))).toMatchObject({
+      status: "done",
+      result: { receipt: 42 },
+    });
     // Also for a later delivery of the same message.
     expect(await store.claim(request({ dequeueCount: 2 }))).toMatchObject({ status: "done" });
   });
@@ -84,7 +90,10 @@ describe.each(stores)("%s contract", (_name, create) => {
     expect(second.takenOverFrom).toBe("consumer-a");
     await expectClaimLost(store.complete(first));
     // An older delivery cannot take it back.
-    expect(await store.claim(request({ owner: "consumer-c", dequeueCount: 1 }))).toMatchObject({ status: "busy", owner: "consumer-b" });
+    expect(await store.claim(request({ owner: "consumer-c", dequeueCount: 1 }))).toMatchObject({
+      status: "busy",
+      owner: "consumer-b",
+    });
   });
 
   it("extends a claim's expiry, and a released claim can be claimed again at once", async () => {
@@ -95,7 +104,10 @@ describe.each(stores)("%s contract", (_name, create) => {
     await store.release(extended);
     await claimed(store, request({ owner: "consumer-b", messageId: "m-2" }));
     await store.release(extended); // no longer held: nothing happens
-    expect(await store.claim(request({ owner: "consumer-c", messageId: "m-3" }))).toMatchObject({ status: "busy", owner: "consumer-b" });
+    expect(await store.claim(request({ owner: "consumer-c", messageId: "m-3" }))).toMatchObject({
+      status: "busy",
+      owner: "consumer-b",
+    });
   });
 
   it("writes nothing for a first-delivery claim, and creates the record with the done mark", async () => {
@@ -133,7 +145,9 @@ describe("TableIdempotencyStore", () => {
     await new Promise((resolve) => setTimeout(resolve, 20));
     const outcomes = await Promise.all(
       Array.from({ length: 8 }, (_, i) =>
-        new TableIdempotencyStore(tableClient(inbox.tableName)).claim(request({ owner: `racer-${i}`, messageId: `m-${i + 10}` })),
+        new TableIdempotencyStore(tableClient(inbox.tableName)).claim(
+          request({ owner: `racer-${i}`, messageId: `m-${i + 10}` }),
+        ),
       ),
     );
     expect(outcomes.filter((o) => o.status === "claimed")).toHaveLength(1);
@@ -163,7 +177,11 @@ describe("TableIdempotencyStore", () => {
     await store.complete(fresh, { result: "ok", effects: effectsOf(fresh, "fresh") });
     const after = await rows();
     expect(after.map((r) => r.rowKey).sort()).toEqual(["balance", fresh.rowKey, "ledger-fresh"].sort());
-    expect(after.find((r) => r.rowKey === fresh.rowKey)).toMatchObject({ Status: "done", Result: '"ok"', Key: "order-1" });
+    expect(after.find((r) => r.rowKey === fresh.rowKey)).toMatchObject({
+      Status: "done",
+      Result: '"ok"',
+      Key: "order-1",
+    });
   });
 
   it("keeps the claim when an effect fails: the error is the effect's, nothing is written", async () => {
@@ -182,14 +200,17 @@ describe("TableIdempotencyStore", () => {
     const inbox = await newInbox();
     const store = new TableIdempotencyStore(inbox);
     const claim = await claimed(store, request());
-    await expect(store.complete(claim, { effects: [["upsert", { partitionKey: "elsewhere", rowKey: "x" }]] })).rejects.toThrow(
-      /limited to one partition.*'order-1'/,
-    );
-    const many = Array.from({ length: 100 }, (_, i): TransactionAction => ["upsert", { partitionKey: claim.partitionKey, rowKey: `r${i}` }]);
+    await expect(
+      store.complete(claim, { effects: [["upsert", { partitionKey: "elsewhere", rowKey: "x" }]] }),
+    ).rejects.toThrow(/limited to one partition.*'order-1'/);
+    const many = Array.from({ length: 100 }, (_, i): TransactionAction => [
+      "upsert",
+      { partitionKey: claim.partitionKey, rowKey: `r${i}` },
+    ]);
     await expect(store.complete(claim, { effects: many })).rejects.toThrow(/at most 100 operations/);
-    await expect(store.complete(claim, { effects: [["upsert", { partitionKey: claim.partitionKey, rowKey: claim.rowKey }]] })).rejects.toThrow(
-      /overwrite the inbox row/,
-    );
+    await expect(
+      store.complete(claim, { effects: [["upsert", { partitionKey: claim.partitionKey, rowKey: claim.rowKey }]] }),
+    ).rejects.toThrow(/overwrite the inbox row/);
     await store.complete(claim);
   });
 
@@ -223,8 +244,12 @@ describe("TableIdempotencyStore", () => {
     const store = new TableIdempotencyStore(inbox);
     const first = await claimed(store, request({ firstDelivery: true }));
     const redelivery = await claimed(store, request({ owner: "consumer-b", dequeueCount: 2 }));
-    await expectClaimLost(store.complete(first, { effects: [["create", { partitionKey: first.partitionKey, rowKey: "effect-1" }]] }));
-    await store.complete(redelivery, { effects: [["create", { partitionKey: redelivery.partitionKey, rowKey: "effect-2" }]] });
+    await expectClaimLost(
+      store.complete(first, { effects: [["create", { partitionKey: first.partitionKey, rowKey: "effect-1" }]] }),
+    );
+    await store.complete(redelivery, {
+      effects: [["create", { partitionKey: redelivery.partitionKey, rowKey: "effect-2" }]],
+    });
     const rows: string[] = [];
     for await (const e of inbox.listEntities()) rows.push(e.rowKey!);
     expect(rows.sort()).toEqual(["effect-2", redelivery.rowKey]);
@@ -237,7 +262,10 @@ describe("TableIdempotencyStore", () => {
       const store = new TableIdempotencyStore(tableClient(inbox.tableName, connectionString));
       const claim = await claimed(store, request());
       proxy.addRule({ method: "POST", times: 1, action: { type: "dropResponse" } });
-      await store.complete(claim, { result: "once", effects: [["create", { partitionKey: claim.partitionKey, rowKey: "effect" }]] });
+      await store.complete(claim, {
+        result: "once",
+        effects: [["create", { partitionKey: claim.partitionKey, rowKey: "effect" }]],
+      });
       expect(await store.claim(request({ messageId: "m-2" }))).toMatchObject({ status: "done", result: "once" });
     } finally {
       await proxy.close();

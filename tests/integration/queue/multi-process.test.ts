@@ -64,7 +64,8 @@ describe.each([
     ];
     expect(bodies).toHaveLength(goodCount + sentTwice + 10);
     const poisonTexts = bodies.filter((b) => b.includes("poison-") || b.includes("undecodable-"));
-    for (let i = 0; i < bodies.length; i += 50) await Promise.all(bodies.slice(i, i + 50).map((b) => queue.sendMessage(b)));
+    for (let i = 0; i < bodies.length; i += 50)
+      await Promise.all(bodies.slice(i, i + 50).map((b) => queue.sendMessage(b)));
 
     const env = {
       ASC_QUEUE: queueName,
@@ -84,15 +85,15 @@ describe.each([
     try {
       // Kill two workers with SIGKILL while they are busy, and start replacements.
       let handledByA = 0;
-      await a!.waitFor<Line>((m) => m.event === "handling" && ++handledByA >= kills[0]!, 60_000);
-      await a!.kill("SIGKILL");
+      await a.waitFor<Line>((m) => m.event === "handling" && ++handledByA >= kills[0]!, 60_000);
+      await a.kill("SIGKILL");
       start();
       // B is killed once it has started a few more handlers after A's kill (counting from its start
       // could ask for more messages than are left for B under load, when the others take most).
-      const killBAt = Math.min(kills[1]!, (b!.messages as Line[]).filter((m) => m.event === "handling").length + 10);
+      const killBAt = Math.min(kills[1]!, (b.messages as Line[]).filter((m) => m.event === "handling").length + 10);
       let handledByB = 0;
-      await b!.waitFor<Line>((m) => m.event === "handling" && ++handledByB >= killBAt, 60_000);
-      await b!.kill("SIGKILL");
+      await b.waitFor<Line>((m) => m.event === "handling" && ++handledByB >= killBAt, 60_000);
+      await b.kill("SIGKILL");
       start();
 
       // Done when every good key is done, the queue is empty and the poison queue holds 10 messages.
@@ -100,7 +101,9 @@ describe.each([
       await until(
         "every good key is done and the queue is empty",
         async () => {
-          for await (const row of inbox.listEntities<{ Status?: string; Key?: string }>({ queryOptions: { filter: "Status eq 'done'" } })) {
+          for await (const row of inbox.listEntities<{ Status?: string; Key?: string }>({
+            queryOptions: { filter: "Status eq 'done'" },
+          })) {
             doneKeys.add(row.Key!);
           }
           if (doneKeys.size < goodKeys.length) return false;
@@ -109,12 +112,22 @@ describe.each([
         },
         90_000,
       );
-      await until("the poison queue holds every poison message", async () => {
-        const { approximateMessagesCount } = await poisonQueue.getProperties().catch(() => ({ approximateMessagesCount: 0 }));
-        return (approximateMessagesCount ?? 0) >= poisonTexts.length;
-      }, 60_000);
+      await until(
+        "the poison queue holds every poison message",
+        async () => {
+          const { approximateMessagesCount } = await poisonQueue
+            .getProperties()
+            .catch(() => ({ approximateMessagesCount: 0 }));
+          return (approximateMessagesCount ?? 0) >= poisonTexts.length;
+        },
+        60_000,
+      );
     } finally {
-      await Promise.all(workers.map(async (w) => (w.child.exitCode === null && w.child.signalCode === null ? w.kill("SIGTERM") : undefined)));
+      await Promise.all(
+        workers.map(async (w) =>
+          w.child.exitCode === null && w.child.signalCode === null ? w.kill("SIGTERM") : undefined,
+        ),
+      );
     }
 
     // Exactly one effect per good key, none for anything else.
@@ -131,7 +144,7 @@ describe.each([
 
     // The kills happened mid-handler: the killed workers had started handlers they never finished,
     // and each of those messages was settled by another process (or had committed just before the kill).
-    for (const killed of [a!, b!]) {
+    for (const killed of [a, b]) {
       const lines = killed.messages as Line[];
       const unfinished = new Map(lines.filter((m) => m.event === "handling").map((m) => [m.messageId, m.key]));
       for (const m of lines) if (m.event === "processed" || m.event === "poisoned") unfinished.delete(m.messageId);
@@ -143,7 +156,9 @@ describe.each([
           .filter((m) => m.event === "processed" || m.event === "duplicate" || m.event === "poisoned")
           .map((m) => m.messageId),
       );
-      const unaccounted = [...unfinished].filter(([id, key]) => !settledElsewhere.has(id) && effectPid.get(key!) !== killed.child.pid);
+      const unaccounted = [...unfinished].filter(
+        ([id, key]) => !settledElsewhere.has(id) && effectPid.get(key!) !== killed.child.pid,
+      );
       expect(unaccounted).toEqual([]);
     }
 

@@ -2,7 +2,14 @@
  * One failing operation is retried in exactly one place. Counted at the network level: a fault
  * proxy answers every request with 503 ServerBusy and logs what reaches it.
  */
-import { fixedBackoff, isStorageRequestError, noBackoff, retry, SDK_SINGLE_ATTEMPT, type RetryEvent } from "../../../src/index.js";
+import {
+  fixedBackoff,
+  isStorageRequestError,
+  noBackoff,
+  retry,
+  SDK_SINGLE_ATTEMPT,
+  type RetryEvent,
+} from "../../../src/index.js";
 import { blobService, faultProxyFor, quickSdkRetries, tableClient, uniqueName } from "../../support/storage.js";
 
 const alwaysBusy = [{ action: { type: "serverBusy" as const } }];
@@ -11,7 +18,9 @@ describe("retry layering, counted in HTTP requests", () => {
   it("SDK retries alone: one operation = the SDK's maxTries requests", async () => {
     const { proxy, connectionString } = await faultProxyFor("blob", { rules: alwaysBusy });
     await using _ = proxy;
-    const container = blobService(connectionString, { retryOptions: quickSdkRetries.storage }).getContainerClient(uniqueName("l"));
+    const container = blobService(connectionString, { retryOptions: quickSdkRetries.storage }).getContainerClient(
+      uniqueName("l"),
+    );
     await expect(container.create()).rejects.toMatchObject({ statusCode: 503 });
     expect(proxy.requests).toHaveLength(quickSdkRetries.storage.maxTries);
   });
@@ -19,7 +28,9 @@ describe("retry layering, counted in HTTP requests", () => {
   it("library retries alone (SDK_SINGLE_ATTEMPT): one operation = 1 + maxRetries requests", async () => {
     const { proxy, connectionString } = await faultProxyFor("blob", { rules: alwaysBusy });
     await using _ = proxy;
-    const container = blobService(connectionString, { retryOptions: SDK_SINGLE_ATTEMPT.storage }).getContainerClient(uniqueName("l"));
+    const container = blobService(connectionString, { retryOptions: SDK_SINGLE_ATTEMPT.storage }).getContainerClient(
+      uniqueName("l"),
+    );
     const error = await retry(({ abortSignal }) => container.create({ abortSignal }), {
       maxRetries: 3,
       backoff: fixedBackoff({ delayInMs: 5 }),
@@ -33,8 +44,12 @@ describe("retry layering, counted in HTTP requests", () => {
   it("both layers multiply (the thing not to do): 4 SDK tries x 4 attempts = 16 requests", async () => {
     const { proxy, connectionString } = await faultProxyFor("blob", { rules: alwaysBusy });
     await using _ = proxy;
-    const container = blobService(connectionString, { retryOptions: quickSdkRetries.storage }).getContainerClient(uniqueName("l"));
-    await expect(retry(() => container.create(), { maxRetries: 3, backoff: noBackoff() })).rejects.toMatchObject({ attempts: 4 });
+    const container = blobService(connectionString, { retryOptions: quickSdkRetries.storage }).getContainerClient(
+      uniqueName("l"),
+    );
+    await expect(retry(() => container.create(), { maxRetries: 3, backoff: noBackoff() })).rejects.toMatchObject({
+      attempts: 4,
+    });
     expect(proxy.requests).toHaveLength(16);
   });
 
@@ -54,7 +69,9 @@ describe("retry layering, counted in HTTP requests", () => {
   it("a transient failure that clears is ridden out; a non-transient one is not retried", async () => {
     const { proxy, connectionString } = await faultProxyFor("blob");
     await using _ = proxy;
-    const container = blobService(connectionString, { retryOptions: SDK_SINGLE_ATTEMPT.storage }).getContainerClient(uniqueName("l"));
+    const container = blobService(connectionString, { retryOptions: SDK_SINGLE_ATTEMPT.storage }).getContainerClient(
+      uniqueName("l"),
+    );
     proxy.addRule({ times: 2, action: { type: "serverBusy", retryAfterInMs: 30 } });
     const events: RetryEvent[] = [];
     await retry(() => container.create(), { backoff: noBackoff(), onRetry: (e) => events.push(e) });

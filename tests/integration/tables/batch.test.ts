@@ -28,7 +28,10 @@ function watchTransactions(client: TableClient) {
     name: "watch-transactions",
     async sendRequest(request, next) {
       if (!request.url.includes("$batch")) return next(request);
-      seen.bodies.push(Buffer.byteLength(String(request.body), "utf8"));
+      // @azure/data-tables sends a transaction's multipart body as one string.
+      if (typeof request.body !== "string")
+        throw new Error(`expected a string $batch body, got ${typeof request.body}`);
+      seen.bodies.push(Buffer.byteLength(request.body, "utf8"));
       seen.inFlight += 1;
       seen.maxInFlight = Math.max(seen.maxInFlight, seen.inFlight);
       try {
@@ -102,7 +105,21 @@ describe("writeBatch", () => {
     await writeBatch(client, [upsert(pk, "target"), upsert(pk, "gone")]);
     const { etag } = await client.getEntity(pk, "target");
     const actions: TransactionAction[] = [
-      ["create", { partitionKey: pk, rowKey: "n'1", s: "\"quoted\"\n\u0001 é 😀", n: 1.5, b: true, big: 2n ** 60n, d: new Date(), u: new Uint8Array(1000), g: { value: "0f8fad5b-d9cb-469f-a165-70867728950e", type: "Guid" }, none: null }],
+      [
+        "create",
+        {
+          partitionKey: pk,
+          rowKey: "n'1",
+          s: '"quoted"\n\u0001 é 😀',
+          n: 1.5,
+          b: true,
+          big: 2n ** 60n,
+          d: new Date(),
+          u: new Uint8Array(1000),
+          g: { value: "0f8fad5b-d9cb-469f-a165-70867728950e", type: "Guid" },
+          none: null,
+        },
+      ],
       ["update", { partitionKey: pk, rowKey: "target", s: "x".repeat(5000) }, "Replace", { etag }],
       ["upsert", { partitionKey: pk, rowKey: "é".repeat(200), s: "😀".repeat(3000) }, "Merge"],
       ["delete", { partitionKey: pk, rowKey: "gone" }],
@@ -119,10 +136,16 @@ describe("writeBatch", () => {
     const client = await newTable("batchfail");
     await client.createEntity({ partitionKey: "a", rowKey: "taken" });
     const actions: TransactionAction[] = [
-      ...Array.from({ length: 100 }, (_, i): TransactionAction => ["create", { partitionKey: "a", rowKey: `new-${i}` }]),
+      ...Array.from({ length: 100 }, (_, i): TransactionAction => [
+        "create",
+        { partitionKey: "a", rowKey: `new-${i}` },
+      ]),
       ["create", { partitionKey: "a", rowKey: "taken" }], // index 100: the second transaction of "a" fails here
       ["create", { partitionKey: "a", rowKey: "fresh" }],
-      ...Array.from({ length: 100 }, (_, i): TransactionAction => ["create", { partitionKey: "a", rowKey: `later-${i}` }]),
+      ...Array.from({ length: 100 }, (_, i): TransactionAction => [
+        "create",
+        { partitionKey: "a", rowKey: `later-${i}` },
+      ]),
       ["create", { partitionKey: "b", rowKey: "1" }],
     ];
     const result = await writeBatch(client, actions);
@@ -132,7 +155,13 @@ describe("writeBatch", () => {
     expect(a2).toMatchObject({ partitionKey: "a", status: "failed", attempts: 1 });
     const error = a2!.error as TableTransactionError;
     expect(isTableTransactionError(error)).toBe(true);
-    expect(error).toMatchObject({ statusCode: 409, serviceCode: "EntityAlreadyExists", failedActionIndex: 100, transient: false, mayHaveBeenApplied: false });
+    expect(error).toMatchObject({
+      statusCode: 409,
+      serviceCode: "EntityAlreadyExists",
+      failedActionIndex: 100,
+      transient: false,
+      mayHaveBeenApplied: false,
+    });
     expect(error.message).toMatch(/at action 100 \(create\): 409 EntityAlreadyExists/);
     expect(classifyError(error)).toMatchObject({ transient: false, kind: "client", statusCode: 409 });
     expect(a3).toMatchObject({ status: "not-sent", reason: "earlier-transaction-failed", attempts: 0 });
@@ -153,7 +182,9 @@ describe("writeBatch", () => {
       const error = await writeBatch(client, actions).catch((e: unknown) => e);
       expect(isTableKeyError(error)).toBe(true);
       expect(error).toMatchObject({ keyName: "rowKey", rule: "forbidden-character", actionIndex: 120 });
-      const badValue = await writeBatch(client, [upsert("p", "a"), upsert("p", "b", { tags: ["x"] })]).catch((e: unknown) => e);
+      const badValue = await writeBatch(client, [upsert("p", "a"), upsert("p", "b", { tags: ["x"] })]).catch(
+        (e: unknown) => e,
+      );
       expect(isTableActionError(badValue)).toBe(true);
       expect(proxy.requests).toHaveLength(0);
       expect(await rowsOf(client)).toHaveLength(0);
@@ -214,7 +245,9 @@ describe("writeBatch", () => {
       const client = await newTable("batchlost", connectionString);
       const single = tableClient(client.tableName, connectionString, { retryOptions: SDK_SINGLE_ATTEMPT.tables });
       proxy.addRule({ method: "POST", path: /\$batch/, times: 1, action: { type: "dropResponse" } });
-      const result = await writeBatch(single, [["create", { partitionKey: "p", rowKey: "a" }]], { retry: { maxRetries: 2, backoff: fixedBackoff({ delayInMs: 10 }) } });
+      const result = await writeBatch(single, [["create", { partitionKey: "p", rowKey: "a" }]], {
+        retry: { maxRetries: 2, backoff: fixedBackoff({ delayInMs: 10 }) },
+      });
       // The first attempt was applied; its retry meets its own entity.
       expect(result.transactions[0]).toMatchObject({ status: "failed", attempts: 2 });
       expect(result.transactions[0]!.error).toMatchObject({ statusCode: 409, mayHaveBeenApplied: true });
@@ -242,8 +275,14 @@ describe("writeBatch", () => {
 
   it("refuses preserveOrder: false when an entity appears twice", async () => {
     const client = await newTable("batchorder");
-    await expect(writeBatch(client, [upsert("p", "a"), upsert("p", "a")], { preserveOrder: false })).rejects.toThrow(/at most once/);
-    const result = await writeBatch(client, Array.from({ length: 300 }, (_, i) => upsert("p", `r${i}`)), { preserveOrder: false, maxConcurrency: 3 });
+    await expect(writeBatch(client, [upsert("p", "a"), upsert("p", "a")], { preserveOrder: false })).rejects.toThrow(
+      /at most once/,
+    );
+    const result = await writeBatch(
+      client,
+      Array.from({ length: 300 }, (_, i) => upsert("p", `r${i}`)),
+      { preserveOrder: false, maxConcurrency: 3 },
+    );
     expect(result).toMatchObject({ ok: true, committedActions: 300, requests: 3 });
   });
 });
@@ -272,14 +311,29 @@ describe("writeAtomic", () => {
       proxy.clearLog();
       // Azurite would accept several partitions in one batch (Azure/Azurite#1215): the library refuses itself.
       const partitions = await refusal(client, [upsert("a", "1"), upsert("b", "1"), upsert("c", "1")]);
-      expect(partitions).toMatchObject({ code: "TransactionRefused", reason: "multiple-partitions", operationCount: 3, partitionKeys: ["a", "b", "c"] });
+      expect(partitions).toMatchObject({
+        code: "TransactionRefused",
+        reason: "multiple-partitions",
+        operationCount: 3,
+        partitionKeys: ["a", "b", "c"],
+      });
       expect(partitions.message).toMatch(/Nothing was sent/);
-      expect(await refusal(client, Array.from({ length: 101 }, (_, i) => upsert("p", `r${i}`)))).toMatchObject({ reason: "too-many-operations" });
+      expect(
+        await refusal(
+          client,
+          Array.from({ length: 101 }, (_, i) => upsert("p", `r${i}`)),
+        ),
+      ).toMatchObject({ reason: "too-many-operations" });
       const text = "z".repeat(30_000);
-      const payload = await refusal(client, Array.from({ length: 80 }, (_, i) => upsert("p", `r${i}`, { a: text, b: text })));
+      const payload = await refusal(
+        client,
+        Array.from({ length: 80 }, (_, i) => upsert("p", `r${i}`, { a: text, b: text })),
+      );
       expect(payload.reason).toBe("payload-too-large");
       expect(payload.estimatedBytes).toBeGreaterThan(TRANSACTION_LIMITS.maxPayloadBytes);
-      expect(await refusal(client, [upsert("p", "same"), ["delete", { partitionKey: "p", rowKey: "same" }]])).toMatchObject({ reason: "duplicate-entity" });
+      expect(
+        await refusal(client, [upsert("p", "same"), ["delete", { partitionKey: "p", rowKey: "same" }]]),
+      ).toMatchObject({ reason: "duplicate-entity" });
       expect(await refusal(client, [])).toMatchObject({ reason: "empty" });
       expect(proxy.requests).toHaveLength(0);
       expect(await rowsOf(client)).toHaveLength(0);
@@ -302,7 +356,9 @@ describe("writeAtomic", () => {
   it("throws the service's refusal with the action it blamed, and applies nothing", async () => {
     const client = await newTable("atomicfail");
     await client.createEntity({ partitionKey: "p", rowKey: "b" });
-    const error = (await writeAtomic(client, [upsert("p", "a"), ["create", { partitionKey: "p", rowKey: "b" }]]).catch((e: unknown) => e)) as TableTransactionError;
+    const error = (await writeAtomic(client, [upsert("p", "a"), ["create", { partitionKey: "p", rowKey: "b" }]]).catch(
+      (e: unknown) => e,
+    )) as TableTransactionError;
     expect(isTableTransactionError(error)).toBe(true);
     expect(error).toMatchObject({ failedActionIndex: 1, statusCode: 409, partitionKey: "p", actionIndexes: [0, 1] });
     expect(await rowsOf(client)).toHaveLength(1);

@@ -77,7 +77,12 @@ describe("multi-index rows", () => {
     ]) {
       const error = (await attempt().catch((e: unknown) => e)) as MultiIndexConflictError;
       expect(isMultiIndexConflictError(error)).toBe(true);
-      expect(error).toMatchObject({ code: "MultiIndexConflict", reason: "changed", partitionKey: PARTITION, statusCode: 412 });
+      expect(error).toMatchObject({
+        code: "MultiIndexConflict",
+        reason: "changed",
+        partitionKey: PARTITION,
+        statusCode: 412,
+      });
     }
     const stored = await rows(client);
     expect(stored).toHaveLength(2);
@@ -93,7 +98,12 @@ describe("multi-index rows", () => {
     expect(await table.get(PARTITION, "BIB", "01234__John")).toBeUndefined();
 
     // A tombstone a crashed writer left under the AGE key does not block a new record.
-    await client.createEntity({ partitionKey: PARTITION, rowKey: "AGE:055__01234__John", _deleted: true, _version: "crashed" });
+    await client.createEntity({
+      partitionKey: PARTITION,
+      rowKey: "AGE:055__01234__John",
+      _deleted: true,
+      _version: "crashed",
+    });
     expect(await table.get(PARTITION, "AGE", "055__01234__John")).toBeUndefined();
     const again = await table.create(john);
     expect((await rows(client)).every((r) => r._version === again.version && r._deleted === undefined)).toBe(true);
@@ -117,7 +127,11 @@ describe("multi-index rows", () => {
     const table = runners(client);
     await expect(table.create({ ...john, _version: "mine" })).rejects.toThrow(/reserved/);
     await expect(table.create({ ...john, name: "J/ohn" })).resolves.toBeDefined(); // compositeKey escapes it
-    await expect(table.create({ ...john, name: "x".repeat(600) })).rejects.toMatchObject({ code: "InvalidTableKey", keyName: "rowKey", rule: "too-long" });
+    await expect(table.create({ ...john, name: "x".repeat(600) })).rejects.toMatchObject({
+      code: "InvalidTableKey",
+      keyName: "rowKey",
+      rule: "too-long",
+    });
     await expect(table.get(PARTITION, "NOPE", "x")).rejects.toThrow(/unknown index/);
     expect(await rows(client)).toHaveLength(2); // only the J/ohn record
   });
@@ -126,8 +140,14 @@ describe("multi-index rows", () => {
     const client = await newTable("mimixed");
     const table = runners(client);
     await table.create(john);
-    await client.updateEntity({ partitionKey: PARTITION, rowKey: "AGE:055__01234__John", _version: "someone-else" }, "Merge");
-    await expect(table.get(PARTITION, "BIB", "01234__John")).rejects.toMatchObject({ code: "MultiIndexConflict", reason: "changed" });
+    await client.updateEntity(
+      { partitionKey: PARTITION, rowKey: "AGE:055__01234__John", _version: "someone-else" },
+      "Merge",
+    );
+    await expect(table.get(PARTITION, "BIB", "01234__John")).rejects.toMatchObject({
+      code: "MultiIndexConflict",
+      reason: "changed",
+    });
   });
 
   it("stays consistent while two processes and two in-process writers change it at once", async () => {
@@ -137,21 +157,46 @@ describe("multi-index rows", () => {
     await table.create(ann);
     const perProcess = 15;
     const perLocal = 10;
-    const processes = [1, 2].map((id) => spawnWorker("tests/integration/tables/workers/multi-index-worker.ts", [client.tableName, PARTITION, String(perProcess), String(id)]));
-    await Promise.all(processes.map((p) => p.waitFor((m) => typeof m === "object" && m !== null && "ready" in m, 60_000)));
+    const processes = [1, 2].map((id) =>
+      spawnWorker("tests/integration/tables/workers/multi-index-worker.ts", [
+        client.tableName,
+        PARTITION,
+        String(perProcess),
+        String(id),
+      ]),
+    );
+    await Promise.all(
+      processes.map((p) => p.waitFor((m) => typeof m === "object" && m !== null && "ready" in m, 60_000)),
+    );
     await client.createEntity({ partitionKey: "control", rowKey: "go" }); // every writer starts now
     let localConflicts = 0;
     const inner = decorrelatedJitterBackoff({ baseInMs: 5, maxInMs: 200 });
-    const counting: BackoffStrategy = { name: "counting", delayInMs: (retry, previous) => (localConflicts++, inner.delayInMs(retry, previous)) };
+    const counting: BackoffStrategy = {
+      name: "counting",
+      delayInMs: (retry, previous) => (localConflicts++, inner.delayInMs(retry, previous)),
+    };
     const local = [1, 2].map(async () => {
       for (let i = 0; i < perLocal; i++) {
-        await table.modify(PARTITION, "BIB", "00007__Ann", (r) => ({ ...r, count: r.count + 1, age: i % 2 ? 30 + ((r.count + 1) % 4) : r.age }), {
-          maxAttempts: 100,
-          backoff: counting,
-        });
+        await table.modify(
+          PARTITION,
+          "BIB",
+          "00007__Ann",
+          (r) => ({ ...r, count: r.count + 1, age: i % 2 ? 30 + ((r.count + 1) % 4) : r.age }),
+          {
+            maxAttempts: 100,
+            backoff: counting,
+          },
+        );
       }
     });
-    const reports = await Promise.all(processes.map((p) => p.waitFor<{ done: number; conflicts: number }>((m) => typeof m === "object" && m !== null && "done" in m, 90_000)));
+    const reports = await Promise.all(
+      processes.map((p) =>
+        p.waitFor<{ done: number; conflicts: number }>(
+          (m) => typeof m === "object" && m !== null && "done" in m,
+          90_000,
+        ),
+      ),
+    );
     await Promise.all(local);
     await Promise.all(processes.map((p) => p.exited));
     expect(reports.map((r) => r.done)).toEqual([perProcess, perProcess]);
@@ -160,8 +205,11 @@ describe("multi-index rows", () => {
     expect(final?.record.count).toBe(2 * perProcess + 2 * perLocal); // no increment lost
     const stored = (await rows(client)).filter((r) => r.partitionKey === PARTITION);
     expect(stored).toHaveLength(2); // one BIB row, one AGE row; every vacated AGE row was removed
-    expect(stored.map((r) => r.rowKey).sort()).toEqual([`AGE:${String(final!.record.age).padStart(3, "0")}__00007__Ann`, "BIB:00007__Ann"]);
-    expect(new Set(stored.map((r) => `${r._version}/${r.count}/${r.age}`)).size).toBe(1);
+    expect(stored.map((r) => r.rowKey).sort()).toEqual([
+      `AGE:${String(final!.record.age).padStart(3, "0")}__00007__Ann`,
+      "BIB:00007__Ann",
+    ]);
+    expect(new Set(stored.map((r) => JSON.stringify([r._version, r.count, r.age]))).size).toBe(1);
     // The writers did collide: the ETag checks turned the collisions into retries, not lost updates.
     expect(reports.reduce((sum, r) => sum + r.conflicts, localConflicts)).toBeGreaterThan(0);
   }, 120_000);

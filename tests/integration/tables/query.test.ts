@@ -11,11 +11,17 @@ describe("queries", () => {
     try {
       const client = tableClient(uniqueName("query"), connectionString);
       await client.createTable();
-      const actions = Array.from({ length: 25 }, (_, i) => ["upsert", { partitionKey: "p", rowKey: `AGE:${String(i).padStart(3, "0")}`, i }] as const);
+      const actions = Array.from(
+        { length: 25 },
+        (_, i) => ["upsert", { partitionKey: "p", rowKey: `AGE:${String(i).padStart(3, "0")}`, i }] as const,
+      );
       await writeBatch(client, [...actions, ["upsert", { partitionKey: "other", rowKey: "x" }]]);
 
       proxy.clearLog();
-      const all = await queryEntities(client, { filter: keyFilter({ partitionKey: "p", rowKeyPrefix: "AGE:" }), pageSize: 10 });
+      const all = await queryEntities(client, {
+        filter: keyFilter({ partitionKey: "p", rowKeyPrefix: "AGE:" }),
+        pageSize: 10,
+      });
       expect(all.entities).toHaveLength(25);
       expect(all.roundTrips).toBe(3);
       expect(all.continuationToken).toBeUndefined();
@@ -26,7 +32,11 @@ describe("queries", () => {
       const first = await queryEntities(client, { filter: "PartitionKey eq 'p'", pageSize: 10, maxRoundTrips: 1 });
       expect(first.entities).toHaveLength(10);
       expect(first.continuationToken).toEqual(expect.any(String));
-      const rest = await queryEntities(client, { filter: "PartitionKey eq 'p'", pageSize: 10, continuationToken: first.continuationToken! });
+      const rest = await queryEntities(client, {
+        filter: "PartitionKey eq 'p'",
+        pageSize: 10,
+        continuationToken: first.continuationToken!,
+      });
       expect(rest.entities.map((e) => e.rowKey)).toEqual(actions.slice(10).map(([, e]) => e.rowKey));
       expect(rest.roundTrips).toBe(2);
 

@@ -77,7 +77,12 @@ describe("partition stress test", () => {
     try {
       checkSane(result);
       const [single, append, bucketed, two] = result.designs;
-      expect(single).toMatchObject({ design: "single", partitionKeysTouched: 1, partitionsTouched: 1, busiestPartition: { partition: "target" } });
+      expect(single).toMatchObject({
+        design: "single",
+        partitionKeysTouched: 1,
+        partitionsTouched: 1,
+        busiestPartition: { partition: "target" },
+      });
       near(single!.busiestPartition.entitiesPerSec, single!.entitiesPerSec);
       // Append-only keys are all different, but the last range partition serves them all.
       expect(append!.partitionKeysTouched).toBeGreaterThan(10);
@@ -154,7 +159,9 @@ describe("partition stress test", () => {
       ]);
       const { code } = await run.exited;
       if (code !== 0) throw new Error(`stress exited with ${code}:\n${run.stderr()}`);
-      expect(run.stderr()).toMatch(/\[single\] +\d+\.\ds \/ 1\.5s +GET +\d+\/s +PUT +\d+\/s +busiest partition +\d+\/s \(target 500\)/);
+      expect(run.stderr()).toMatch(
+        /\[single\] +\d+\.\ds \/ 1\.5s +GET +\d+\/s +PUT +\d+\/s +busiest partition +\d+\/s \(target 500\)/,
+      );
       expect(run.stderr()).toMatch(/\[bucketed\]/);
       expect(run.messages).toHaveLength(1);
       const printed = run.messages[0] as PartitionStressResult;
@@ -173,14 +180,24 @@ describe("partition stress test", () => {
   }, 60_000);
 
   it("refuses bad options before creating anything", async () => {
-    const run = spawnWorker("src/cli/main.ts", ["stress", "--connection-string", connectionString(), "--designs", "single,zigzag"]);
+    const run = spawnWorker("src/cli/main.ts", [
+      "stress",
+      "--connection-string",
+      connectionString(),
+      "--designs",
+      "single,zigzag",
+    ]);
     expect((await run.exited).code).toBe(2);
     expect(run.stderr()).toMatch(/unknown design "zigzag"/);
     let clients = 0;
     const createTableClient = (name: string) => (clients++, tableClient(name));
     await expect(runPartitionStressTest({ createTableClient, workers: 0 })).rejects.toThrow(/`workers`/);
-    await expect(runPartitionStressTest({ createTableClient, mix: { read: 0, insert: 0, update: 0 } })).rejects.toThrow(/`mix`/);
-    await expect(runPartitionStressTest({ createTableClient, designs: ["zigzag" as "single"] })).rejects.toThrow(/unknown key design/);
+    await expect(runPartitionStressTest({ createTableClient, mix: { read: 0, insert: 0, update: 0 } })).rejects.toThrow(
+      /`mix`/,
+    );
+    await expect(runPartitionStressTest({ createTableClient, designs: ["zigzag" as "single"] })).rejects.toThrow(
+      /unknown key design/,
+    );
     expect(clients).toBe(0);
   }, 30_000);
 });

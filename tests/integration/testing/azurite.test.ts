@@ -22,12 +22,16 @@ describe("startAzurite", () => {
     await using b = await startAzurite();
     expect(a.blobEndpoint).not.toBe(b.blobEndpoint);
     await BlobServiceClient.fromConnectionString(a.connectionString).getContainerClient("only-in-a").create();
-    const exists = await BlobServiceClient.fromConnectionString(b.connectionString).getContainerClient("only-in-a").exists();
+    const exists = await BlobServiceClient.fromConnectionString(b.connectionString)
+      .getContainerClient("only-in-a")
+      .exists();
     expect(exists).toBe(false);
   });
 
   it("reports a missing CLI clearly", async () => {
-    await expect(startAzurite({ azuriteCliPath: "/nonexistent/azurite.js", startTimeoutInMs: 10_000 })).rejects.toThrow(/Azurite exited/);
+    await expect(startAzurite({ azuriteCliPath: "/nonexistent/azurite.js", startTimeoutInMs: 10_000 })).rejects.toThrow(
+      /Azurite exited/,
+    );
   });
 
   it("can be cancelled while starting", async () => {

@@ -41,8 +41,16 @@ describe("fault proxy in front of Azurite", () => {
     });
     await using _ = proxy;
     const name = uniqueName("busy");
-    const error = await blobService(connectionString, oneTry).getContainerClient(name).create().catch((e: unknown) => e);
-    expect(classifyError(error)).toMatchObject({ kind: "throttled", statusCode: 503, serviceCode: "ServerBusy", retryAfterInMs: 123 });
+    const error = await blobService(connectionString, oneTry)
+      .getContainerClient(name)
+      .create()
+      .catch((e: unknown) => e);
+    expect(classifyError(error)).toMatchObject({
+      kind: "throttled",
+      statusCode: 503,
+      serviceCode: "ServerBusy",
+      retryAfterInMs: 123,
+    });
     expect(await blobService().getContainerClient(name).exists()).toBe(false);
   });
 
@@ -53,7 +61,10 @@ describe("fault proxy in front of Azurite", () => {
     proxy.addRule({ times: 1, action: { type: "status", statusCode: 500, serviceCode: "InternalError" } });
     proxy.addRule({ times: 1, action: { type: "reset" } });
     const client = blobService(connectionString, oneTry).getContainerClient(name);
-    expect(classifyError(await client.create().catch((e: unknown) => e))).toMatchObject({ kind: "server", statusCode: 500 });
+    expect(classifyError(await client.create().catch((e: unknown) => e))).toMatchObject({
+      kind: "server",
+      statusCode: 500,
+    });
     expect(classifyError(await client.create().catch((e: unknown) => e))).toMatchObject({ kind: "network" });
     expect(await blobService().getContainerClient(name).exists()).toBe(false);
     await client.create(); // rules retired after `times`
@@ -61,7 +72,9 @@ describe("fault proxy in front of Azurite", () => {
   });
 
   it("delay holds the request, then forwards it", async () => {
-    const { proxy, connectionString } = await faultProxyFor("blob", { rules: [{ action: { type: "delay", delayInMs: 50 } }] });
+    const { proxy, connectionString } = await faultProxyFor("blob", {
+      rules: [{ action: { type: "delay", delayInMs: 50 } }],
+    });
     await using _ = proxy;
     await blobService(connectionString).getContainerClient(uniqueName("delay")).create();
     expect(proxy.requests[0]).toMatchObject({ outcome: "delay", statusCode: 201 });

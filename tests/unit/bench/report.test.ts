@@ -5,18 +5,28 @@ import { renderReport, type BenchRun } from "../../../bench/report/report.js";
 
 const machine = { node: "v22.23.3", cpus: 2, cpuModel: "Test CPU 3000", memoryGiB: 24, platform: "linux-x64" };
 
-const retryRows = ["raw-sdk-naive-loop", "none", "fixed", "exponential", "full-jitter", "decorrelated-jitter"].flatMap((strategy, s) =>
-  [1, 2, 4].map((writers) => ({
-    strategy,
-    writers,
-    requestsPerSuccess: writers === 1 ? 2 : s < 2 ? 2 + writers : 2 + writers / 10,
-    goodputPerSec: writers === 1 ? 400 : s < 2 ? 400 / writers : 450 + s,
-    conflicts: 0,
-  })),
+const retryRows = ["raw-sdk-naive-loop", "none", "fixed", "exponential", "full-jitter", "decorrelated-jitter"].flatMap(
+  (strategy, s) =>
+    [1, 2, 4].map((writers) => ({
+      strategy,
+      writers,
+      requestsPerSuccess: writers === 1 ? 2 : s < 2 ? 2 + writers : 2 + writers / 10,
+      goodputPerSec: writers === 1 ? 400 : s < 2 ? 400 / writers : 450 + s,
+      conflicts: 0,
+    })),
 );
 
 const results: ScenarioResult[] = [
-  { scenario: "retry", rounds: 3, incrementsPerWriter: 20, minSuccessesPerRace: 160, strategies: { fixed: "retry(): 20 ms every time" }, results: retryRows, durationSec: 50, machine },
+  {
+    scenario: "retry",
+    rounds: 3,
+    incrementsPerWriter: 20,
+    minSuccessesPerRace: 160,
+    strategies: { fixed: "retry(): 20 ms every time" },
+    results: retryRows,
+    durationSec: 50,
+    machine,
+  },
   {
     scenario: "lock",
     contenders: 8,
@@ -32,13 +42,57 @@ const results: ScenarioResult[] = [
     libraryCyclePerSec: 263,
     // A scenario's own verdicts are not trusted: the report compares the figures itself.
     goals: { overlaps: true, handoffMedianMs: false, requestsPerWaiterPerSec: true },
-    anchor: { handoffMedianMs: 114, handoffP90Ms: 319, waitMedianMs: 3, requestsPerWaiterPerSec: 1.6, acquisitions: 109, selfReacquisitions: 62, overlaps: 0 },
+    anchor: {
+      handoffMedianMs: 114,
+      handoffP90Ms: 319,
+      waitMedianMs: 3,
+      requestsPerWaiterPerSec: 1.6,
+      acquisitions: 109,
+      selfReacquisitions: 62,
+      overlaps: 0,
+    },
     durationSec: 30,
     machine,
   },
-  { scenario: "batch", singlePerSec: 3774, batchedPerSec: 24239, rawTransactionPerSec: 25256, ratio: 6.63, rawRatio: 6.91, batchedVsRaw: 0.96, concurrency: 1, partitions: 8, rounds: 5, runs: { single: [3774], rawTransactions: [25256], batched: [24239] }, durationSec: 16, machine },
-  { scenario: "optimistic", serialPerSec: 100, contendedPerSec: 80, contendedRatio: 0.8, requestsPerUpdate: 2.5, singleWriterRatio: 1.7, coalescedRatio: 12, overheadRatio: 1.2, durationSec: 60, machine },
-  { scenario: "files", increments: 40, dropProbability: 0.1, filesTarget: "files-responder", raw: { finalValue: 47, reportedIncrements: 40, requestsPerIncrement: 4.7, tornReads: 94, reads: 382, ms: 345 }, library: { finalValue: 40, reportedIncrements: 40, requestsPerIncrement: 2.1, tornReads: 0, reads: 171, ms: 129 }, rawExtraIncrements: 7, libraryExtraIncrements: 0, durationSec: 1, machine },
+  {
+    scenario: "batch",
+    singlePerSec: 3774,
+    batchedPerSec: 24239,
+    rawTransactionPerSec: 25256,
+    ratio: 6.63,
+    rawRatio: 6.91,
+    batchedVsRaw: 0.96,
+    concurrency: 1,
+    partitions: 8,
+    rounds: 5,
+    runs: { single: [3774], rawTransactions: [25256], batched: [24239] },
+    durationSec: 16,
+    machine,
+  },
+  {
+    scenario: "optimistic",
+    serialPerSec: 100,
+    contendedPerSec: 80,
+    contendedRatio: 0.8,
+    requestsPerUpdate: 2.5,
+    singleWriterRatio: 1.7,
+    coalescedRatio: 12,
+    overheadRatio: 1.2,
+    durationSec: 60,
+    machine,
+  },
+  {
+    scenario: "files",
+    increments: 40,
+    dropProbability: 0.1,
+    filesTarget: "files-responder",
+    raw: { finalValue: 47, reportedIncrements: 40, requestsPerIncrement: 4.7, tornReads: 94, reads: 382, ms: 345 },
+    library: { finalValue: 40, reportedIncrements: 40, requestsPerIncrement: 2.1, tornReads: 0, reads: 171, ms: 129 },
+    rawExtraIncrements: 7,
+    libraryExtraIncrements: 0,
+    durationSec: 1,
+    machine,
+  },
   { scenario: "future", widgetsPerSec: 42.5, durationSec: 2, machine },
 ];
 
@@ -61,16 +115,28 @@ describe("renderReport", () => {
   const { markdown, files } = renderReport(run, { assets: "benchmarks" });
 
   it("states the machine, the date, the commit and how to reproduce the run", () => {
-    for (const text of ["v22.23.3", "Test CPU 3000, 2 logical CPUs", "24 GiB", "Linux 6.1", "2025-03-04 05:06:07", "`abc1234`", "npm run bench -- all --report docs/benchmarks.md"]) {
+    for (const text of [
+      "v22.23.3",
+      "Test CPU 3000, 2 logical CPUs",
+      "24 GiB",
+      "Linux 6.1",
+      "2025-03-04 05:06:07",
+      "`abc1234`",
+      "npm run bench -- all --report docs/benchmarks.md",
+    ]) {
       expect(markdown).toContain(text);
     }
     expect(markdown).not.toContain("was not idle"); // load 0.2 / 0.3 on 2 CPUs
-    const busy = renderReport({ ...run, run: { ...run.run, loadAverage: { atStart: 3.5, atEnd: 2 } } }, { assets: "benchmarks" });
+    const busy = renderReport(
+      { ...run, run: { ...run.run, loadAverage: { atStart: 3.5, atEnd: 2 } } },
+      { assets: "benchmarks" },
+    );
     expect(busy.markdown).toContain("The machine was not idle during this run (load average 3.5");
   });
 
   it("prints met / not met per goal from the figures, skipping scenarios that did not run", () => {
-    const row = (scenario: string, figure: string) => markdown.split("\n").find((line) => line.startsWith(`| \`${scenario}\` | \`${figure}\` |`));
+    const row = (scenario: string, figure: string) =>
+      markdown.split("\n").find((line) => line.startsWith(`| \`${scenario}\` | \`${figure}\` |`));
     expect(row("lock", "handoffMedianMs")).toContain("| 17.6 | met |");
     expect(row("batch", "ratio")).toContain("| 6.63 | **not met** |");
     expect(row("optimistic", "contendedRatio")).toContain("| met |");
@@ -85,7 +151,16 @@ describe("renderReport", () => {
 
   it("writes each chart it links, as valid SVG next to the report, and the run's JSON", () => {
     const links = [...markdown.matchAll(/!\[[^\]]+\]\(([^)]+)\)/g)].map((m) => m[1]!);
-    expect(links).toEqual(expect.arrayContaining(["benchmarks/retry-goodput.svg", "benchmarks/retry-requests.svg", "benchmarks/lock-latency.svg", "benchmarks/batch-throughput.svg", "benchmarks/optimistic-throughput.svg", "benchmarks/files-correctness.svg"]));
+    expect(links).toEqual(
+      expect.arrayContaining([
+        "benchmarks/retry-goodput.svg",
+        "benchmarks/retry-requests.svg",
+        "benchmarks/lock-latency.svg",
+        "benchmarks/batch-throughput.svg",
+        "benchmarks/optimistic-throughput.svg",
+        "benchmarks/files-correctness.svg",
+      ]),
+    );
     for (const link of links) {
       expect(files.has(link)).toBe(true);
       expect(XMLValidator.validate(files.get(link)!)).toBe(true);

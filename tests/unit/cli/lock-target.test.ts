@@ -4,7 +4,11 @@ import { parseLockTarget } from "../../../src/cli/commands/lock-target.js";
 
 describe("lock command targets", () => {
   it("reads blobs, containers, files (with directories) and shares", () => {
-    expect(parseLockTarget("show", ["locks", "jobs/report"], {})).toEqual({ kind: "blob", containerName: "locks", blobName: "jobs/report" });
+    expect(parseLockTarget("show", ["locks", "jobs/report"], {})).toEqual({
+      kind: "blob",
+      containerName: "locks",
+      blobName: "jobs/report",
+    });
     expect(parseLockTarget("break", ["locks"], {})).toEqual({ kind: "container", containerName: "locks" });
     expect(parseLockTarget("show", [], { file: "config/a/b/settings.json" })).toEqual({
       kind: "file",
@@ -12,7 +16,10 @@ describe("lock command targets", () => {
       directory: "a/b",
       fileName: "settings.json",
     });
-    expect(parseLockTarget("show", [], { file: "config/settings.json" })).toMatchObject({ directory: "", fileName: "settings.json" });
+    expect(parseLockTarget("show", [], { file: "config/settings.json" })).toMatchObject({
+      directory: "",
+      fileName: "settings.json",
+    });
     expect(parseLockTarget("break", [], { share: "reports" })).toEqual({ kind: "share", shareName: "reports" });
   });
 

@@ -30,7 +30,9 @@ describe("command line tool", () => {
     } finally {
       c.restore();
     }
-    expect(c.err).toEqual(['azure-storage-concurrency: unknown command "frobnicate"; run `azure-storage-concurrency --help`\n']);
+    expect(c.err).toEqual([
+      'azure-storage-concurrency: unknown command "frobnicate"; run `azure-storage-concurrency --help`\n',
+    ]);
   });
 
   it("parses positionals, --name value, --name=value and bare flags", () => {

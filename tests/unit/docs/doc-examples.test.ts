@@ -17,7 +17,7 @@ describe("documentation snippets", () => {
       " *",
       " * @example",
       " * ```ts",
-      " * import { add } from \"x\";",
+      ' * import { add } from "x";',
       " *",
       " *   add(1, 2);",
       " * ```",
@@ -25,16 +25,32 @@ describe("documentation snippets", () => {
       "export const add = (a: number, b: number) => a + b;",
       "// ```ts outside a doc comment is not a snippet",
     ].join("\n");
-    expect(examplesInSource("src/add.ts", source)).toEqual([{ file: "src/add.ts", line: 6, code: 'import { add } from "x";\n\n  add(1, 2);' }]);
+    expect(examplesInSource("src/add.ts", source)).toEqual([
+      { file: "src/add.ts", line: 6, code: 'import { add } from "x";\n\n  add(1, 2);' },
+    ]);
   });
 
   it("extracts ```ts and ```typescript blocks from Markdown, indented ones too, and no others", () => {
-    const markdown = ["# T", "```sh", "npm test", "```", "- item", "  ```typescript", "  const a = 1;", "  ```", "```ts", "b();", "```"].join("\n");
+    const markdown = [
+      "# T",
+      "```sh",
+      "npm test",
+      "```",
+      "- item",
+      "  ```typescript",
+      "  const a = 1;",
+      "  ```",
+      "```ts",
+      "b();",
+      "```",
+    ].join("\n");
     expect(examplesInMarkdown("docs/t.md", markdown)).toEqual([
       { file: "docs/t.md", line: 7, code: "const a = 1;" },
       { file: "docs/t.md", line: 10, code: "b();" },
     ]);
-    expect(() => examplesInMarkdown("docs/u.md", "```ts\nopen();")).toThrow(/docs\/u\.md:1: a ```ts block is never closed/);
+    expect(() => examplesInMarkdown("docs/u.md", "```ts\nopen();")).toThrow(
+      /docs\/u\.md:1: a ```ts block is never closed/,
+    );
   });
 
   it("all compile, and every exported function and class has an @example", () => {

@@ -18,7 +18,12 @@ function serviceError(status: number, code: string) {
   return new RestError(`status ${status}`, {
     code,
     statusCode: status,
-    response: { status, headers: createHttpHeaders({ "x-ms-error-code": code }), request: {} as PipelineRequest, bodyAsText: null },
+    response: {
+      status,
+      headers: createHttpHeaders({ "x-ms-error-code": code }),
+      request: {} as PipelineRequest,
+      bodyAsText: null,
+    },
   });
 }
 
@@ -54,13 +59,25 @@ describe("resolveLease", () => {
   it("takes a lease id or anything with a leaseId (a lock handle), and names the option when wrong", () => {
     const signal = new AbortController().signal;
     expect(resolveLease("lease", "id-1")).toEqual({ leaseId: "id-1", signal: undefined, lockMetadata: {} });
-    expect(resolveLease("lease", { leaseId: "id-2", signal, fencingToken: 3 })).toEqual({ leaseId: "id-2", signal, lockMetadata: {} });
+    expect(resolveLease("lease", { leaseId: "id-2", signal, fencingToken: 3 })).toEqual({
+      leaseId: "id-2",
+      signal,
+      lockMetadata: {},
+    });
     const lockMetadata = { lockfencingtoken: "3" };
-    expect(resolveLease("lease", { leaseId: "id-3", lockMetadata })).toEqual({ leaseId: "id-3", signal: undefined, lockMetadata });
-    expect(() => resolveLease("lease", { leaseId: "x", lockMetadata: "no" })).toThrow(/`lease.lockMetadata` must be an object/);
+    expect(resolveLease("lease", { leaseId: "id-3", lockMetadata })).toEqual({
+      leaseId: "id-3",
+      signal: undefined,
+      lockMetadata,
+    });
+    expect(() => resolveLease("lease", { leaseId: "x", lockMetadata: "no" })).toThrow(
+      /`lease.lockMetadata` must be an object/,
+    );
     expect(() => resolveLease("lease", "")).toThrow(/`lease` must be a lease id/);
     expect(() => resolveLease("lease", { leaseId: "" })).toThrow(TypeError);
-    expect(() => resolveLease("lease", { leaseId: "x", signal: "no" })).toThrow(/`lease.signal` must be an AbortSignal/);
+    expect(() => resolveLease("lease", { leaseId: "x", signal: "no" })).toThrow(
+      /`lease.signal` must be an AbortSignal/,
+    );
     expect(() => resolveLease("lease", undefined)).toThrow(/got undefined/);
   });
 });
@@ -87,15 +104,23 @@ describe("retryWhileSmbLocked", () => {
   });
 
   it("gives up with SmbConflictError after maxRetries, keeping the service's code and the attempts", async () => {
-    const { operation } = failing(Array(10).fill("SharingViolation"));
-    const error = await retryWhileSmbLocked(operation, { ...quick, maxRetries: 2, operationName: "write 'a'" }).catch((e: unknown) => e);
-    expect(error).toMatchObject({ name: "SmbConflictError", code: "SmbFileLocked", serviceCode: "SharingViolation", attempts: 3, statusCode: 409 });
+    const { operation } = failing(Array<string>(10).fill("SharingViolation"));
+    const error = await retryWhileSmbLocked(operation, { ...quick, maxRetries: 2, operationName: "write 'a'" }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({
+      name: "SmbConflictError",
+      code: "SmbFileLocked",
+      serviceCode: "SharingViolation",
+      attempts: 3,
+      statusCode: 409,
+    });
     expect((error as Error).message).toMatch(/^Could not write 'a': an SMB client holds the file open/);
     expect((error as Error).cause).toBeInstanceOf(RestError);
   });
 
   it("reports a pending SMB delete as such", async () => {
-    const { operation } = failing(Array(10).fill("SMBDeletePending"));
+    const { operation } = failing(Array<string>(10).fill("SMBDeletePending"));
     const error = await retryWhileSmbLocked(operation, { ...quick, maxRetries: 1 }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: "SmbDeletePending", serviceCode: "SMBDeletePending", attempts: 2 });
     expect((error as Error).message).toMatch(/marked the file for deletion/);
@@ -104,7 +129,9 @@ describe("retryWhileSmbLocked", () => {
   it("checks its options before calling anything", async () => {
     const { operation, calls } = failing([]);
     await expect(retryWhileSmbLocked(operation, { deadlineInMs: -1 })).rejects.toThrow(/`deadlineInMs`/);
-    await expect(retryWhileSmbLocked(operation, { waitForDeletePending: "yes" as never })).rejects.toThrow(/`waitForDeletePending`/);
+    await expect(retryWhileSmbLocked(operation, { waitForDeletePending: "yes" as never })).rejects.toThrow(
+      /`waitForDeletePending`/,
+    );
     await expect(retryWhileSmbLocked(operation, { abortSignal: {} as never })).rejects.toThrow(/`abortSignal`/);
     expect(calls()).toBe(0);
   });

@@ -2,30 +2,60 @@ import { XMLParser, XMLValidator } from "fast-xml-parser";
 import { formatNumber, niceMax, renderBarChart, renderLineChart } from "../../../src/internal/chart.js";
 
 type Node = Record<string, unknown>;
-const parse = (svg: string) => new XMLParser({ ignoreAttributes: false, attributeNamePrefix: "", isArray: (name) => ["polyline", "circle", "rect", "text", "line", "tspan"].includes(name) }).parse(svg) as { svg: Node };
+const parse = (svg: string) =>
+  new XMLParser({
+    ignoreAttributes: false,
+    attributeNamePrefix: "",
+    isArray: (name) => ["polyline", "circle", "rect", "text", "line", "tspan"].includes(name),
+  }).parse(svg) as { svg: Node };
 const list = (svg: Node, tag: string) => (svg[tag] ?? []) as Node[];
 /** The words of every text element (a wrapped label's lines joined by spaces). */
 const texts = (svg: Node) =>
   list(svg, "text").map((t) => {
-    if (typeof t !== "object") return String(t);
+    if (typeof t !== "object") return textOf(t);
     const spans = (t["tspan"] ?? []) as Node[];
-    return spans.length > 0 ? spans.map((span) => String(typeof span === "object" ? span["#text"] : span)).join(" ") : String(t["#text"] ?? "");
+    return spans.length > 0
+      ? spans.map((span) => textOf(typeof span === "object" ? span["#text"] : span)).join(" ")
+      : textOf(t["#text"] ?? "");
   });
+/** A text node's content: fast-xml-parser gives a string, or a number for numeric text. */
+function textOf(value: unknown): string {
+  if (typeof value === "string" || typeof value === "number") return String(value);
+  throw new Error(`not a text node: ${JSON.stringify(value)}`);
+}
 
 /** Every number in an attribute that holds coordinates. */
 function coordinates(svg: string): number[] {
-  return [...svg.matchAll(/\b(?:x|y|x1|x2|y1|y2|cx|cy|width|height|points)="([^"]*)"/g)].flatMap((m) => m[1]!.split(/[ ,]/).map(Number));
+  return [...svg.matchAll(/\b(?:x|y|x1|x2|y1|y2|cx|cy|width|height|points)="([^"]*)"/g)].flatMap((m) =>
+    m[1]!.split(/[ ,]/).map(Number),
+  );
 }
 
 describe("renderLineChart", () => {
   const spec = {
-    title: "Goodput <by> writers & \"strategy\"",
+    title: 'Goodput <by> writers & "strategy"',
     subtitle: "median of 3 rounds",
     xAxis: { label: "writers", scale: "log2" as const },
     yAxis: { label: "increments per second" },
     series: [
-      { label: "none", points: [{ x: 16, y: 80 }, { x: 1, y: 300 }, { x: 4, y: 220 }, { x: 2, y: 260 }, { x: 8, y: 210 }] },
-      { label: "full jitter", points: [{ x: 1, y: 310 }, { x: 2, y: Number.NaN }, { x: 16, y: 420 }] },
+      {
+        label: "none",
+        points: [
+          { x: 16, y: 80 },
+          { x: 1, y: 300 },
+          { x: 4, y: 220 },
+          { x: 2, y: 260 },
+          { x: 8, y: 210 },
+        ],
+      },
+      {
+        label: "full jitter",
+        points: [
+          { x: 1, y: 310 },
+          { x: 2, y: Number.NaN },
+          { x: 16, y: 420 },
+        ],
+      },
     ],
     references: [{ value: 500, label: "goal: 500/s" }],
     markers: true,
@@ -41,14 +71,25 @@ describe("renderLineChart", () => {
     expect(String(lines[1]!["points"]).split(" ")).toHaveLength(2); // NaN left out
     expect(list(root, "circle")).toHaveLength(7);
     for (const tick of ["1", "2", "4", "8", "16"]) expect(texts(root)).toContain(tick);
-    expect(texts(root)).toEqual(expect.arrayContaining(["writers", "increments per second", "goal: 500/s", "none", "full jitter", "median of 3 rounds"]));
+    expect(texts(root)).toEqual(
+      expect.arrayContaining([
+        "writers",
+        "increments per second",
+        "goal: 500/s",
+        "none",
+        "full jitter",
+        "median of 3 rounds",
+      ]),
+    );
     expect(svg).toContain("Goodput &lt;by&gt; writers &amp; &quot;strategy&quot;");
     expect(coordinates(svg).every(Number.isFinite)).toBe(true);
   });
 
   it("spaces doubling x values evenly on a log2 axis and sorts points by x", () => {
     const root = parse(renderLineChart(spec)).svg;
-    const xs = String(list(root, "polyline")[0]!["points"]).split(" ").map((p) => Number(p.split(",")[0]));
+    const xs = String(list(root, "polyline")[0]!["points"])
+      .split(" ")
+      .map((p) => Number(p.split(",")[0]));
     const gaps = xs.slice(1).map((x, i) => x - xs[i]!);
     expect(gaps.every((g) => g > 0)).toBe(true);
     for (const gap of gaps) expect(Math.abs(gap - gaps[0]!)).toBeLessThan(0.2);
@@ -63,7 +104,19 @@ describe("renderLineChart", () => {
   });
 
   it("draws a linear axis from zero with round ticks", () => {
-    const svg = renderLineChart({ ...spec, xAxis: { label: "seconds" }, series: [{ label: "a", points: [{ x: 0, y: 0 }, { x: 3, y: 1 }] }] });
+    const svg = renderLineChart({
+      ...spec,
+      xAxis: { label: "seconds" },
+      series: [
+        {
+          label: "a",
+          points: [
+            { x: 0, y: 0 },
+            { x: 3, y: 1 },
+          ],
+        },
+      ],
+    });
     expect(XMLValidator.validate(svg)).toBe(true);
     expect(texts(parse(svg).svg)).toEqual(expect.arrayContaining(["0", "0.5", "1", "1.5", "2", "2.5", "3"]));
   });
@@ -93,7 +146,17 @@ describe("renderBarChart", () => {
       "QueueConsumer, best round: 850",
       "QueueConsumer + idempotency, best round: 600",
     ]);
-    expect(texts(root)).toEqual(expect.arrayContaining(["820", "790", "600", "goal: 0.95 x raw", "round median", "best round", "messages per second"]));
+    expect(texts(root)).toEqual(
+      expect.arrayContaining([
+        "820",
+        "790",
+        "600",
+        "goal: 0.95 x raw",
+        "round median",
+        "best round",
+        "messages per second",
+      ]),
+    );
     // Bars stand on the x axis and the tallest one is below the plot's top.
     for (const bar of bars) expect(Number(bar["y"]) + Number(bar["height"])).toBeCloseTo(390, 0);
     expect(Math.min(...bars.map((b) => Number(b["y"])))).toBeGreaterThanOrEqual(60);
@@ -111,18 +174,29 @@ describe("renderBarChart", () => {
     });
     expect(XMLValidator.validate(svg)).toBe(true);
     const root = parse(svg).svg;
-    expect(texts(root)).toEqual(expect.arrayContaining(["a series label far too long for the legend's width", "first goal", "second goal"]));
-    const dashes = list(root, "line").filter((l) => l["title"] !== undefined).map((l) => l["stroke-dasharray"]);
+    expect(texts(root)).toEqual(
+      expect.arrayContaining(["a series label far too long for the legend's width", "first goal", "second goal"]),
+    );
+    const dashes = list(root, "line")
+      .filter((l) => l["title"] !== undefined)
+      .map((l) => l["stroke-dasharray"]);
     expect(new Set(dashes).size).toBe(2);
     // Legend lines (left-aligned, right of the plot) end inside the picture at about 7 px a character.
     const width = Number(root["width"]);
-    const legendLines = list(root, "text").flatMap((t) => (t["tspan"] ?? []) as Node[]).filter((span) => Number(span["x"]) > 620);
+    const legendLines = list(root, "text")
+      .flatMap((t) => (t["tspan"] ?? []) as Node[])
+      .filter((span) => Number(span["x"]) > 620);
     expect(legendLines.length).toBeGreaterThan(3);
-    for (const span of legendLines) expect(Number(span["x"]) + 7 * String(span["#text"]).length).toBeLessThanOrEqual(width);
+    for (const span of legendLines)
+      expect(Number(span["x"]) + 7 * String(span["#text"]).length).toBeLessThanOrEqual(width);
   });
 
   it("wraps long group labels into lines and uses the caller's value format", () => {
-    const svg = renderBarChart({ ...spec, groups: ["a label long enough to need more than one line in a narrow group", "b", "c", "d", "e", "f"], formatValue: (v) => `${v} msg/s` });
+    const svg = renderBarChart({
+      ...spec,
+      groups: ["a label long enough to need more than one line in a narrow group", "b", "c", "d", "e", "f"],
+      formatValue: (v) => `${v} msg/s`,
+    });
     expect(XMLValidator.validate(svg)).toBe(true);
     const label = list(parse(svg).svg, "text").find((t) => Array.isArray(t["tspan"]))!;
     expect((label["tspan"] as unknown[]).length).toBeGreaterThan(1);
@@ -133,6 +207,11 @@ describe("renderBarChart", () => {
 describe("axis numbers", () => {
   it("rounds axis maxima up to steps that divide into five ticks, and formats without float noise", () => {
     expect([niceMax(0), niceMax(0.9), niceMax(105), niceMax(630), niceMax(Number.NaN)]).toEqual([1, 1, 150, 800, 1]);
-    expect([formatNumber(0.1 + 0.2), formatNumber(1234.5), formatNumber(12.345), formatNumber(Number.NaN)]).toEqual(["0.3", "1235", "12.3", "n/a"]);
+    expect([formatNumber(0.1 + 0.2), formatNumber(1234.5), formatNumber(12.345), formatNumber(Number.NaN)]).toEqual([
+      "0.3",
+      "1235",
+      "12.3",
+      "n/a",
+    ]);
   });
 });

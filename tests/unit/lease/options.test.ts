@@ -32,7 +32,10 @@ describe("lease lock options", () => {
       holderName: undefined,
       createIfMissing: true,
     });
-    expect(resolveLeaseLockOptions(stub(), { durationInSeconds: 15 })).toMatchObject({ renewIntervalInMs: 5_000, safetyMarginInMs: 1_500 });
+    expect(resolveLeaseLockOptions(stub(), { durationInSeconds: 15 })).toMatchObject({
+      renewIntervalInMs: 5_000,
+      safetyMarginInMs: 1_500,
+    });
   });
 
   it("infinite leases: no guard, a 10 s check by default; infinite-only leasables accept nothing else", () => {
@@ -81,8 +84,20 @@ describe("lock record in metadata", () => {
     expect(Object.values(all).every((v) => /^[\x20-\x7e]*$/.test(v))).toBe(true);
     const record = readLockRecord(all);
     expect(record.fencingToken).toBe(7);
-    expect(record.holder).toMatchObject({ pid: process.pid, name: "café ☕", acquiredAt, durationInSeconds: Infinity, renewIntervalInMs: 10_000 });
-    const unnamed = buildLockMetadata(all, { fencingToken: 8, name: undefined, acquiredAt, durationInSeconds: 15, renewIntervalInMs: 5_000 });
+    expect(record.holder).toMatchObject({
+      pid: process.pid,
+      name: "café ☕",
+      acquiredAt,
+      durationInSeconds: Infinity,
+      renewIntervalInMs: 10_000,
+    });
+    const unnamed = buildLockMetadata(all, {
+      fencingToken: 8,
+      name: undefined,
+      acquiredAt,
+      durationInSeconds: 15,
+      renewIntervalInMs: 5_000,
+    });
     expect(readLockRecord(unnamed.all).holder?.name).toBeUndefined();
   });
 

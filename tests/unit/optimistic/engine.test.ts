@@ -56,7 +56,8 @@ function fakeCell(store: FakeStore): VersionedCell<string, string> {
       if (fault === "busy") throw restError(503, "ServerBusy");
       if (fault === "reset") throw resetError();
       if (fault === "someone-else-first") store.external(`${store.value ?? ""}!`);
-      if ("ifMatch" in condition && (store.value === undefined || condition.ifMatch !== store.etag)) throw restError(412, "ConditionNotMet");
+      if ("ifMatch" in condition && (store.value === undefined || condition.ifMatch !== store.etag))
+        throw restError(412, "ConditionNotMet");
       if ("ifNoneMatch" in condition && store.value !== undefined) throw restError(409, "BlobAlreadyExists");
       store.value = content;
       store.version++;
@@ -83,8 +84,17 @@ describe("optimisticUpdate", () => {
   it("creates an absent cell, then updates it with If-Match", async () => {
     const store = new FakeStore();
     const cell = fakeCell(store);
-    expect(await optimisticUpdate(cell, append("a"))).toMatchObject({ written: true, value: "a", etag: '"1"', attempts: 1, coalesced: 1 });
-    expect(await optimisticUpdate(cell, append("b"), { skipReadAfterOwnWrite: false })).toMatchObject({ value: "ab", etag: '"2"' });
+    expect(await optimisticUpdate(cell, append("a"))).toMatchObject({
+      written: true,
+      value: "a",
+      etag: '"1"',
+      attempts: 1,
+      coalesced: 1,
+    });
+    expect(await optimisticUpdate(cell, append("b"), { skipReadAfterOwnWrite: false })).toMatchObject({
+      value: "ab",
+      etag: '"2"',
+    });
     expect(store.value).toBe("ab");
   });
 
@@ -102,8 +112,12 @@ describe("optimisticUpdate", () => {
     const store = new FakeStore();
     store.value = "";
     const cell = fakeCell(store);
-    const results = await Promise.all(["a", "b", "c", "d", "e"].map((l) => optimisticUpdate(cell, append(l), { ...quick, coalesce: false, maxAttempts: 20 })));
-    expect([...store.value!].sort().join("")).toBe("abcde");
+    const results = await Promise.all(
+      ["a", "b", "c", "d", "e"].map((l) =>
+        optimisticUpdate(cell, append(l), { ...quick, coalesce: false, maxAttempts: 20 }),
+      ),
+    );
+    expect([...store.value].sort().join("")).toBe("abcde");
     expect(store.writes).toBeGreaterThan(5);
     expect(Math.max(...results.map((r) => r.attempts))).toBeGreaterThan(1);
   });
@@ -129,7 +143,12 @@ describe("optimisticUpdate", () => {
     const store = new FakeStore();
     store.value = "x";
     const cell = fakeCell(store);
-    expect(await optimisticUpdate(cell, () => SKIP_WRITE)).toMatchObject({ written: false, value: "x", etag: store.etag, coalesced: 0 });
+    expect(await optimisticUpdate(cell, () => SKIP_WRITE)).toMatchObject({
+      written: false,
+      value: "x",
+      etag: store.etag,
+      coalesced: 0,
+    });
     await expect(optimisticUpdate(cell, (() => undefined) as never)).rejects.toThrow(/returned undefined/);
     await expect(optimisticUpdate(cell, () => 42 as never)).rejects.toThrow(TypeError);
     expect(store.writes).toBe(0);
@@ -139,7 +158,10 @@ describe("optimisticUpdate", () => {
     const store = new FakeStore();
     store.value = "corrupt!";
     const cell = fakeCell(store);
-    const outcomes = await Promise.allSettled([optimisticUpdate(cell, append("a")), optimisticUpdate(cell, append("b"))]);
+    const outcomes = await Promise.allSettled([
+      optimisticUpdate(cell, append("a")),
+      optimisticUpdate(cell, append("b")),
+    ]);
     expect(outcomes.every((o) => o.status === "rejected" && /unreadable/.test(String(o.reason)))).toBe(true);
     expect(store.writes).toBe(0);
   });
@@ -149,7 +171,11 @@ describe("optimisticUpdate", () => {
     store.value = "";
     store.faults.push("someone-else-first", "someone-else-first", "someone-else-first");
     const conflicts: number[] = [];
-    const error = await optimisticUpdate(fakeCell(store), append("a"), { ...quick, maxAttempts: 3, onConflict: (e) => conflicts.push(e.attempt) }).catch((e: unknown) => e);
+    const error = await optimisticUpdate(fakeCell(store), append("a"), {
+      ...quick,
+      maxAttempts: 3,
+      onConflict: (e) => conflicts.push(e.attempt),
+    }).catch((e: unknown) => e);
     expect(isOptimisticConflictError(error)).toBe(true);
     expect(error).toMatchObject({ code: "OptimisticConflict", attempts: 3, statusCode: 412 });
     expect(conflicts).toEqual([1, 2, 3]);
@@ -203,7 +229,10 @@ describe("optimisticUpdate", () => {
     await optimisticUpdate(cell, append("b"));
     expect(store.reads).toBe(reads); // no read: started from the version it wrote
     store.external("ab-from-elsewhere");
-    expect(await optimisticUpdate(cell, append("c"), quick)).toMatchObject({ value: "ab-from-elsewherec", attempts: 2 });
+    expect(await optimisticUpdate(cell, append("c"), quick)).toMatchObject({
+      value: "ab-from-elsewherec",
+      attempts: 2,
+    });
     expect(store.reads).toBe(reads + 1);
     await optimisticUpdate(cell, append("d"), { skipReadAfterOwnWrite: false });
     expect(store.reads).toBe(reads + 2);
@@ -224,7 +253,9 @@ describe("optimisticUpdate", () => {
     const store = new FakeStore();
     store.value = "";
     const cell = fakeCell(store);
-    await expect(optimisticUpdate(cell, append("a"), { abortSignal: AbortSignal.abort(new Error("stop")) })).rejects.toThrow("stop");
+    await expect(
+      optimisticUpdate(cell, append("a"), { abortSignal: AbortSignal.abort(new Error("stop")) }),
+    ).rejects.toThrow("stop");
     store.faults.push("someone-else-first");
     const controller = new AbortController();
     const pending = optimisticUpdate(cell, append("a"), {
@@ -244,7 +275,11 @@ describe("readCell and writeLastWriterWins", () => {
     store.external("v1");
     const first = await readCell(cell);
     expect(first).toEqual({ exists: true, changed: true, value: "v1", etag: store.etag });
-    expect(await readCell(cell, { ifNoneMatch: store.etag })).toEqual({ exists: true, changed: false, etag: store.etag });
+    expect(await readCell(cell, { ifNoneMatch: store.etag })).toEqual({
+      exists: true,
+      changed: false,
+      etag: store.etag,
+    });
     store.external("v2");
     expect(await readCell(cell, { ifNoneMatch: '"0"' })).toMatchObject({ changed: true, value: "v2" });
   });

@@ -1,4 +1,6 @@
 import { isInvalidTableKeyError, isTableEntityTooLargeError } from "../../../src/index.js";
+// The typed `expect` (the global one of @types/jest declares asymmetric matchers as `any`).
+import { expect } from "@jest/globals";
 import {
   checkEntity,
   checkTableKey,
@@ -43,9 +45,14 @@ describe("entity size, by the service's rule", () => {
     // 4 + (1 + 1) * 2 = 8; "name": 8 + 8 + ("Ada" 6 + 4) = 26; "n": 8 + 2 + 8 = 18; "ok": 8 + 4 + 1 = 13
     expect(estimateEntitySizeInBytes("p", "r", { name: "Ada", n: 7, ok: true })).toBe(8 + 26 + 18 + 13);
     // Binary: length + 4; Guid 16; Int32 4; null is not stored
-    expect(estimateEntitySizeInBytes("", "", { b: new Uint8Array(10), g: { value: "x", type: "Guid" }, i: { value: 1, type: "Int32" }, z: null })).toBe(
-      4 + (8 + 2 + 14) + (8 + 2 + 16) + (8 + 2 + 4),
-    );
+    expect(
+      estimateEntitySizeInBytes("", "", {
+        b: new Uint8Array(10),
+        g: { value: "x", type: "Guid" },
+        i: { value: 1, type: "Int32" },
+        z: null,
+      }),
+    ).toBe(4 + (8 + 2 + 14) + (8 + 2 + 16) + (8 + 2 + 4));
   });
 
   it("refuses an entity over 1 MiB, a value over 64 KiB, too many properties, unsupported types", () => {
@@ -62,8 +69,12 @@ describe("entity size, by the service's rule", () => {
     expect(isTableEntityTooLargeError(error)).toBe(true);
     expect((error as { sizeInBytes: number }).sizeInBytes).toBeGreaterThan(MAX_ENTITY_SIZE_IN_BYTES);
 
-    expect(() => checkEntity("p", "r", { s: "x".repeat(32 * 1024 + 1) })).toThrow(expect.objectContaining({ code: "PropertyValueTooLarge" }));
-    expect(() => checkEntity("p", "r", { b: new Uint8Array(64 * 1024 + 1) })).toThrow(expect.objectContaining({ code: "PropertyValueTooLarge" }));
+    expect(() => checkEntity("p", "r", { s: "x".repeat(32 * 1024 + 1) })).toThrow(
+      expect.objectContaining({ code: "PropertyValueTooLarge" }),
+    );
+    expect(() => checkEntity("p", "r", { b: new Uint8Array(64 * 1024 + 1) })).toThrow(
+      expect.objectContaining({ code: "PropertyValueTooLarge" }),
+    );
     const many = Object.fromEntries(Array.from({ length: 253 }, (_, i) => [`p${i}`, i]));
     expect(() => checkEntity("p", "r", many)).toThrow(expect.objectContaining({ code: "TooManyProperties" }));
     expect(() => checkEntity("p", "r", { nested: { a: 1 } })).toThrow(TypeError);
@@ -71,6 +82,8 @@ describe("entity size, by the service's rule", () => {
     // just under the limit passes; a reserve pushes it over
     const fits = { s: "x".repeat(1000) };
     expect(() => checkEntity("p", "r", fits)).not.toThrow();
-    expect(() => checkEntity("p", "r", fits, { reserveInBytes: MAX_ENTITY_SIZE_IN_BYTES })).toThrow(/reserved for the write history/);
+    expect(() => checkEntity("p", "r", fits, { reserveInBytes: MAX_ENTITY_SIZE_IN_BYTES })).toThrow(
+      /reserved for the write history/,
+    );
   });
 });

@@ -13,7 +13,11 @@ const me = { slot: "procA_0", id: "mine0001" };
 const other = (n: number) => ({ slot: `proc${n}_0`, id: `id${String(n).padStart(6, "0")}` });
 
 /** A version written on top of `base` by `writer`, as the service would store it. */
-function writeOn(base: LoggedVersion | undefined, writer: { slot: string; id: string }, etag: string): LoggedVersion & { written: WriteLog } {
+function writeOn(
+  base: LoggedVersion | undefined,
+  writer: { slot: string; id: string },
+  etag: string,
+): LoggedVersion & { written: WriteLog } {
   const written = nextWriteLog(base, writer);
   return { etag, log: formatWriteLog(written), written };
 }
@@ -22,7 +26,15 @@ describe("write log format", () => {
   it("round-trips and rejects what it did not write", () => {
     const log = nextWriteLog(undefined, me);
     expect(parseWriteLog(formatWriteLog(log))).toEqual(log);
-    for (const bad of [undefined, "", "garbage", "2;a;1;a;0;x.y.1", "1;c;x;a;0;", "1;c;1;a;0;slot.id", "1;c;1;a;0;s.i.1.extra"]) {
+    for (const bad of [
+      undefined,
+      "",
+      "garbage",
+      "2;a;1;a;0;x.y.1",
+      "1;c;x;a;0;",
+      "1;c;1;a;0;slot.id",
+      "1;c;1;a;0;s.i.1.extra",
+    ]) {
       expect(parseWriteLog(bad)).toBeUndefined();
     }
   });
@@ -30,18 +42,22 @@ describe("write log format", () => {
   it("starts a chain on an absent cell, on a version without history, and on a blind write", () => {
     expect(nextWriteLog(undefined, me)).toMatchObject({ seq: 1, start: "a", pruned: 0 });
     expect(nextWriteLog({ etag: '"e1"', log: undefined }, me).start).toBe("r");
-    expect(nextWriteLog({ etag: '"e1"', log: formatWriteLog(nextWriteLog(undefined, other(1))) }, me, { lastWriterWins: true }).start).toBe("w");
+    expect(
+      nextWriteLog({ etag: '"e1"', log: formatWriteLog(nextWriteLog(undefined, other(1))) }, me, {
+        lastWriterWins: true,
+      }).start,
+    ).toBe("w");
   });
 
   it("keeps one entry per slot and prunes the oldest writers beyond the limit", () => {
     let version: LoggedVersion | undefined;
     for (let n = 0; n < MAX_LOG_WRITERS + 5; n++) version = writeOn(version, other(n), `"e${n}"`);
     version = writeOn(version, other(MAX_LOG_WRITERS + 4), '"again"'); // the same slot again: replaced, not added
-    const log = parseWriteLog(version!.log)!;
+    const log = parseWriteLog(version.log)!;
     expect(log.writers).toHaveLength(MAX_LOG_WRITERS);
     expect(log.seq).toBe(MAX_LOG_WRITERS + 6);
     expect(log.pruned).toBe(5); // seqs 1..5 (slots 0..4) were dropped
-    expect(version!.log!.length).toBeLessThanOrEqual(MAX_LOG_LENGTH);
+    expect(version.log!.length).toBeLessThanOrEqual(MAX_LOG_LENGTH);
   });
 });
 

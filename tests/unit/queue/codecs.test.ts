@@ -35,7 +35,9 @@ describe("message codecs", () => {
     expect(codec.decode('{"id":"a"}')).toEqual({ id: "a" });
     expect(codec.encode({ id: "b" })).toBe('{"id":"b"}');
     expect(decodeError(() => codec.decode("{oops")).message).toMatch(/not valid JSON: .* \(5 characters: "\{oops"\)/);
-    expect(decodeError(() => codec.decode('{"id":1}')).message).toMatch(/rejected by the codec's validate\(\): `id` must be a string/);
+    expect(decodeError(() => codec.decode('{"id":1}')).message).toMatch(
+      /rejected by the codec's validate\(\): `id` must be a string/,
+    );
   });
 
   it("json inside base64, as .NET and Azure Functions producers write it", () => {
@@ -45,7 +47,9 @@ describe("message codecs", () => {
     expect(codec.decode(text)).toEqual({ n: 1 });
     expect(codec.name).toBe("base64-json");
     expect(decodeError(() => codec.decode('{"n":1}')).message).toMatch(/not valid base64/);
-    expect(decodeError(() => codec.decode(Buffer.from("nope").toString("base64"))).message).toMatch(/not valid JSON inside base64/);
+    expect(decodeError(() => codec.decode(Buffer.from("nope").toString("base64"))).message).toMatch(
+      /not valid JSON inside base64/,
+    );
   });
 
   it("rejects a validate that is not a function", () => {

@@ -29,8 +29,18 @@ describe("QueueConsumer options", () => {
     ["batchSize above the service's 32", { batchSize: 33 }, /`batchSize` must be between 1 and 32, got 33/, RangeError],
     ["batchSize not whole", { batchSize: 2.5 }, /`batchSize` must be a whole number/, RangeError],
     ["concurrency 0", { concurrency: 0 }, /`concurrency` must be at least 1/, RangeError],
-    ["threshold not below concurrency", { concurrency: 4, newBatchThreshold: 4 }, /`newBatchThreshold` \(4\) must be less than `concurrency` \(4\)/, RangeError],
-    ["visibility timeout 0", { visibilityTimeoutInSeconds: 0 }, /`visibilityTimeoutInSeconds` must be between 1 and 604800/, RangeError],
+    [
+      "threshold not below concurrency",
+      { concurrency: 4, newBatchThreshold: 4 },
+      /`newBatchThreshold` \(4\) must be less than `concurrency` \(4\)/,
+      RangeError,
+    ],
+    [
+      "visibility timeout 0",
+      { visibilityTimeoutInSeconds: 0 },
+      /`visibilityTimeoutInSeconds` must be between 1 and 604800/,
+      RangeError,
+    ],
     ["visibility timeout in fractions", { visibilityTimeoutInSeconds: 1.5 }, /whole number/, RangeError],
     [
       "heartbeat not shorter than the visibility timeout",
@@ -39,13 +49,33 @@ describe("QueueConsumer options", () => {
       RangeError,
     ],
     ["maxDequeueCount 0", { maxDequeueCount: 0 }, /`maxDequeueCount` must be at least 1/, RangeError],
-    ["retryBackoff not a strategy", { retryBackoff: 5 as never }, /`retryBackoff` must be a BackoffStrategy/, TypeError],
-    ["pollingBackoff not a strategy", { pollingBackoff: {} as never }, /`pollingBackoff` must be a BackoffStrategy/, TypeError],
+    [
+      "retryBackoff not a strategy",
+      { retryBackoff: 5 as never },
+      /`retryBackoff` must be a BackoffStrategy/,
+      TypeError,
+    ],
+    [
+      "pollingBackoff not a strategy",
+      { pollingBackoff: {} as never },
+      /`pollingBackoff` must be a BackoffStrategy/,
+      TypeError,
+    ],
     ["codec without decode", { codec: {} as never }, /`codec` must be a MessageCodec/, TypeError],
     ["poison TTL 0", { poisonTimeToLiveInSeconds: 0 }, /-1 \(never expire\) or at least 1/, RangeError],
     ["negative grace period", { gracePeriodInMs: -1 }, /`gracePeriodInMs` must be at least 0/, RangeError],
-    ["idempotency without a store", { idempotency: {} as never }, /`idempotency.store` must be an IdempotencyStore/, TypeError],
-    ["idempotency key not a function", { idempotency: { store: new MemoryIdempotencyStore() as never, key: "id" as never } }, /`idempotency.key` must be a function/, TypeError],
+    [
+      "idempotency without a store",
+      { idempotency: {} as never },
+      /`idempotency.store` must be an IdempotencyStore/,
+      TypeError,
+    ],
+    [
+      "idempotency key not a function",
+      { idempotency: { store: new MemoryIdempotencyStore(), key: "id" as never } },
+      /`idempotency.key` must be a function/,
+      TypeError,
+    ],
     ["empty consumer id", { consumerId: "" }, /`consumerId` must be a non-empty string/, TypeError],
     ["abortSignal not a signal", { abortSignal: {} as never }, /`abortSignal` must be an AbortSignal/, TypeError],
     ["keepAlive not a boolean", { keepAlive: "yes" as never }, /`keepAlive` must be a boolean/, TypeError],
@@ -74,12 +104,18 @@ describe("QueueConsumer options", () => {
 
   it("rejects a missing client or handler", () => {
     expect(() => new QueueConsumer({} as QueueClient, handler)).toThrow(/`queueClient` must be a QueueClient/);
-    expect(() => new QueueConsumer(fakeQueue().queue, undefined as never)).toThrow(/`handler` must be an async function/);
+    expect(() => new QueueConsumer(fakeQueue().queue, undefined as never)).toThrow(
+      /`handler` must be an async function/,
+    );
   });
 
   it("accepts the defaults and the service's limits", () => {
     const { queue, calls } = fakeQueue();
-    const consumer = new QueueConsumer(queue, handler, { batchSize: 32, visibilityTimeoutInSeconds: 604_800, heartbeatIntervalInMs: 1 });
+    const consumer = new QueueConsumer(queue, handler, {
+      batchSize: 32,
+      visibilityTimeoutInSeconds: 604_800,
+      heartbeatIntervalInMs: 1,
+    });
     expect(consumer.status).toBe("idle");
     expect(consumer.consumerId).toMatch(/^consumer-/);
     expect(calls).toEqual([]);

@@ -3,7 +3,12 @@ import { buildPoisonMessageText, MAX_MESSAGE_TEXT_LENGTH, siblingQueueUrl } from
 import { MemoryIdempotencyStore, parsePoisonMessage, poisonQueueNameOf } from "../../../src/index.js";
 
 describe("poison messages", () => {
-  const message = { messageId: "m-1", messageText: 'body "quoted"', dequeueCount: 5, insertedOn: new Date("2025-01-02T03:04:05Z") };
+  const message = {
+    messageId: "m-1",
+    messageText: 'body "quoted"',
+    dequeueCount: 5,
+    insertedOn: new Date("2025-01-02T03:04:05Z"),
+  };
 
   it("wrap the original text with the reason, and read back", () => {
     const { text, enveloped } = buildPoisonMessageText(message, "orders", "boom", "Oops");
@@ -23,7 +28,10 @@ describe("poison messages", () => {
 
   it("keep a message too large for the envelope as it was, and cut very long reasons", () => {
     const big = { ...message, messageText: "x".repeat(MAX_MESSAGE_TEXT_LENGTH - 10) };
-    expect(buildPoisonMessageText(big, "orders", "boom", undefined)).toEqual({ text: big.messageText, enveloped: false });
+    expect(buildPoisonMessageText(big, "orders", "boom", undefined)).toEqual({
+      text: big.messageText,
+      enveloped: false,
+    });
     const long = parsePoisonMessage(buildPoisonMessageText(message, "orders", "r".repeat(5_000), undefined).text)!;
     expect(long.reason.length).toBeLessThan(2_100);
   });
@@ -43,10 +51,26 @@ describe("claims on an existing record", () => {
   const request = { key: "k", owner: "b", messageId: "m-1", dequeueCount: 2, ttlInMs: 1_000 };
   it.each([
     ["done is done", { status: "done", messageId: "m-1", dequeueCount: 1, expiresOnMs: 2_000 }, "done"],
-    ["an expired claim is taken over", { status: "claimed", messageId: "m-9", dequeueCount: 1, expiresOnMs: 1_000 }, "take-over"],
-    ["a live claim for another message is busy", { status: "claimed", messageId: "m-9", dequeueCount: 1, expiresOnMs: 2_000 }, "busy"],
-    ["a live claim for an earlier delivery of this message is taken over", { status: "claimed", messageId: "m-1", dequeueCount: 1, expiresOnMs: 2_000 }, "take-over"],
-    ["a live claim for this very delivery is busy", { status: "claimed", messageId: "m-1", dequeueCount: 2, expiresOnMs: 2_000 }, "busy"],
+    [
+      "an expired claim is taken over",
+      { status: "claimed", messageId: "m-9", dequeueCount: 1, expiresOnMs: 1_000 },
+      "take-over",
+    ],
+    [
+      "a live claim for another message is busy",
+      { status: "claimed", messageId: "m-9", dequeueCount: 1, expiresOnMs: 2_000 },
+      "busy",
+    ],
+    [
+      "a live claim for an earlier delivery of this message is taken over",
+      { status: "claimed", messageId: "m-1", dequeueCount: 1, expiresOnMs: 2_000 },
+      "take-over",
+    ],
+    [
+      "a live claim for this very delivery is busy",
+      { status: "claimed", messageId: "m-1", dequeueCount: 2, expiresOnMs: 2_000 },
+      "busy",
+    ],
   ] as const)("%s", (_name, record, verdict) => {
     expect(judgeExistingRecord(record, request, 1_000)).toBe(verdict);
   });
@@ -62,9 +86,13 @@ describe("claims on an existing record", () => {
     const second = await store.claim({ ...request, messageId: "m-2" });
     expect(second).toMatchObject({ status: "claimed", claim: { takenOverFrom: "a" } });
     const applied: string[] = [];
-    if (second.status === "claimed") await store.complete(second.claim, { result: 1, effects: [() => applied.push("effect")] });
+    if (second.status === "claimed")
+      await store.complete(second.claim, { result: 1, effects: [() => applied.push("effect")] });
     expect(applied).toEqual(["effect"]);
-    if (first.status === "claimed") await expect(store.complete(first.claim, { effects: [() => applied.push("stale")] })).rejects.toThrow(/took it over/);
+    if (first.status === "claimed")
+      await expect(store.complete(first.claim, { effects: [() => applied.push("stale")] })).rejects.toThrow(
+        /took it over/,
+      );
     expect(applied).toEqual(["effect"]);
   });
 });

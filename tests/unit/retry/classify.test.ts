@@ -12,7 +12,10 @@ import {
   statusOf,
 } from "../../../src/index.js";
 
-function restError(statusCode: number | undefined, options: { code?: string; headers?: Record<string, string>; body?: string; message?: string } = {}) {
+function restError(
+  statusCode: number | undefined,
+  options: { code?: string; headers?: Record<string, string>; body?: string; message?: string } = {},
+) {
   return new RestError(options.message ?? `status ${statusCode}`, {
     ...(options.code ? { code: options.code } : {}),
     ...(statusCode === undefined ? {} : { statusCode }),
@@ -62,10 +65,13 @@ describe("classifyError", () => {
     expect(classifyError(restError(412, { code: "SharingViolation" })).kind).toBe("client");
   });
 
-  it.each(["ECONNRESET", "ETIMEDOUT", "ECONNREFUSED", "EPIPE", "REQUEST_SEND_ERROR"])("retries the network failure %s", (code) => {
-    const c = classifyError(restError(undefined, { code }));
-    expect(c).toMatchObject({ transient: true, kind: "network", serviceCode: code, statusCode: undefined });
-  });
+  it.each(["ECONNRESET", "ETIMEDOUT", "ECONNREFUSED", "EPIPE", "REQUEST_SEND_ERROR"])(
+    "retries the network failure %s",
+    (code) => {
+      const c = classifyError(restError(undefined, { code }));
+      expect(c).toMatchObject({ transient: true, kind: "network", serviceCode: code, statusCode: undefined });
+    },
+  );
 
   it("never retries cancellations or errors that are not storage errors", () => {
     const abort = Object.assign(new Error("The operation was aborted."), { name: "AbortError" });
@@ -89,15 +95,26 @@ describe("classifyError", () => {
 describe("readRestError", () => {
   it("reads the service code from the OData body when the tables SDK leaves `code` undefined", () => {
     const body = JSON.stringify({
-      "odata.error": { code: "UpdateConditionNotSatisfied", message: { lang: "en-US", value: "The update condition was not satisfied.\nRequestId:x" } },
+      "odata.error": {
+        code: "UpdateConditionNotSatisfied",
+        message: { lang: "en-US", value: "The update condition was not satisfied.\nRequestId:x" },
+      },
     });
     const info = readRestError(restError(412, { body, message: body }));
-    expect(info).toMatchObject({ statusCode: 412, serviceCode: "UpdateConditionNotSatisfied", message: "The update condition was not satisfied." });
+    expect(info).toMatchObject({
+      statusCode: 412,
+      serviceCode: "UpdateConditionNotSatisfied",
+      message: "The update condition was not satisfied.",
+    });
   });
 
   it("prefers x-ms-error-code, then `code`", () => {
-    expect(readRestError(restError(409, { code: "A", headers: { "x-ms-error-code": "LeaseAlreadyPresent" } }))?.serviceCode).toBe("LeaseAlreadyPresent");
-    expect(readRestError(restError(409, { code: "ContainerAlreadyExists" }))?.serviceCode).toBe("ContainerAlreadyExists");
+    expect(
+      readRestError(restError(409, { code: "A", headers: { "x-ms-error-code": "LeaseAlreadyPresent" } }))?.serviceCode,
+    ).toBe("LeaseAlreadyPresent");
+    expect(readRestError(restError(409, { code: "ContainerAlreadyExists" }))?.serviceCode).toBe(
+      "ContainerAlreadyExists",
+    );
   });
 
   it("ignores errors that are not storage errors", () => {
@@ -128,9 +145,14 @@ describe("secrets never reach messages", () => {
 
   it("applies to every library error and to wrapped SDK errors", () => {
     expect(new StorageConcurrencyError(`bad AccountKey=${key};`, { code: "X" }).message).not.toContain(key);
-    const wrapped = wrapStorageError(restError(403, { code: "AuthenticationFailed", message: `sig=secret123 failed` }), "read blob 'a'");
+    const wrapped = wrapStorageError(
+      restError(403, { code: "AuthenticationFailed", message: `sig=secret123 failed` }),
+      "read blob 'a'",
+    );
     expect(isStorageRequestError(wrapped)).toBe(true);
     expect((wrapped as Error).message).not.toContain("secret123");
-    expect((wrapped as Error).message).toMatch(/^Could not read blob 'a': 403 AuthenticationFailed .*Retrying will not help/);
+    expect((wrapped as Error).message).toMatch(
+      /^Could not read blob 'a': 403 AuthenticationFailed .*Retrying will not help/,
+    );
   });
 });

@@ -1,5 +1,12 @@
 import { RestError, createHttpHeaders, type PipelineRequest } from "@azure/core-rest-pipeline";
-import { fixedBackoff, isStorageRequestError, noBackoff, retry, retryPolicy, type RetryEvent } from "../../../src/index.js";
+import {
+  fixedBackoff,
+  isStorageRequestError,
+  noBackoff,
+  retry,
+  retryPolicy,
+  type RetryEvent,
+} from "../../../src/index.js";
 
 const busy = (headers: Record<string, string> = {}) =>
   new RestError("busy", {
@@ -31,27 +38,49 @@ describe("retry", () => {
 
   it("gives up after maxRetries with a typed error that counts the attempts", async () => {
     const { operation, calls } = failing(100, busy);
-    const error = await retry(operation, { backoff: noBackoff(), maxRetries: 4, operationName: "write blob 'x'" }).catch((e: unknown) => e);
+    const error = await retry(operation, {
+      backoff: noBackoff(),
+      maxRetries: 4,
+      operationName: "write blob 'x'",
+    }).catch((e: unknown) => e);
     expect(calls()).toBe(5);
     expect(isStorageRequestError(error)).toBe(true);
-    expect(error).toMatchObject({ attempts: 5, statusCode: 503, serviceCode: "ServerBusy", transient: true, code: "StorageRequestFailed" });
+    expect(error).toMatchObject({
+      attempts: 5,
+      statusCode: 503,
+      serviceCode: "ServerBusy",
+      transient: true,
+      code: "StorageRequestFailed",
+    });
     expect((error as Error).message).toMatch(/^Could not write blob 'x': 503 ServerBusy/);
   });
 
   it("does not retry what the classifier says is not transient", async () => {
     const { operation, calls } = failing(100, conflict);
-    await expect(retry(operation, { backoff: noBackoff() })).rejects.toMatchObject({ statusCode: 412, transient: false });
+    await expect(retry(operation, { backoff: noBackoff() })).rejects.toMatchObject({
+      statusCode: 412,
+      transient: false,
+    });
     expect(calls()).toBe(1);
   });
 
   it("passes errors that are not storage errors through untouched", async () => {
     const mine = new Error("mine");
-    await expect(retry(async () => { throw mine; }, { backoff: noBackoff() })).rejects.toBe(mine);
+    await expect(
+      retry(
+        async () => {
+          throw mine;
+        },
+        { backoff: noBackoff() },
+      ),
+    ).rejects.toBe(mine);
   });
 
   it("lets a custom shouldRetry decide", async () => {
     const { operation, calls } = failing(2, conflict);
-    await expect(retry(operation, { backoff: noBackoff(), shouldRetry: (c) => c.statusCode === 412 })).resolves.toBe("done");
+    await expect(retry(operation, { backoff: noBackoff(), shouldRetry: (c) => c.statusCode === 412 })).resolves.toBe(
+      "done",
+    );
     expect(calls()).toBe(3);
   });
 
@@ -71,7 +100,9 @@ describe("retry", () => {
 
   it("starts no retry whose wait would end past the deadline", async () => {
     const { operation, calls } = failing(100, busy);
-    await expect(retry(operation, { backoff: fixedBackoff({ delayInMs: 10_000 }), deadlineInMs: 5_000 })).rejects.toMatchObject({ attempts: 1 });
+    await expect(
+      retry(operation, { backoff: fixedBackoff({ delayInMs: 10_000 }), deadlineInMs: 5_000 }),
+    ).rejects.toMatchObject({ attempts: 1 });
     expect(calls()).toBe(1);
   });
 

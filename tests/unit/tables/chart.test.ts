@@ -19,7 +19,13 @@ function design(name: string, samples: [number, number, number][]): StressDesign
     latencyMs: { get: { p50: 1, p95: 2, p99: 3 }, put: { p50: 1, p95: 2, p99: 3 } },
     errorSamples: [],
     verdict: "",
-    samples: samples.map(([getPerSec, putPerSec, busiest], i) => ({ atSec: i + 1, getPerSec, putPerSec, busiestPartitionPerSec: busiest, errorsPerSec: 0 })),
+    samples: samples.map(([getPerSec, putPerSec, busiest], i) => ({
+      atSec: i + 1,
+      getPerSec,
+      putPerSec,
+      busiestPartitionPerSec: busiest,
+      errorsPerSec: 0,
+    })),
   };
 }
 
@@ -30,7 +36,14 @@ function result(designs: StressDesignResult[], emulator = true): PartitionStress
     emulator,
     note: "",
     targetEntitiesPerSecPerPartition: 500,
-    settings: { durationInSeconds: 3, workers: 1, preloadEntities: 10, mix: { read: 0.5, insert: 0.25, update: 0.25 }, targetOpsPerSec: null, entityBytes: 1 },
+    settings: {
+      durationInSeconds: 3,
+      workers: 1,
+      preloadEntities: 10,
+      mix: { read: 0.5, insert: 0.25, update: 0.25 },
+      targetOpsPerSec: null,
+      entityBytes: 1,
+    },
     startedAt: "",
     finishedAt: "",
     aborted: false,
@@ -41,7 +54,19 @@ function result(designs: StressDesignResult[], emulator = true): PartitionStress
 
 describe("renderStressChart", () => {
   it("draws a valid SVG with a line per design and operation, and the 500/s target", () => {
-    const svg = renderStressChart(result([design("single", [[900, 800, 1700], [1000, 900, 1900], [950, 850, 1800]]), design("bucketed", [[400, 300, 60], [420, 310, 70]])]));
+    const svg = renderStressChart(
+      result([
+        design("single", [
+          [900, 800, 1700],
+          [1000, 900, 1900],
+          [950, 850, 1800],
+        ]),
+        design("bucketed", [
+          [400, 300, 60],
+          [420, 310, 70],
+        ]),
+      ]),
+    );
     expect(XMLValidator.validate(svg)).toBe(true);
     const parsed = new XMLParser({ ignoreAttributes: false, attributeNamePrefix: "" }).parse(svg) as {
       svg: { polyline: { points: string; title: string }[]; text: (string | { "#text": string })[] };

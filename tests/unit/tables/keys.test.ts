@@ -42,11 +42,17 @@ describe("padNumber", () => {
 describe("invertedTimestampKey", () => {
   it("is the .NET inverted-ticks key: DateTime.MaxValue.Ticks - ticks, 19 digits", () => {
     // 2024-01-01T00:00:00Z is 638396640000000000 ticks; DateTime.MaxValue.Ticks is 3155378975999999999.
-    expect(invertedTimestampKey(new Date("2024-01-01T00:00:00Z"))).toBe(String(3155378975999999999n - 638396640000000000n));
+    expect(invertedTimestampKey(new Date("2024-01-01T00:00:00Z"))).toBe(
+      String(3155378975999999999n - 638396640000000000n),
+    );
   });
 
   it("sorts newest first and reads back to the millisecond", () => {
-    const dates = [new Date("2020-05-01T10:00:00.123Z"), new Date("2024-05-01T10:00:00.001Z"), new Date("1999-12-31T23:59:59.999Z")];
+    const dates = [
+      new Date("2020-05-01T10:00:00.123Z"),
+      new Date("2024-05-01T10:00:00.001Z"),
+      new Date("1999-12-31T23:59:59.999Z"),
+    ];
     const keys = dates.map((d) => invertedTimestampKey(d));
     const newestFirst = [...dates].sort((a, b) => b.getTime() - a.getTime());
     expect([...keys].sort().map(parseInvertedTimestampKey)).toEqual(newestFirst);
@@ -70,7 +76,9 @@ describe("compositeKey", () => {
     const alphabet = ["a", "Z", "_", "__", "~", "/", "\\", "#", "?", "\t", "\u0085", "é", "😀", "'", " ", "0"];
     for (let round = 0; round < 300; round++) {
       const parts = Array.from({ length: 1 + Math.floor(random() * 4) }, () =>
-        Array.from({ length: Math.floor(random() * 6) }, () => alphabet[Math.floor(random() * alphabet.length)]).join(""),
+        Array.from({ length: Math.floor(random() * 6) }, () => alphabet[Math.floor(random() * alphabet.length)]).join(
+          "",
+        ),
       );
       const key = compositeKey(parts);
       expect(parseCompositeKey(key)).toEqual(parts);
@@ -102,8 +110,11 @@ describe("bucketed keys", () => {
   });
 
   it("spreads a sequence over every bucket, always the same bucket for the same value", () => {
-    const counts = new Array(16).fill(0);
-    for (let i = 0; i < 1600; i++) counts[bucketOf(padNumber(i, 10), 16)]++;
+    const counts = new Array<number>(16).fill(0);
+    for (let i = 0; i < 1600; i++) {
+      const bucket = bucketOf(padNumber(i, 10), 16);
+      counts[bucket] = (counts[bucket] ?? 0) + 1;
+    }
     expect(Math.min(...counts)).toBeGreaterThan(50);
     expect(bucketOf("device-42", 16)).toBe(bucketOf("device-42", 16));
   });
@@ -113,6 +124,8 @@ describe("bucketed keys", () => {
     expect(key).toMatch(/^\d\d_2024-05-01T10:00$/);
     expect(bucketPrefixes(16)).toContain(key.slice(0, 3));
     expect(bucketPrefixes(4)).toEqual(["0_", "1_", "2_", "3_"]);
-    expect(bucketedKey("reading", { bucketCount: 8, hashOf: "device-1", separator: "-" })).toBe(`${bucketOf("device-1", 8)}-reading`);
+    expect(bucketedKey("reading", { bucketCount: 8, hashOf: "device-1", separator: "-" })).toBe(
+      `${bucketOf("device-1", 8)}-reading`,
+    );
   });
 });

@@ -28,11 +28,17 @@ describe("classifyQuery", () => {
   it("reports what the filter pins each key to", () => {
     const shape = classifyQuery("PartitionKey eq 'O''Brien' and RowKey gt 'a' and RowKey le 'm' and RowKey ge 'b'");
     expect(shape.partitionKey).toEqual({ kind: "exact", value: "O'Brien" });
-    expect(shape.rowKey).toEqual({ kind: "range", lower: { value: "b", inclusive: true }, upper: { value: "m", inclusive: true } });
+    expect(shape.rowKey).toEqual({
+      kind: "range",
+      lower: { value: "b", inclusive: true },
+      upper: { value: "m", inclusive: true },
+    });
   });
 
   it("reads typed literals and keeps them off the keys", () => {
-    const shape = classifyQuery("PartitionKey eq 'p' and Created ge datetime'2024-01-01T00:00:00Z' and Id eq guid'00000000-0000-0000-0000-000000000000' and Big gt 5L and On eq true");
+    const shape = classifyQuery(
+      "PartitionKey eq 'p' and Created ge datetime'2024-01-01T00:00:00Z' and Id eq guid'00000000-0000-0000-0000-000000000000' and Big gt 5L and On eq true",
+    );
     expect(shape.kind).toBe("row-range-scan");
   });
 

@@ -41,16 +41,27 @@ describe("key rules", () => {
     expect(tableKeyProblem(value)).toBe(rule);
   });
 
-  it.each(["", "x".repeat(512), "é".repeat(512), "😀".repeat(256), "O'Brien", "a b:c_d-e.f~g", "\u00a0"])("accepts %p", (value) => {
-    expect(tableKeyProblem(value)).toBeUndefined();
-  });
+  it.each(["", "x".repeat(512), "é".repeat(512), "😀".repeat(256), "O'Brien", "a b:c_d-e.f~g", "\u00a0"])(
+    "accepts %p",
+    (value) => {
+      expect(tableKeyProblem(value)).toBeUndefined();
+    },
+  );
 
   it("names the key and the rule in a typed error", () => {
     const error = thrown(() => validateTableKey("orders/2024", "rowKey", { actionIndex: 3 })) as TableKeyError;
     expect(isTableKeyError(error)).toBe(true);
-    expect(error).toMatchObject({ code: "InvalidTableKey", keyName: "rowKey", rule: "forbidden-character", actionIndex: 3, value: "orders/2024" });
+    expect(error).toMatchObject({
+      code: "InvalidTableKey",
+      keyName: "rowKey",
+      rule: "forbidden-character",
+      actionIndex: 3,
+      value: "orders/2024",
+    });
     expect(error.message).toMatch(/rowKey \(action 3\) "orders\/2024" contains "\/"/);
-    expect((thrown(() => validateTableKey("a\u0001", "partitionKey")) as Error).message).toMatch(/control character U\+0001/);
+    expect((thrown(() => validateTableKey("a\u0001", "partitionKey")) as Error).message).toMatch(
+      /control character U\+0001/,
+    );
     expect((thrown(() => validateTableKey(null, "partitionKey")) as Error).message).toMatch(/null is not/);
   });
 });
@@ -72,13 +83,31 @@ describe("planTransactions", () => {
     ]);
     expect(plan[0]!.actionIndexes.slice(0, 3)).toEqual([0, 2, 4]);
     expect(plan.flatMap((t) => t.actionIndexes).sort((a, b) => a - b)).toEqual(actions.map((_, i) => i));
-    expect(planTransactions(location, actions.slice(0, 100).map((_, i) => upsert("p", String(i))))).toHaveLength(1);
-    expect(planTransactions(location, Array.from({ length: 101 }, (_, i) => upsert("p", String(i)))).map((t) => t.actions.length)).toEqual([100, 1]);
+    expect(
+      planTransactions(
+        location,
+        actions.slice(0, 100).map((_, i) => upsert("p", String(i))),
+      ),
+    ).toHaveLength(1);
+    expect(
+      planTransactions(
+        location,
+        Array.from({ length: 101 }, (_, i) => upsert("p", String(i))),
+      ).map((t) => t.actions.length),
+    ).toEqual([100, 1]);
   });
 
   it("starts a new transaction when an entity comes back", () => {
-    const plan = planTransactions(location, [upsert("p", "a"), upsert("p", "b"), ["delete", { partitionKey: "p", rowKey: "a" }], upsert("p", "c")]);
-    expect(plan.map((t) => t.actionIndexes)).toEqual([[0, 1], [2, 3]]);
+    const plan = planTransactions(location, [
+      upsert("p", "a"),
+      upsert("p", "b"),
+      ["delete", { partitionKey: "p", rowKey: "a" }],
+      upsert("p", "c"),
+    ]);
+    expect(plan.map((t) => t.actionIndexes)).toEqual([
+      [0, 1],
+      [2, 3],
+    ]);
   });
 
   it("cuts at the payload limit, from an estimate of the body", () => {
@@ -100,20 +129,35 @@ describe("planTransactions", () => {
       [upsert("p", "r", { when: new Date("nope") }), "unsupported-value"],
       [upsert("p", "r", { text: "x".repeat(32_769) }), "value-too-large"],
       [upsert("p", "r", { bytes: new Uint8Array(65_537) }), "value-too-large"],
-      [upsert("p", "r", Object.fromEntries(Array.from({ length: 253 }, (_, i) => [`p${i}`, i]))), "too-many-properties"],
+      [
+        upsert("p", "r", Object.fromEntries(Array.from({ length: 253 }, (_, i) => [`p${i}`, i]))),
+        "too-many-properties",
+      ],
     ];
     for (const [action, rule] of cases) {
-      const error = thrown(() => planTransactions(location, [upsert("p", "ok"), action as TransactionAction])) as TableActionError;
+      const error = thrown(() =>
+        planTransactions(location, [upsert("p", "ok"), action as TransactionAction]),
+      ) as TableActionError;
       expect(isTableActionError(error)).toBe(true);
       expect(error.rule).toBe(rule);
       expect(error.actionIndex).toBe(1);
     }
     // Typed values the SDK knows are fine.
     expect(() =>
-      planTransactions(location, [upsert("p", "r", { n: 1, b: true, big: 5n, d: new Date(), u: new Uint8Array(3), g: { value: "id", type: "Guid" }, nothing: null })]),
+      planTransactions(location, [
+        upsert("p", "r", {
+          n: 1,
+          b: true,
+          big: 5n,
+          d: new Date(),
+          u: new Uint8Array(3),
+          g: { value: "id", type: "Guid" },
+          nothing: null,
+        }),
+      ]),
     ).not.toThrow();
     // Deletes carry no properties to check.
-    expect(() => planTransactions(location, [["delete", { partitionKey: "p", rowKey: "r", list: [1] } as never]])).not.toThrow();
+    expect(() => planTransactions(location, [["delete", { partitionKey: "p", rowKey: "r", list: [1] }]])).not.toThrow();
   });
 
   it("refuses bad keys before planning anything", () => {
@@ -122,7 +166,9 @@ describe("planTransactions", () => {
   });
 
   it("refuses limits the service does not allow", () => {
-    expect(() => planTransactions(location, [], { maxOperationsPerTransaction: 101 })).toThrow(/maxOperationsPerTransaction/);
+    expect(() => planTransactions(location, [], { maxOperationsPerTransaction: 101 })).toThrow(
+      /maxOperationsPerTransaction/,
+    );
     expect(() => planTransactions(location, [], { maxPayloadBytes: 5 * 1024 * 1024 })).toThrow(/maxPayloadBytes/);
   });
 });

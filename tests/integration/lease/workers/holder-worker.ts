@@ -6,7 +6,11 @@ import { BlobServiceClient } from "@azure/storage-blob";
 import { blobLock } from "../../../../src/index.js";
 
 const [containerName, lockName] = process.argv.slice(2);
-const container = BlobServiceClient.fromConnectionString(process.env.ASC_TEST_CONNECTION_STRING!).getContainerClient(containerName!);
-const handle = await blobLock(container, lockName!, { durationInSeconds: 15, holderName: "doomed" }).acquire({ timeoutInMs: 30_000 });
+const container = BlobServiceClient.fromConnectionString(process.env.ASC_TEST_CONNECTION_STRING!).getContainerClient(
+  containerName!,
+);
+const handle = await blobLock(container, lockName!, { durationInSeconds: 15, holderName: "doomed" }).acquire({
+  timeoutInMs: 30_000,
+});
 console.log(JSON.stringify({ acquired: true, token: handle.fencingToken, pid: process.pid }));
 setInterval(() => undefined, 1_000); // stay alive until killed

@@ -8,8 +8,14 @@ import { BlobServiceClient } from "@azure/storage-blob";
 import { blobLock } from "../../../../src/index.js";
 
 const [containerName, lockName, counterName, iterations, holdMs] = process.argv.slice(2);
-const container = BlobServiceClient.fromConnectionString(process.env.ASC_TEST_CONNECTION_STRING!).getContainerClient(containerName!);
-const lock = blobLock(container, lockName!, { durationInSeconds: 15, pollIntervalInMs: 20, holderName: `worker-${process.pid}` });
+const container = BlobServiceClient.fromConnectionString(process.env.ASC_TEST_CONNECTION_STRING!).getContainerClient(
+  containerName!,
+);
+const lock = blobLock(container, lockName!, {
+  durationInSeconds: 15,
+  pollIntervalInMs: 20,
+  holderName: `worker-${process.pid}`,
+});
 const counter = container.getBlockBlobClient(counterName!);
 const now = () => performance.timeOrigin + performance.now();
 

@@ -10,7 +10,11 @@ const [containerName, tableName, partitionKey, rowKey, iterations] = process.arg
 const cs = process.env.ASC_TEST_CONNECTION_STRING!;
 const container = BlobServiceClient.fromConnectionString(cs).getContainerClient(containerName!);
 const table = TableClient.fromConnectionString(cs, tableName!, { allowInsecureConnection: true });
-const lock = tableLock(container, table, { scope: { partitionKey: partitionKey! }, durationInSeconds: 15, pollIntervalInMs: 20 });
+const lock = tableLock(container, table, {
+  scope: { partitionKey: partitionKey! },
+  durationInSeconds: 15,
+  pollIntervalInMs: 20,
+});
 
 for (let i = 0; i < Number(iterations); i++) {
   await lock.withLock(

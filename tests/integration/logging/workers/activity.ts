@@ -26,7 +26,10 @@ export async function runLoggedActivity(
     await handle.release();
   }
 
-  await using proxy = await createFaultProxy({ target: blobEndpoint, rules: [{ times: 1, action: { type: "serverBusy" } }] });
+  await using proxy = await createFaultProxy({
+    target: blobEndpoint,
+    rules: [{ times: 1, action: { type: "serverBusy" } }],
+  });
   const flaky = BlobServiceClient.fromConnectionString(buildConnectionString({ blobEndpoint: proxy.endpoint }), {
     retryOptions: SDK_SINGLE_ATTEMPT.storage,
   }).getContainerClient(containerName);

@@ -24,7 +24,8 @@ const env = (name: string, fallback?: string): string => {
   if (value === undefined) throw new Error(`${name} is not set`);
   return value;
 };
-const print = (line: Record<string, unknown>) => process.stdout.write(`${JSON.stringify({ pid: process.pid, ...line })}\n`);
+const print = (line: Record<string, unknown>) =>
+  process.stdout.write(`${JSON.stringify({ pid: process.pid, ...line })}\n`);
 
 const queue = queueService().getQueueClient(env("ASC_QUEUE"));
 const inbox = tableClient(env("ASC_INBOX"));
@@ -41,7 +42,10 @@ const consumer = new QueueConsumer<Body, import("@azure/data-tables").Transactio
       abortSignal.addEventListener("abort", () => (clearTimeout(timer), reject(abortSignal.reason)), { once: true });
     });
     if (body.poison) throw new Error(`poison message ${body.key} always fails`);
-    addEffects(["create", { partitionKey: idempotency!.partitionKey, rowKey: `effect-${randomUUID()}`, Key: body.key, Pid: process.pid }]);
+    addEffects([
+      "create",
+      { partitionKey: idempotency!.partitionKey, rowKey: `effect-${randomUUID()}`, Key: body.key, Pid: process.pid },
+    ]);
     return { pid: process.pid };
   },
   {
@@ -60,7 +64,9 @@ const consumer = new QueueConsumer<Body, import("@azure/data-tables").Transactio
   },
 );
 
-consumer.on("processed", ({ message }) => print({ event: "processed", messageId: message.messageId, key: keyOf(message.messageText) }));
+consumer.on("processed", ({ message }) =>
+  print({ event: "processed", messageId: message.messageId, key: keyOf(message.messageText) }),
+);
 consumer.on("duplicate", ({ message, key }) => print({ event: "duplicate", messageId: message.messageId, key }));
 consumer.on("deferred", ({ message, key }) => print({ event: "deferred", messageId: message.messageId, key }));
 consumer.on("poisoned", ({ message, reason }) => print({ event: "poisoned", messageId: message.messageId, reason }));

@@ -11,7 +11,9 @@ import { decorrelatedJitterBackoff, type BackoffStrategy } from "../../../../src
 import { runners } from "./runners.js";
 
 const [tableName, partitionKey, incrementsText, worker] = process.argv.slice(2);
-const client = TableClient.fromConnectionString(process.env.ASC_TEST_CONNECTION_STRING!, tableName!, { allowInsecureConnection: true });
+const client = TableClient.fromConnectionString(process.env.ASC_TEST_CONNECTION_STRING!, tableName!, {
+  allowInsecureConnection: true,
+});
 const table = runners(client);
 console.log(JSON.stringify({ ready: true }));
 for (;;) {
@@ -21,11 +23,20 @@ for (;;) {
 }
 let conflicts = 0;
 const inner = decorrelatedJitterBackoff({ baseInMs: 5, maxInMs: 200 });
-const counting: BackoffStrategy = { name: "counting", delayInMs: (retry, previous) => (conflicts++, inner.delayInMs(retry, previous)) };
+const counting: BackoffStrategy = {
+  name: "counting",
+  delayInMs: (retry, previous) => (conflicts++, inner.delayInMs(retry, previous)),
+};
 for (let i = 0; i < Number(incrementsText); i++) {
-  await table.modify(partitionKey!, "BIB", "00007__Ann", (r) => ({ ...r, count: r.count + 1, age: i % 3 === 2 ? 30 + ((r.count + 1) % 4) : r.age }), {
-    maxAttempts: 100,
-    backoff: counting,
-  });
+  await table.modify(
+    partitionKey!,
+    "BIB",
+    "00007__Ann",
+    (r) => ({ ...r, count: r.count + 1, age: i % 3 === 2 ? 30 + ((r.count + 1) % 4) : r.age }),
+    {
+      maxAttempts: 100,
+      backoff: counting,
+    },
+  );
 }
 console.log(JSON.stringify({ worker, done: Number(incrementsText), conflicts }));
