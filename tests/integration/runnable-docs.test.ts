@@ -30,9 +30,11 @@ function recipeBlocks(): Block[] {
   return readdirSync("docs/recipes")
     .filter((file) => file.endsWith(".md"))
     .flatMap((file) =>
-      [...readFileSync(join("docs/recipes", file), "utf8").matchAll(/^<!-- runs as written.*-->\n```ts\n([\s\S]*?)^```$/gm)].map(
-        (match, i) => ({ name: `docs/recipes/${file} #${i + 1}`, code: match[1]! }),
-      ),
+      [
+        ...readFileSync(join("docs/recipes", file), "utf8").matchAll(
+          /^<!-- runs as written.*-->\n```ts\n([\s\S]*?)^```$/gm,
+        ),
+      ].map((match, i) => ({ name: `docs/recipes/${file} #${i + 1}`, code: match[1]! })),
     );
 }
 
@@ -58,12 +60,16 @@ describe("examples in the documentation", () => {
     expect(names.filter((n) => n.startsWith("docs/recipes/")).length).toBeGreaterThanOrEqual(7);
   });
 
-  it.each(blocks.map((b, i) => [b.name, i] as const))("%s runs as written", async (_name, i) => {
-    const file = join(dir, `example-${i}.ts`);
-    writeFileSync(file, blocks[i]!.code);
-    const run = spawnWorker(file, [], { AZURE_STORAGE_CONNECTION_STRING: azurite.connectionString });
-    const { code } = await run.exited;
-    if (code !== 0) throw new Error(`exited with ${code}:\n${run.lines.join("\n")}\n${run.stderr()}`);
-    expect(run.lines.length).toBeGreaterThan(0);
-  }, 120_000);
+  it.each(blocks.map((b, i) => [b.name, i] as const))(
+    "%s runs as written",
+    async (_name, i) => {
+      const file = join(dir, `example-${i}.ts`);
+      writeFileSync(file, blocks[i]!.code);
+      const run = spawnWorker(file, [], { AZURE_STORAGE_CONNECTION_STRING: azurite.connectionString });
+      const { code } = await run.exited;
+      if (code !== 0) throw new Error(`exited with ${code}:\n${run.lines.join("\n")}\n${run.stderr()}`);
+      expect(run.lines.length).toBeGreaterThan(0);
+    },
+    120_000,
+  );
 });
