@@ -4,7 +4,7 @@
  * service would refuse are refused here, before any request.
  */
 import { TableClient } from "@azure/data-tables";
-import { isInvalidTableKeyError, optimisticUpdate, readCell, tableEntityCell } from "azure-storage-concurrency";
+import { isTableKeyError, optimisticUpdate, readCell, tableEntityCell } from "azure-storage-concurrency";
 import { runIfMain, type ExampleContext } from "./support/run-example.js";
 
 export const title = "Optimistic concurrency: a table entity counter with many writers, none lost";
@@ -51,7 +51,7 @@ export async function main({ connectionString, log }: ExampleContext): Promise<v
     try {
       tableEntityCell(table, "pages", "2024/01/home");
     } catch (error) {
-      if (!isInvalidTableKeyError(error)) throw error;
+      if (!isTableKeyError(error)) throw error;
       log(`refused before any request: ${error.message.split(":")[0]} ('/' is not allowed in table keys)`);
     }
   } finally {

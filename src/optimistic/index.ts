@@ -37,6 +37,4 @@ export {
   isCellContentError,
   TableEntityTooLargeError,
   isTableEntityTooLargeError,
-  InvalidTableKeyError,
-  isInvalidTableKeyError,
 } from "./errors.js";

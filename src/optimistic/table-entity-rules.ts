@@ -5,8 +5,8 @@
  * Sources:
  * - "Understanding the Table service data model"
  *   (https://learn.microsoft.com/rest/api/storageservices/understanding-the-table-service-data-model):
- *   characters disallowed in PartitionKey and RowKey (`/`, `\`, `#`, `?`, U+0000–U+001F,
- *   U+007F–U+009F); keys up to 1 KiB (refused here beyond 1024 characters); at most 255 properties including the three system ones;
+ *   keys are checked by the table toolkit's `validateTableKey` (src/tables/validation.ts); at most
+ *   255 properties including the three system ones;
  *   property names up to 255 characters; String and Binary values up to 64 KiB; 1 MiB per entity.
  * - The size rule the service applies to that 1 MiB ("How the size of an entity is calculated in
  *   Windows Azure table storage", Microsoft archive blog, 2011): 4 bytes + 2 bytes per character of
@@ -14,7 +14,8 @@
  *   size of its value (String: 2 bytes per UTF-16 unit + 4; Binary: length + 4; DateTime, Double,
  *   Int64: 8; Int32: 4; Guid: 16; Boolean: 1).
  */
-import { InvalidTableKeyError, TableEntityTooLargeError } from "./errors.js";
+import { validateTableKey } from "../tables/validation.js";
+import { TableEntityTooLargeError } from "./errors.js";
 
 /** The service's limit on one entity, in bytes (1 MiB). */
 export const MAX_ENTITY_SIZE_IN_BYTES = 1024 * 1024;
@@ -23,25 +24,13 @@ const MAX_PROPERTY_VALUE_IN_BYTES = 64 * 1024;
 /** Properties an entity may have besides PartitionKey, RowKey and Timestamp. */
 const MAX_CUSTOM_PROPERTIES = 252;
 
-// eslint-disable-next-line no-control-regex -- the control characters are the point: the service refuses them
-const FORBIDDEN_KEY_CHARACTER = /[/\\#?\u0000-\u001f\u007f-\u009f]/;
-
-/** Throws {@link InvalidTableKeyError} unless `value` is a key the service accepts. */
+/**
+ * Throws a {@link TableKeyError} unless `value` is a key the service accepts: the same rule as the
+ * table toolkit's ({@link validateTableKey}: a string of at most 512 UTF-16 code units, i.e. 1 KiB,
+ * without `/`, `\\`, `#`, `?` or control characters).
+ */
 export function checkTableKey(key: "partitionKey" | "rowKey", value: unknown): string {
-  if (typeof value !== "string") throw new InvalidTableKeyError(key, `it must be a string, got ${typeof value}`);
-  // The documented limit is "1 KiB"; sources differ on whether that counts bytes or characters, so
-  // only what is over under either reading is refused here.
-  if (value.length > 1024) {
-    throw new InvalidTableKeyError(key, `it is ${value.length} characters long; the service allows 1 KiB`);
-  }
-  const match = FORBIDDEN_KEY_CHARACTER.exec(value);
-  if (match) {
-    const code = match[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0");
-    throw new InvalidTableKeyError(
-      key,
-      `character U+${code} at index ${match.index} is not allowed in table keys (/, \\, #, ? and control characters are refused by the service)`,
-    );
-  }
+  validateTableKey(value, key);
   return value;
 }
 

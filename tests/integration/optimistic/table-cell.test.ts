@@ -6,7 +6,7 @@
 import type { TableClient } from "@azure/data-tables";
 import {
   fixedBackoff,
-  isInvalidTableKeyError,
+  isTableKeyError,
   isTableEntityTooLargeError,
   optimisticUpdate,
   readCell,
@@ -96,7 +96,7 @@ describe("table entity cells", () => {
       } catch (e) {
         error = e;
       }
-      expect(isInvalidTableKeyError(error)).toBe(true);
+      expect(isTableKeyError(error)).toBe(true);
     }
     expect(proxy.requests).toHaveLength(0);
   });
