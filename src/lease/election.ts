@@ -45,6 +45,9 @@ export interface LeaderElectionOptions {
   /**
    * Called when this candidate becomes the leader, with a signal that aborts when it stops leading
    * (lost, or the election stopped). Should wind down when the signal aborts: stopping waits for it.
+   * Returning keeps this candidate the leader (the work may go on elsewhere, as in client-go);
+   * throwing (or rejecting) makes it step down: the lease is released so that another candidate can
+   * lead, and this one campaigns again after a retry period.
    */
   readonly onStartedLeading?: (signal: AbortSignal, handle: LockHandle) => void | Promise<void>;
   /** Called after this candidate stopped leading (its `onStartedLeading` has settled). */
@@ -143,10 +146,17 @@ export function startLeaderElection(leasable: Leasable, options: LeaderElectionO
     handle.signal.addEventListener("abort", end, { once: true });
     stopping.signal.addEventListener("abort", end, { once: true });
     if (stopping.signal.aborted) end();
-    const work = call(
-      "onStartedLeading",
-      options.onStartedLeading && (() => options.onStartedLeading!(leading.signal, handle)),
-    );
+    const work = (async () => {
+      try {
+        await options.onStartedLeading?.(leading.signal, handle);
+      } catch (error) {
+        // A leader that cannot do its work must not keep others from doing it.
+        logger.error(
+          `leader election on ${leasable.description}: onStartedLeading threw, stepping down: ${String(error)}`,
+        );
+        leading.abort(error);
+      }
+    })();
     await new Promise<void>((resolve) =>
       leading.signal.aborted ? resolve() : leading.signal.addEventListener("abort", () => resolve(), { once: true }),
     );

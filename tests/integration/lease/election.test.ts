@@ -74,6 +74,39 @@ describe("leader election", () => {
     );
   });
 
+  it("a leader whose work throws steps down, so another candidate leads without waiting for the lease", async () => {
+    const containerName = uniqueName("el");
+    const started: string[] = [];
+    const stopped: string[] = [];
+    const candidate = (identity: string) =>
+      startLeaderElection(blobLeasable(blobService().getContainerClient(containerName), "leader"), {
+        identity,
+        leaseDurationInSeconds: 15,
+        renewDeadlineInMs: 10_000,
+        retryPeriodInMs: 100,
+        onStartedLeading: async (signal) => {
+          started.push(identity);
+          if (identity === "broken") throw new Error("cannot reach the database");
+          await new Promise((resolve) => signal.addEventListener("abort", resolve, { once: true }));
+        },
+        onStoppedLeading: () => void stopped.push(identity),
+      });
+    // "broken" leads first, alone; its work fails at once.
+    const broken = candidate("broken");
+    let healthy: LeaderElection | undefined;
+    try {
+      await until(() => stopped.includes("broken"), 10_000);
+      expect(started[0]).toBe("broken");
+      // It gave the lease back: "healthy" leads well within the 15 s the lease would otherwise last.
+      healthy = candidate("healthy");
+      await until(() => healthy!.isLeader, 10_000);
+      expect(broken.isLeader).toBe(false);
+      expect(stopped).not.toContain("healthy");
+    } finally {
+      await Promise.all([broken.stop(), healthy?.stop()]);
+    }
+  });
+
   it("refuses timings that break lease > renew deadline > 1.2 x retry period, before any request", () => {
     const leasable = blobLeasable(blobService().getContainerClient(uniqueName("el")), "leader");
     expect(() =>
