@@ -14,7 +14,7 @@ import { bullets, fmt, table, type ScenarioResult } from "./markdown.js";
 import { genericSection, sectionWriters } from "./sections/index.js";
 
 /** Where and when a run happened. */
-export interface RunInfo {
+interface RunInfo {
   /** ISO 8601, UTC. */
   readonly startedAt: string;
   readonly finishedAt: string;
@@ -39,7 +39,7 @@ export interface BenchRun {
 }
 
 /** The report's files, by path relative to the report's folder. */
-export interface RenderedReport {
+interface RenderedReport {
   readonly markdown: string;
   readonly files: ReadonlyMap<string, string>;
 }
