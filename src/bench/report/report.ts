@@ -115,7 +115,7 @@ export function renderReport(run: BenchRun, { assets }: { assets: string }): Ren
   const out: string[] = [
     "# Benchmarks",
     "",
-    `<!-- Written by \`${info.command}\`. Change bench/report/ and run it again rather than editing this page. -->`,
+    `<!-- Written by \`${info.command}\`. Change src/bench/report/ and run it again rather than editing this page. -->`,
     "",
     "What the library costs and saves against raw SDK calls, every comparison measured in one run on the machine below. " +
       (info.target === "azurite"
@@ -159,10 +159,11 @@ export function renderReport(run: BenchRun, { assets }: { assets: string }): Ren
     "npm ci",
     "npm run bench -- all --report docs/benchmarks.md   # this page, its charts and results.json",
     "npm run bench -- all --json                        # the same figures, as one JSON line",
-    "npm run bench -- <scenario> --json                 # one scenario; its flags are listed at the top of bench/scenarios/<scenario>.ts",
+    "npm run bench -- <scenario> --json                 # one scenario; npm run bench -- --help lists them and their flags",
     "```",
     "",
     "Scenarios run one after another, each on its own embedded Azurite; set `AZURE_STORAGE_CONNECTION_STRING` to run them against an account instead. " +
+      "The package ships the same benchmarks as a command, to measure your own account: `npx azure-storage-concurrency bench all --report benchmarks.md --connection-string <cs>`. " +
       `Every figure below comes from this run's JSON: [${assets}/results.json](${assets}/results.json), and each section shows its scenario's part.`,
     "",
     "## Goals",
