@@ -3,13 +3,11 @@
  * the package: from source (tests, `npm run bench`) this module is TypeScript and the worker runs as
  * `src/bench/workers/<name>.ts` through tsx; from the package it is bundled JavaScript and the worker
  * runs as the bundled `dist/bench/workers/<name>.js` (an entry of tsup.config.ts), with nothing but
- * Node.js. The package's root is found by walking up from this module to the nearest package.json,
- * because in the bundle this code may sit in any chunk of `dist/`.
+ * Node.js.
  */
-import { existsSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { spawnNodeProcess, type WorkerProcess } from "../internal/processes.js";
+import { locatePackage } from "./package-root.js";
 
 /** The worker scripts, by name (each is a file in ./workers/ and an entry of the build). */
 export type BenchWorker = "lock-contender" | "optimistic-writer";
@@ -19,13 +17,7 @@ export type BenchWorker = "lock-contender" | "optimistic-writer";
  * module is TypeScript (running from source), as plain JavaScript otherwise (running from `dist/`).
  */
 export function workerCommand(name: BenchWorker, moduleUrl: string): string[] {
-  const fromSource = /\.[cm]?ts$/.test(new URL(moduleUrl).pathname);
-  let root = dirname(fileURLToPath(moduleUrl));
-  while (!existsSync(join(root, "package.json"))) {
-    const parent = dirname(root);
-    if (parent === root) throw new Error(`no package.json above ${fileURLToPath(moduleUrl)}`);
-    root = parent;
-  }
+  const { root, fromSource } = locatePackage(moduleUrl);
   return fromSource
     ? ["--import", "tsx", join(root, "src", "bench", "workers", `${name}.ts`)]
     : [join(root, "dist", "bench", "workers", `${name}.js`)];

@@ -106,6 +106,7 @@ const run: BenchRun = {
     durationSec: 180,
     machine: { ...machine, os: "Linux 6.1" },
     loadAverage: { atStart: 0.2, atEnd: 0.3 },
+    version: "1.2.3",
     commit: "abc1234",
     command: "npm run bench -- all --report docs/benchmarks.md",
     target: "azurite",
@@ -116,8 +117,9 @@ const run: BenchRun = {
 describe("renderReport", () => {
   const { markdown, files } = renderReport(run, { assets: "benchmarks" });
 
-  it("states the machine, the date, the commit and how to reproduce the run", () => {
+  it("states the machine, the date, the version, the commit and how to reproduce the run", () => {
     for (const text of [
+      "| azure-storage-concurrency | 1.2.3 |",
       "v22.23.3",
       "Test CPU 3000, 2 logical CPUs",
       "24 GiB",
