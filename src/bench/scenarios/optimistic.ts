@@ -36,6 +36,18 @@ const COALESCED_BATCH = 64;
 interface Context {
   readonly connectionString: string;
   readonly container: ContainerClient;
+  /** Progress: a line when a race is over. */
+  readonly log: (message: string) => void;
+}
+
+/** A race, in a few words, for the progress lines. */
+function describeRace({ mode, processes, writers, skipReadAfterOwnWrite }: RaceOptions): string {
+  if (mode === "interleaved") return "single writers, interleaved";
+  if (mode === "coalesced") return `coalesced batches of ${writers}`;
+  const who = `${processes * writers} writers in ${processes} processes`;
+  return mode === "raw"
+    ? `raw SDK loop, ${who}`
+    : `library${skipReadAfterOwnWrite ? "" : " without write-skipping"}, ${who}`;
 }
 
 interface Run {
@@ -59,7 +71,7 @@ interface RaceOptions {
 }
 
 /** Runs workers on one fresh counter; the time is from "go" to the last worker done. */
-async function race({ connectionString, container }: Context, options: RaceOptions): Promise<Run> {
+async function race({ connectionString, container, log }: Context, options: RaceOptions): Promise<Run> {
   const name = `counter-${randomUUID()}.json`;
   if (options.mode !== "interleaved") await container.getBlockBlobClient(name).upload("0", 1);
   const goFile = join(tmpdir(), `asc-bench-go-${randomUUID()}`);
@@ -77,6 +89,7 @@ async function race({ connectionString, container }: Context, options: RaceOptio
       ),
     );
     const seconds = (Math.max(...reports.map((r) => r.finishedAt)) - go) / 1000;
+    log(`${describeRace(options)}: ${seconds.toFixed(1)} s measured, after the workers warmed up`);
     const sum = (key: "successes" | "requests" | "conflicts" | "successesInWindow" | "overTenAttempts") =>
       reports.reduce((total, r) => total + r[key], 0);
     const final =
@@ -135,12 +148,13 @@ export const optimisticScenario: BenchScenario<typeof import("@azure/storage-blo
     });
     const container = blobs.getContainerClient(`bench-optimistic-${Date.now()}`);
     await container.create();
-    const context: Context = { connectionString, container };
+
     const one = { processes: 1, writers: 1, updatesPerWriter: updates };
     const eight = { processes: 4, writers: 2, updatesPerWriter: 0, durationInMs: contendedSeconds * 1000, backoff };
     try {
       const rows: Record<string, number>[] = [];
       for (let r = 0; r < rounds; r++) {
+        const context: Context = { connectionString, container, log: (m) => log(`round ${r + 1}/${rounds}: ${m}`) };
         const before = (await race(context, { ...one, mode: "interleaved", skipReadAfterOwnWrite: false }))
           .interleaved!;
         const coalesced = await race(context, {
