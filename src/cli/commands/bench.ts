@@ -52,8 +52,9 @@ const help = `Usage: ${NAME} bench <scenario|all> [--json] [--report <file>.md] 
 
 Measures the library against raw SDK calls, both in the same run: backoff strategies under
 contention, optimistic updates, lease lock handoffs, queue consumers, table transactions, Azure
-Files read-modify-write. Each scenario creates its own containers, tables, queues and shares (named
-bench-...) and deletes them at the end. \`all\` runs every scenario, one after another.
+Files read-modify-write. Each scenario creates its own containers, tables, queues and shares (their
+names start with "bench") and deletes them at the end; a run stopped with Ctrl-C may leave some
+behind. \`all\` runs every scenario, one after another.
 
 Options:
   --json               print the result as one JSON line, the last line on stdout (without it:
