@@ -1,16 +1,31 @@
 import { defineConfig, type Options } from "tsup";
 
+/** The package's entry points (its `exports` map): ESM and CJS, with types. */
+const library = { index: "src/index.ts", "testing/index": "src/testing/index.ts" };
+
 const shared: Options = {
-  entry: { index: "src/index.ts", "testing/index": "src/testing/index.ts", "cli/main": "src/cli/main.ts" },
-  dts: true,
+  dts: { entry: library },
   sourcemap: true,
   target: "node22",
   tsconfig: "tsconfig.build.json",
 };
 
 export default defineConfig([
-  { ...shared, format: "esm", clean: true },
+  {
+    ...shared,
+    format: "esm",
+    clean: true,
+    entry: {
+      ...library,
+      // The command line tool (package.json `bin`) and the benchmarks' worker processes, which it
+      // starts as plain JavaScript from dist/bench/workers/ (src/bench/workers.ts). ESM only: no one
+      // can require() them (they are not in `exports`), and the chunks are shared with the library.
+      "cli/main": "src/cli/main.ts",
+      "bench/workers/lock-contender": "src/bench/workers/lock-contender.ts",
+      "bench/workers/optimistic-writer": "src/bench/workers/optimistic-writer.ts",
+    },
+  },
   // p-retry is ESM-only. Bundling it into the CommonJS build keeps `require()` working on every
   // Node 22 release (require of ES modules is only unflagged from 22.12). See THIRD_PARTY_NOTICES.md.
-  { ...shared, format: "cjs", noExternal: ["p-retry", "is-network-error"] },
+  { ...shared, format: "cjs", entry: library, noExternal: ["p-retry", "is-network-error"] },
 ]);

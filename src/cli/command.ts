@@ -4,6 +4,8 @@ import type { Flags } from "./args.js";
 export interface CommandContext {
   /** Positionals after the subcommand's name. */
   readonly positional: readonly string[];
+  /** Every argument after the subcommand's name, as typed (for records of the command line). */
+  readonly argv: readonly string[];
   readonly flags: Flags;
   /** Writes a line to stdout (results). */
   readonly out: (line: string) => void;

@@ -43,7 +43,7 @@ export async function runCli(argv: readonly string[]): Promise<number> {
       out(command.help);
       return 0;
     }
-    return await command.run({ positional, flags, out, progress });
+    return await command.run({ positional, argv: rest, flags, out, progress });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     progress(`${NAME}: ${redactSecrets(message.split("\n")[0]!)}`);

@@ -2,7 +2,7 @@
  * Small SVG charts written by hand (no charting dependency): a line chart and a grouped bar chart
  * that share one frame (title, subtitle, y grid from zero, axis labels, a legend on the right that
  * also names the horizontal reference lines, such as goals). The partition stress test draws its chart with
- * it, and the benchmark report (bench/report/) its figures. Every piece of text is XML-escaped and
+ * it, and the benchmark report (src/bench/report/) its figures. Every piece of text is XML-escaped and
  * every coordinate is a finite number, so the output is a valid standalone SVG document.
  */
 

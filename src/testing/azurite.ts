@@ -118,19 +118,36 @@ export async function startAzurite(options: StartAzuriteOptions = {}): Promise<R
 }
 
 function resolveAzuriteCli(): string {
-  const projectRequire = createRequire(join(process.cwd(), "package.json"));
-  let manifestPath: string;
-  try {
-    manifestPath = projectRequire.resolve("azurite/package.json");
-  } catch {
+  const cli = findAzuriteCli([join(process.cwd(), "package.json")]);
+  if (cli === undefined) {
     throw new Error(
       "Azurite is not installed in this project: run `npm install --save-dev azurite`, " + "or pass `azuriteCliPath`.",
     );
   }
-  const manifest = projectRequire(manifestPath) as { bin?: Record<string, string> };
-  const cli = manifest.bin?.["azurite"];
-  if (!cli) throw new Error(`The azurite package at ${dirname(manifestPath)} names no \`azurite\` command.`);
-  return join(dirname(manifestPath), cli);
+  return cli;
+}
+
+/**
+ * The path of Azurite's command line script, from the first of `from` (files, each resolving
+ * packages as a module at that path would) where the `azurite` package is installed; undefined
+ * when none has it.
+ * @internal
+ */
+export function findAzuriteCli(from: readonly string[]): string | undefined {
+  for (const base of from) {
+    const projectRequire = createRequire(base);
+    let manifestPath: string;
+    try {
+      manifestPath = projectRequire.resolve("azurite/package.json");
+    } catch {
+      continue;
+    }
+    const manifest = projectRequire(manifestPath) as { bin?: Record<string, string> };
+    const cli = manifest.bin?.["azurite"];
+    if (!cli) throw new Error(`The azurite package at ${dirname(manifestPath)} names no \`azurite\` command.`);
+    return join(dirname(manifestPath), cli);
+  }
+  return undefined;
 }
 
 function waitForEndpoints(

@@ -1,17 +1,31 @@
 /**
  * The package as users get it: build, `npm pack`, install the tarball into a scratch project, then
- * import every entry point from ES modules and from CommonJS, and run the command line tool.
+ * import every entry point from ES modules and from CommonJS, and run the command line tool, its
+ * benchmarks included.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { startAzurite, type RunningAzurite } from "../../src/testing/index.js";
 
 const root = resolve(".");
 const npm = (args: string[], cwd: string) =>
   execFileSync("npm", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
 const node = (args: string[], cwd: string) =>
   execFileSync(process.execPath, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+/** The installed command line tool, run in the scratch project on this project's Node.js 22. */
+const bin = (scratch: string, args: string[]) => {
+  const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${join(root, "node_modules", ".bin")}:${process.env.PATH}` };
+  delete env.AZURE_STORAGE_CONNECTION_STRING;
+  return spawnSync(join(scratch, "node_modules", ".bin", "azure-storage-concurrency"), args, {
+    cwd: scratch,
+    encoding: "utf8",
+    env,
+  });
+};
+/** The last line of stdout, parsed as JSON. */
+const lastJson = (stdout: string) => JSON.parse(stdout.trimEnd().split("\n").at(-1)!) as Record<string, unknown>;
 
 describe("the packed package", () => {
   let scratch: string;
@@ -76,5 +90,62 @@ describe("the packed package", () => {
     expect(run.stderr).toBe(
       "azure-storage-concurrency: this command needs @azure/data-tables: run `npm install @azure/data-tables`\n",
     );
+  });
+
+  it("lists the benchmarks without any SDK installed, and asks for the one a benchmark needs", () => {
+    const help = bin(scratch, ["bench", "--help"]);
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: azure-storage-concurrency bench <scenario\|all>/);
+    for (const name of ["retry", "files", "lock", "batch", "queue", "optimistic"])
+      expect(help.stdout).toMatch(new RegExp(`^  ${name} `, "m"));
+    const run = bin(scratch, ["bench", "queue", "--connection-string", "UseDevelopmentStorage=true"]);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toBe(
+      "azure-storage-concurrency: this command needs @azure/data-tables: run `npm install @azure/data-tables`\n",
+    );
+  });
+
+  // Last: these install the SDKs in the scratch project. They are linked from this project's
+  // node_modules (the versions the suite tests, with no registry or npm cache involved). NODE_PATH
+  // would not do: the command line tool is an ES module, and ESM resolution ignores NODE_PATH
+  // (https://nodejs.org/api/esm.html#no-node_path); a package in the project's node_modules is what
+  // a user has.
+  describe("with the SDKs installed", () => {
+    let azurite: RunningAzurite;
+
+    beforeAll(async () => {
+      mkdirSync(join(scratch, "node_modules", "@azure"), { recursive: true });
+      for (const sdk of ["storage-blob", "data-tables", "storage-queue", "storage-file-share"]) {
+        const link = join(scratch, "node_modules", "@azure", sdk);
+        if (!existsSync(link)) symlinkSync(join(root, "node_modules", "@azure", sdk), link, "dir");
+      }
+      azurite = await startAzurite();
+    }, 60_000);
+
+    afterAll(() => azurite?.stop());
+
+    it("runs a benchmark against the account given, the result as the last stdout line", () => {
+      const args = ["retry", "--writers", "2", "--increments", "10", "--rounds", "1", "--json"];
+      const run = bin(scratch, ["bench", ...args, "--connection-string", azurite.connectionString]);
+      expect(run.stderr).toMatch(/^\[retry\] done in [\d.]+ s$/m);
+      expect(run.status).toBe(0);
+      expect(lastJson(run.stdout)).toMatchObject({ scenario: "retry", target: "account", writers: [2] });
+    }, 60_000);
+
+    it("runs a benchmark whose workers are processes of their own, as plain JavaScript from dist/", () => {
+      const args = ["lock", "--processes", "2", "--contenders", "2", "--seconds", "1", "--json"];
+      const run = bin(scratch, ["bench", ...args, "--connection-string", azurite.connectionString]);
+      expect(run.status).toBe(0);
+      expect(lastJson(run.stdout)).toMatchObject({ scenario: "lock", processes: 2, overlaps: 0 });
+      expect(lastJson(run.stdout)["acquisitions"]).toBeGreaterThan(1);
+    }, 60_000);
+
+    it("says in one line that an embedded Azurite needs the azurite package", () => {
+      const run = bin(scratch, ["bench", "retry"]);
+      expect(run.status).toBe(2);
+      expect(run.stderr).toBe(
+        "azure-storage-concurrency: an embedded Azurite needs the azurite package: run `npm install --save-dev azurite`, or pass --connection-string <cs>\n",
+      );
+    });
   });
 });

@@ -15,7 +15,7 @@ import {
 } from "../../tables/stress/engine.js";
 import { numberFlag, stringFlag, UsageError } from "../args.js";
 import type { Command } from "../command.js";
-import { openConnection, type Connection } from "../connection.js";
+import { openConnection, openEmbeddedAzurite } from "../connection.js";
 import { importSdk } from "../sdk.js";
 
 const help = `Usage: azure-storage-concurrency stress [options]
@@ -48,12 +48,6 @@ what Azure would sustain.
 
 Example:
   azure-storage-concurrency stress --azurite --duration 20 --workers 4 --designs append,bucketed --out result.json --svg chart.svg`;
-
-async function embeddedAzurite(): Promise<Connection> {
-  const { startAzurite } = await import("../../testing/azurite.js");
-  const azurite = await startAzurite();
-  return { connectionString: azurite.connectionString, embedded: true, close: () => azurite.stop() };
-}
 
 function parseMix(text: string | undefined): { read: number; insert: number; update: number } | undefined {
   if (text === undefined) return undefined;
@@ -108,7 +102,7 @@ export const stressCommand: Command = {
     const { TableClient } = await importSdk(() => import("@azure/data-tables"), "@azure/data-tables");
     const connection =
       flags["azurite"] && flags["connection-string"] === undefined
-        ? await embeddedAzurite()
+        ? await openEmbeddedAzurite()
         : await openConnection({ ...flags, azurite: true });
     const abort = new AbortController();
     const onSignal = () => {

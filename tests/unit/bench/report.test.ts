@@ -1,7 +1,7 @@
 import { XMLValidator } from "fast-xml-parser";
-import { evaluateGoals } from "../../../bench/report/goals.js";
-import type { ScenarioResult } from "../../../bench/report/markdown.js";
-import { renderReport, type BenchRun } from "../../../bench/report/report.js";
+import { evaluateGoals } from "../../../src/bench/report/goals.js";
+import type { ScenarioResult } from "../../../src/bench/report/markdown.js";
+import { renderReport, type BenchRun } from "../../../src/bench/report/report.js";
 
 const machine = { node: "v22.23.3", cpus: 2, cpuModel: "Test CPU 3000", memoryGiB: 24, platform: "linux-x64" };
 
@@ -106,6 +106,7 @@ const run: BenchRun = {
     durationSec: 180,
     machine: { ...machine, os: "Linux 6.1" },
     loadAverage: { atStart: 0.2, atEnd: 0.3 },
+    version: "1.2.3",
     commit: "abc1234",
     command: "npm run bench -- all --report docs/benchmarks.md",
     target: "azurite",
@@ -116,8 +117,9 @@ const run: BenchRun = {
 describe("renderReport", () => {
   const { markdown, files } = renderReport(run, { assets: "benchmarks" });
 
-  it("states the machine, the date, the commit and how to reproduce the run", () => {
+  it("states the machine, the date, the version, the commit and how to reproduce the run", () => {
     for (const text of [
+      "| azure-storage-concurrency | 1.2.3 |",
       "v22.23.3",
       "Test CPU 3000, 2 logical CPUs",
       "24 GiB",

@@ -12,10 +12,8 @@
  * at least 160 increments in all (a single writer makes 160, not 20: a race of a few dozen
  * milliseconds measures mostly timer and scheduling noise), and one unmeasured warm-up race per way
  * comes first.
- *
- * Flags: --writers 1,2,4,8,16 (one count or a list), --increments 20 (per writer, at least), --rounds 3.
  */
-import { BlobServiceClient, type BlockBlobClient } from "@azure/storage-blob";
+import type { BlobServiceClient, BlockBlobClient } from "@azure/storage-blob";
 import {
   decorrelatedJitterBackoff,
   exponentialBackoff,
@@ -26,12 +24,13 @@ import {
   SDK_SINGLE_ATTEMPT,
   statusOf,
   type BackoffStrategy,
-} from "../../src/index.js";
-import { numberFlag, numberListFlag } from "../../src/cli/args.js";
+} from "../../index.js";
+import { numberFlag, numberListFlag } from "../../cli/args.js";
+import { importSdk } from "../../cli/sdk.js";
 import { median, round, type BenchScenario } from "../harness.js";
 
 /** The strategies compared, scaled for writers racing on one blob (milliseconds, not seconds). */
-export const contentionStrategies: readonly BackoffStrategy[] = [
+const contentionStrategies: readonly BackoffStrategy[] = [
   noBackoff(),
   fixedBackoff({ delayInMs: 20 }),
   exponentialBackoff({ deltaInMs: 10, minInMs: 5, maxInMs: 1_000 }),
@@ -137,10 +136,16 @@ async function race(
 
 type Race = Awaited<ReturnType<typeof race>>;
 
-export const retryScenario: BenchScenario = {
+export const retryScenario: BenchScenario<typeof import("@azure/storage-blob")> = {
   name: "retry",
   description: "backoff strategies on 1-16 writers racing conditional writes to one blob",
-  async run({ connectionString, args, log }) {
+  flags: {
+    "--writers <list>": "writer counts to sweep, comma-separated (default 1,2,4,8,16)",
+    "--increments <n>": "increments per writer, at least (default 20; a race makes at least 160 in all)",
+    "--rounds <n>": "rounds; each figure is the median over them (default 3)",
+  },
+  loadSdks: () => importSdk(() => import("@azure/storage-blob"), "@azure/storage-blob"),
+  async run({ connectionString, args, log }, { BlobServiceClient }) {
     const writerCounts = numberListFlag(args, "writers", [1, 2, 4, 8, 16]).map(Math.floor);
     const increments = numberFlag(args, "increments", 20, 1);
     const rounds = numberFlag(args, "rounds", 3, 1);

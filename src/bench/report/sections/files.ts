@@ -1,5 +1,5 @@
 /** The `files` scenario: read-modify-write under a file lease with lost responses and a reader. */
-import { renderBarChart } from "../../../src/internal/chart.js";
+import { renderBarChart } from "../../../internal/chart.js";
 import { bullets, fmt, num, table } from "../markdown.js";
 import type { SectionWriter } from "./section.js";
 

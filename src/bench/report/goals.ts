@@ -6,7 +6,7 @@
 import { fmt, num, type ScenarioResult } from "./markdown.js";
 
 /** One goal on one figure of one scenario's JSON. */
-export interface Goal {
+interface Goal {
   readonly scenario: string;
   /** A dotted path into the scenario's JSON. */
   readonly figure: string;
@@ -22,7 +22,7 @@ export interface GoalOutcome extends Goal {
   readonly status: "met" | "not met" | "not reported";
 }
 
-export const GOALS: readonly Goal[] = [
+const GOALS: readonly Goal[] = [
   { scenario: "optimistic", figure: "contendedRatio", op: ">=", target: 0.7, source: "issue 3" },
   { scenario: "optimistic", figure: "requestsPerUpdate", op: "<=", target: 3, source: "issue 3" },
   { scenario: "optimistic", figure: "singleWriterRatio", op: ">=", target: 1.6, source: "issue 3" },

@@ -2,7 +2,7 @@
  * The `optimistic` scenario (issue 3): optimistic updates of one blob, the library against raw SDK
  * calls. Reads the figures the issue names; any the scenario does not report show as "n/a".
  */
-import { renderBarChart } from "../../../src/internal/chart.js";
+import { renderBarChart } from "../../../internal/chart.js";
 import { bullets, fmt, num, table } from "../markdown.js";
 import type { SectionWriter } from "./section.js";
 

@@ -1,5 +1,5 @@
 /** The `retry` scenario: goodput and requests per success against the number of writers, per backoff. */
-import { renderLineChart, type ReferenceLine } from "../../../src/internal/chart.js";
+import { renderLineChart, type ReferenceLine } from "../../../internal/chart.js";
 import { bullets, count, fmt, get, num, table, times } from "../markdown.js";
 import type { SectionWriter } from "./section.js";
 

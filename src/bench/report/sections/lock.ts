@@ -1,5 +1,5 @@
 /** The `lock` scenario: handoff latency and the cost of waiting, the library against the anchor's raw SDK loop. */
-import { renderBarChart } from "../../../src/internal/chart.js";
+import { renderBarChart } from "../../../internal/chart.js";
 import { bullets, fmt, num, table, times } from "../markdown.js";
 import type { SectionWriter } from "./section.js";
 

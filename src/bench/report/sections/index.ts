@@ -8,7 +8,6 @@ import { retrySection } from "./retry.js";
 import type { SectionWriter } from "./section.js";
 
 export { genericSection } from "./generic.js";
-export type { Chart, Section, SectionWriter } from "./section.js";
 
 export const sectionWriters: Readonly<Record<string, SectionWriter>> = {
   retry: retrySection,

@@ -1,5 +1,5 @@
 /** Small helpers for the report: reading figures out of a scenario's JSON, and Markdown pieces. */
-import { formatNumber } from "../../src/internal/chart.js";
+import { formatNumber } from "../../internal/chart.js";
 
 /** One scenario's JSON, as `npm run bench -- <scenario> --json` prints it. */
 export type ScenarioResult = Readonly<Record<string, unknown>> & { readonly scenario: string };

@@ -1,5 +1,5 @@
 /** The `batch` scenario: one request per entity against entity group transactions. */
-import { renderBarChart } from "../../../src/internal/chart.js";
+import { renderBarChart } from "../../../internal/chart.js";
 import { bullets, count, fmt, get, num, table } from "../markdown.js";
 import type { SectionWriter } from "./section.js";
 

@@ -1,4 +1,4 @@
-/** Every benchmark scenario, by name. Later capabilities add theirs here. */
+/** Every benchmark scenario, by name, in the order `bench all` runs them. A new scenario is added here. */
 import type { BenchScenario } from "../harness.js";
 import { filesScenario } from "./files.js";
 import { lockScenario } from "./lock.js";

@@ -2,7 +2,7 @@
 import type { ScenarioResult } from "../markdown.js";
 
 /** One SVG chart; written next to the report as `<scenario>-<name>.svg`. */
-export interface Chart {
+interface Chart {
   readonly name: string;
   /** The image's alt text. */
   readonly alt: string;
@@ -10,7 +10,7 @@ export interface Chart {
 }
 
 /** One scenario's part of the report (its goals and JSON are added by the report writer). */
-export interface Section {
+interface Section {
   readonly title: string;
   /** What was measured, and how. */
   readonly intro: string;

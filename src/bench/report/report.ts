@@ -5,16 +5,18 @@
  * part comes from its section writer in ./sections, and the goals from ./goals.ts.
  */
 import { execFileSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { loadavg, release, type as osType } from "node:os";
 import { basename, dirname, extname, join } from "node:path";
 import { machine } from "../harness.js";
+import { locatePackage } from "../package-root.js";
 import { evaluateGoals, goalText, type GoalOutcome } from "./goals.js";
 import { bullets, fmt, table, type ScenarioResult } from "./markdown.js";
 import { genericSection, sectionWriters } from "./sections/index.js";
 
 /** Where and when a run happened. */
-export interface RunInfo {
+interface RunInfo {
   /** ISO 8601, UTC. */
   readonly startedAt: string;
   readonly finishedAt: string;
@@ -22,7 +24,12 @@ export interface RunInfo {
   readonly machine: ReturnType<typeof machine> & { readonly os: string };
   /** One-minute load averages when the run started and ended (0 on Windows). */
   readonly loadAverage: { readonly atStart: number; readonly atEnd: number };
-  /** The commit measured ("abc1234", with "+ uncommitted changes" when the tree was dirty). */
+  /** The version of azure-storage-concurrency measured (absent in runs saved before it was recorded). */
+  readonly version?: string;
+  /**
+   * The commit measured ("abc1234", with "+ uncommitted changes" when the tree was dirty), or
+   * "unknown" (an installed package, which is no git checkout).
+   */
   readonly commit: string;
   /** The command line, as typed. */
   readonly command: string;
@@ -39,7 +46,7 @@ export interface BenchRun {
 }
 
 /** The report's files, by path relative to the report's folder. */
-export interface RenderedReport {
+interface RenderedReport {
   readonly markdown: string;
   readonly files: ReadonlyMap<string, string>;
 }
@@ -56,6 +63,7 @@ export function startRun(command: string, target: string): () => RunInfo {
       durationSec: Math.round((finished.getTime() - started.getTime()) / 100) / 10,
       machine: { ...machine(), os: `${osType()} ${release()}` },
       loadAverage: { atStart: Math.round(atStart * 100) / 100, atEnd: Math.round((loadavg()[0] ?? 0) * 100) / 100 },
+      version: packageVersion(),
       commit: currentCommit(),
       command,
       target,
@@ -63,10 +71,18 @@ export function startRun(command: string, target: string): () => RunInfo {
   };
 }
 
+function packageVersion(): string {
+  const { root } = locatePackage(import.meta.url);
+  return (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string }).version;
+}
+
+/** The checkout's commit, when the package runs from one (not the commit of the directory the user runs in). */
 function currentCommit(): string {
+  const { root } = locatePackage(import.meta.url);
+  if (!existsSync(join(root, ".git"))) return "unknown";
   try {
     const git = (...args: string[]) =>
-      execFileSync("git", args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+      execFileSync("git", ["-C", root, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
     const head = git("rev-parse", "--short", "HEAD");
     return git("status", "--porcelain", "--untracked-files=no") ? `${head} + uncommitted changes` : head;
   } catch {
@@ -115,7 +131,7 @@ export function renderReport(run: BenchRun, { assets }: { assets: string }): Ren
   const out: string[] = [
     "# Benchmarks",
     "",
-    `<!-- Written by \`${info.command}\`. Change bench/report/ and run it again rather than editing this page. -->`,
+    `<!-- Written by \`${info.command}\`. Change src/bench/report/ and run it again rather than editing this page. -->`,
     "",
     "What the library costs and saves against raw SDK calls, every comparison measured in one run on the machine below. " +
       (info.target === "azurite"
@@ -133,6 +149,7 @@ export function renderReport(run: BenchRun, { assets }: { assets: string }): Ren
         ["memory", `${m.memoryGiB} GiB`],
         ["OS", `${m.os} (${m.platform})`],
         ["load average (1 min) at start / end", `${fmt(info.loadAverage.atStart)} / ${fmt(info.loadAverage.atEnd)}`],
+        ...(info.version === undefined ? [] : [["azure-storage-concurrency", info.version]]),
         ["commit", `\`${info.commit}\``],
         ["storage", info.target === "azurite" ? "embedded Azurite (in memory), one per scenario" : "a real account"],
         [
@@ -159,10 +176,11 @@ export function renderReport(run: BenchRun, { assets }: { assets: string }): Ren
     "npm ci",
     "npm run bench -- all --report docs/benchmarks.md   # this page, its charts and results.json",
     "npm run bench -- all --json                        # the same figures, as one JSON line",
-    "npm run bench -- <scenario> --json                 # one scenario; its flags are listed at the top of bench/scenarios/<scenario>.ts",
+    "npm run bench -- <scenario> --json                 # one scenario; npm run bench -- --help lists them and their flags",
     "```",
     "",
     "Scenarios run one after another, each on its own embedded Azurite; set `AZURE_STORAGE_CONNECTION_STRING` to run them against an account instead. " +
+      "The package ships the same benchmarks as a command, to measure your own account: `npx azure-storage-concurrency bench all --report benchmarks.md --connection-string <cs>`. " +
       `Every figure below comes from this run's JSON: [${assets}/results.json](${assets}/results.json), and each section shows its scenario's part.`,
     "",
     "## Goals",

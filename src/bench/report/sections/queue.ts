@@ -1,5 +1,5 @@
 /** The `queue` scenario: QueueConsumer throughput against a hand-written receive + delete loop. */
-import { renderBarChart } from "../../../src/internal/chart.js";
+import { renderBarChart } from "../../../internal/chart.js";
 import { bullets, count, fmt, num, table } from "../markdown.js";
 import type { SectionWriter } from "./section.js";
 

@@ -17,16 +17,17 @@
  * machine moves absolute numbers between rounds). `duplicates` counts messages handled (or, for
  * the raw loop, deleted) more than once, `lost` those never handled; both must be 0.
  *
- * Flags: --messages 1000, --concurrency 32, --rounds 5, --latency-ms 0. With --latency-ms N every
- * queue and table request goes through a fault proxy that delays it by N ms, to see the
- * latency-bound case of a real account (where the service does not run on the benchmark's CPUs).
+ * With `--latency-ms N` every queue and table request goes through a fault proxy that delays it by
+ * N ms, to see the latency-bound case of a real account (where the service does not run on the
+ * benchmark's CPUs).
  */
 import { readdirSync, readFileSync } from "node:fs";
-import { TableClient } from "@azure/data-tables";
-import { QueueServiceClient, type QueueClient } from "@azure/storage-queue";
-import { numberFlag } from "../../src/cli/args.js";
-import { QueueConsumer, TableIdempotencyStore } from "../../src/index.js";
-import { buildConnectionString, createFaultProxy, type FaultProxy } from "../../src/testing/index.js";
+import type { TableClient } from "@azure/data-tables";
+import type { QueueClient } from "@azure/storage-queue";
+import { numberFlag } from "../../cli/args.js";
+import { importSdk } from "../../cli/sdk.js";
+import { QueueConsumer, TableIdempotencyStore } from "../../index.js";
+import { buildConnectionString, createFaultProxy, type FaultProxy } from "../../testing/index.js";
 import { median, round, type BenchScenario } from "../harness.js";
 
 /**
@@ -183,10 +184,23 @@ function medians(runs: readonly Round[], pick: (run: Run) => number) {
   return Object.fromEntries(KINDS.map((kind) => [kind, round(median(runs.map((x) => pick(x[kind]))), 3)]));
 }
 
-export const queueScenario: BenchScenario = {
+export const queueScenario: BenchScenario<{
+  tables: typeof import("@azure/data-tables");
+  queues: typeof import("@azure/storage-queue");
+}> = {
   name: "queue",
   description: "QueueConsumer (plain and with the Table idempotency store) vs a raw receive(32)+delete loop",
-  async run({ connectionString: direct, args, log }) {
+  flags: {
+    "--messages <n>": "messages per run (default 1000)",
+    "--concurrency <n>": "messages in flight (default 32)",
+    "--rounds <n>": "rounds; each figure is the median over them (default 5)",
+    "--latency-ms <ms>": "delay every queue and table request by this much through a fault proxy (default 0)",
+  },
+  loadSdks: async () => ({
+    tables: await importSdk(() => import("@azure/data-tables"), "@azure/data-tables"),
+    queues: await importSdk(() => import("@azure/storage-queue"), "@azure/storage-queue"),
+  }),
+  async run({ connectionString: direct, args, log }, { tables: { TableClient }, queues: { QueueServiceClient } }) {
     const messages = numberFlag(args, "messages", 1_000, 1);
     const concurrency = numberFlag(args, "concurrency", 32, 1);
     const rounds = numberFlag(args, "rounds", 5, 1);

@@ -18,16 +18,15 @@
  *   `rawCyclePerSec` on raw SDK calls (2 requests) and `libraryCyclePerSec` (4: a HEAD that reads
  *   the lease state and the lock record, acquire, record write, release), in the same run.
  *
- * Flags: --processes 4 --contenders 8 --seconds 10 --hold 50 --rest 50 --poll 100. Holding 50 ms and
- * resting 50 ms, 8 contenders want the lock about four times as much as it can give: there is
- * always someone waiting, which is what handoffs measure.
+ * Holding 50 ms and resting 50 ms (the defaults), 8 contenders want the lock about four times as much
+ * as it can give: there is always someone waiting, which is what handoffs measure.
  */
 import { randomUUID } from "node:crypto";
-import { BlobServiceClient } from "@azure/storage-blob";
-import { blobLock } from "../../src/index.js";
-import { numberFlag } from "../../src/cli/args.js";
-import { spawnWorker } from "../../tests/support/processes.js";
+import { blobLock } from "../../index.js";
+import { numberFlag, UsageError } from "../../cli/args.js";
+import { importSdk } from "../../cli/sdk.js";
 import { median, round, type BenchScenario } from "../harness.js";
+import { spawnBenchWorker } from "../workers.js";
 
 interface Acquisition {
   id: string;
@@ -64,7 +63,7 @@ async function cyclesPerSec(seconds: number, cycle: () => Promise<void>): Promis
  * contender was already waiting, the time from the release call to the next acquisition by anyone
  * else (the lock's idle gap while there was demand for it).
  */
-export function analyse(acquisitions: readonly Acquisition[], unfinished: readonly UnfinishedWait[] = []) {
+function analyse(acquisitions: readonly Acquisition[], unfinished: readonly UnfinishedWait[] = []) {
   const sorted = [...acquisitions].sort((a, b) => a.acquiredAt - b.acquiredAt);
   const waits = [
     ...acquisitions.map((a) => ({ id: a.id, from: a.waitStart, to: a.acquiredAt })),
@@ -86,17 +85,26 @@ export function analyse(acquisitions: readonly Acquisition[], unfinished: readon
   return { overlaps, handoffs, selfReacquisitions };
 }
 
-export const lockScenario: BenchScenario = {
+export const lockScenario: BenchScenario<typeof import("@azure/storage-blob")> = {
   name: "lock",
   description: "lease lock contention: handoff latency, waiting cost, exclusion, across processes",
-  async run({ connectionString, args, log }) {
+  flags: {
+    "--processes <n>": "contender processes (default 4)",
+    "--contenders <n>": "contenders in all, a multiple of --processes (default 8)",
+    "--seconds <n>": "length of each contention round, library and raw SDK (default 10)",
+    "--hold <ms>": "how long a contender holds the lock (default 50)",
+    "--rest <ms>": "how long it rests before wanting it again (default 50)",
+    "--poll <ms>": "the lock's poll interval while waiting (default 100)",
+  },
+  loadSdks: () => importSdk(() => import("@azure/storage-blob"), "@azure/storage-blob"),
+  async run({ connectionString, args, log }, { BlobServiceClient }) {
     const processes = numberFlag(args, "processes", 4, 1);
     const contenders = numberFlag(args, "contenders", 8, 1);
     const seconds = numberFlag(args, "seconds", 10, 1);
     const holdMs = numberFlag(args, "hold", 50, 0);
     const restMs = numberFlag(args, "rest", 50, 0);
     const pollIntervalInMs = numberFlag(args, "poll", 100, 10);
-    if (contenders % processes !== 0) throw new Error("--contenders must be a multiple of --processes");
+    if (contenders % processes !== 0) throw new UsageError("--contenders must be a multiple of --processes");
 
     const client = BlobServiceClient.fromConnectionString(connectionString);
     const container = client.getContainerClient(`bench-lock-${Date.now()}`);
@@ -169,8 +177,8 @@ async function contend(
   const startAt = Date.now() + 3_000; // the processes load first, then start together
   const deadline = startAt + settings.seconds * 1000;
   const workers = Array.from({ length: settings.processes }, () =>
-    spawnWorker(
-      "bench/workers/lock-contender.ts",
+    spawnBenchWorker(
+      "lock-contender",
       [
         mode,
         containerName,

@@ -12,7 +12,7 @@
 import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { BlobServiceClient, newPipeline, type ContainerClient } from "@azure/storage-blob";
-import { blobLock, isLockTimeoutError, statusOf } from "../../src/index.js";
+import { blobLock, isLockTimeoutError, statusOf } from "../../index.js";
 
 const [mode, containerName, blobName, contenders, deadlineArg, holdMs, restMs, pollIntervalInMs] =
   process.argv.slice(2);

@@ -1,43 +1,36 @@
 /**
- * The writers of the `optimistic` benchmark, usable in-process and as a child process (so that the
- * contended figures come from several processes, as in production).
+ * A writer process of the `optimistic` benchmark (the contended figures come from several
+ * processes, as in production).
  *
  * Requests are counted exactly in code: clients make one attempt per SDK call
  * (`SDK_SINGLE_ATTEMPT`), and the blob client handed to the writer counts its `download` and
  * `upload` calls, so calls = HTTP requests for raw and library writers alike.
  *
- * As a child process: `node --import tsx bench/scenarios/optimistic-worker.ts '<json config>'`. It
- * prints `{"ready":true}`, waits until the file named by `goFile` exists, runs, and prints one JSON
- * line with its tally.
+ * Started by the scenario (../workers.ts) with one argument, its configuration as JSON
+ * (`WorkerConfig`). It prints `{"ready":true}`, waits until the file named by `goFile` exists, runs,
+ * and prints one JSON line with its tally (`WorkerReport`).
  */
 import { existsSync } from "node:fs";
-import { pathToFileURL } from "node:url";
 import { BlobServiceClient, type BlockBlobClient } from "@azure/storage-blob";
-import { seededRandom } from "../../src/testing/index.js";
+import { seededRandom } from "../../testing/index.js";
 import {
   blobJsonCell,
-  decorrelatedJitterBackoff,
-  exponentialBackoff,
-  fullJitterBackoff,
   optimisticUpdate,
   SDK_SINGLE_ATTEMPT,
   statusOf,
   type BackoffStrategy,
   type OptimisticUpdateOptions,
-} from "../../src/index.js";
+} from "../../index.js";
+import {
+  BACKOFFS,
+  INTERLEAVED_WAYS,
+  type InterleavedReport,
+  type Tally,
+  type WorkerConfig,
+  type WorkerReport,
+} from "../scenarios/optimistic-protocol.js";
 
-/** What one or more writers counted. */
-export interface Tally {
-  successes: number;
-  requests: number;
-  conflicts: number;
-  /** The most rounds one update needed. */
-  maxAttempts: number;
-  /** Updates that needed more than 10 rounds: how close contention comes to the default `maxAttempts` (20). */
-  overTenAttempts: number;
-}
-
-export const newTally = (): Tally => ({ successes: 0, requests: 0, conflicts: 0, maxAttempts: 0, overTenAttempts: 0 });
+const newTally = (): Tally => ({ successes: 0, requests: 0, conflicts: 0, maxAttempts: 0, overTenAttempts: 0 });
 
 function countAttempts(tally: Tally, attempts: number): void {
   tally.maxAttempts = Math.max(tally.maxAttempts, attempts);
@@ -45,7 +38,7 @@ function countAttempts(tally: Tally, attempts: number): void {
 }
 
 /** A blob client whose `download` and `upload` calls are counted (one call = one request, SDK retries off). */
-export function countingBlob(connectionString: string, container: string, blob: string, tally: Tally): BlockBlobClient {
+function countingBlob(connectionString: string, container: string, blob: string, tally: Tally): BlockBlobClient {
   const client = BlobServiceClient.fromConnectionString(connectionString, { retryOptions: SDK_SINGLE_ATTEMPT.storage })
     .getContainerClient(container)
     .getBlockBlobClient(blob);
@@ -64,7 +57,7 @@ export function countingBlob(connectionString: string, container: string, blob: 
 }
 
 /** The raw SDK way: read, +1, write with If-Match; on 412 wait as `backoff` says (none: naive) and read again. */
-export async function rawIncrement(
+async function rawIncrement(
   blob: BlockBlobClient,
   tally: Tally,
   backoff?: BackoffStrategy,
@@ -96,7 +89,7 @@ export async function rawIncrement(
 }
 
 /** The library way. */
-export async function libraryIncrement(
+async function libraryIncrement(
   blob: BlockBlobClient,
   tally: Tally,
   options: OptimisticUpdateOptions,
@@ -111,64 +104,8 @@ export async function libraryIncrement(
   countAttempts(tally, attempts);
 }
 
-/** Configuration of a worker process. */
-export interface WorkerConfig {
-  readonly connectionString: string;
-  readonly container: string;
-  readonly blob: string;
-  /**
-   * `raw`: the raw SDK loop; `library`: optimisticUpdate without coalescing; `coalesced`: batches of
-   * `writers` concurrent optimisticUpdate calls (coalescing on), `updatesPerWriter` batches;
-   * `interleaved`: one writer per way (see {@link interleaved}), `updatesPerWriter` updates each.
-   */
-  readonly mode: "raw" | "library" | "coalesced" | "interleaved";
-  readonly writers: number;
-  readonly updatesPerWriter: number;
-  /**
-   * With `raw` and `library`: instead of `updatesPerWriter`, each writer keeps updating until this
-   * long after the start, and the report counts the updates completed within that window (so that
-   * no writer's last backoff stretches the measurement).
-   */
-  readonly durationInMs?: number | undefined;
-  readonly skipReadAfterOwnWrite: boolean;
-  readonly goFile: string;
-  /** A backoff to try instead of the library's default (see {@link BACKOFFS}). */
-  readonly backoff?: string | undefined;
-}
-
-/** Backoffs the bench can try on the contended race (`--backoff name`). */
-export const BACKOFFS: Readonly<Record<string, BackoffStrategy>> = {
-  "full-jitter-10": fullJitterBackoff({ baseInMs: 10, maxInMs: 1_000 }),
-  "full-jitter-5": fullJitterBackoff({ baseInMs: 5, maxInMs: 1_000 }),
-  "full-jitter-20": fullJitterBackoff({ baseInMs: 20, maxInMs: 1_000 }),
-  "decorrelated-5": decorrelatedJitterBackoff({ baseInMs: 5, maxInMs: 1_000 }),
-  "decorrelated-10": decorrelatedJitterBackoff({ baseInMs: 10, maxInMs: 1_000 }),
-  "decorrelated-10-250": decorrelatedJitterBackoff({ baseInMs: 10, maxInMs: 250 }),
-  "decorrelated-20": decorrelatedJitterBackoff({ baseInMs: 20, maxInMs: 1_000 }),
-  "exponential-5": exponentialBackoff({ deltaInMs: 5, minInMs: 2, maxInMs: 1_000 }),
-};
-
-/** What a worker process prints when done. */
-export interface WorkerReport extends Tally {
-  readonly startedAt: number;
-  readonly finishedAt: number;
-  /** Updates completed within `durationInMs` of the start (when it was given). */
-  readonly successesInWindow: number;
-  /** `interleaved` mode only. */
-  readonly interleaved?: InterleavedReport;
-}
-
 /** A write history of the size the library stores for a cell with one writer. */
 const HISTORY_LIKE = { asc_optimistic: "1;Kx9_aB3c;57;r;0;AbCdEf0.Gh1jKl2m.57" };
-
-/** The ways a single writer is measured in `interleaved` mode. */
-export const INTERLEAVED_WAYS = ["raw", "rawWithHistoryHeader", "library", "librarySkippingReads"] as const;
-
-/** Per way: total seconds, median milliseconds per update, requests per update. */
-export type InterleavedReport = Record<
-  (typeof INTERLEAVED_WAYS)[number],
-  { seconds: number; medianMs: number; requestsPerUpdate: number }
->;
 
 /**
  * One writer per way on a blob of its own, interleaved update by update in random order, so that
@@ -176,7 +113,7 @@ export type InterleavedReport = Record<
  * the size of the library's write history; the library with write-skipping off (the same two calls
  * as raw); the library with it on.
  */
-export async function interleaved(
+async function interleaved(
   connectionString: string,
   container: string,
   blob: string,
@@ -284,12 +221,10 @@ async function runWorker(config: WorkerConfig): Promise<WorkerReport> {
   return { ...tally, startedAt, finishedAt: Date.now(), successesInWindow };
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  runWorker(JSON.parse(process.argv[2]!) as WorkerConfig).then(
-    (report) => console.log(JSON.stringify(report)),
-    (error: unknown) => {
-      console.error(error);
-      process.exit(1);
-    },
-  );
-}
+runWorker(JSON.parse(process.argv[2]!) as WorkerConfig).then(
+  (report) => console.log(JSON.stringify(report)),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -17,28 +17,37 @@
  *   without write-skipping (contendedNoSkip*) and with the raw naive loop (rawContended*).
  *
  * Each figure is the median over `--rounds`. Requests are counted in code with SDK retries off (see
- * optimistic-worker.ts). Flags: --rounds 3, --updates 200 (single-writer updates per way),
- * --seconds 3 (length of each contended race: updates completed within it are counted, so that no
- * writer's last backoff stretches the measurement), --backoff <name> (try another backoff on the
- * contended races than the library's default; names in optimistic-worker.ts).
+ * ../workers/optimistic-writer.ts). A contended race lasts `--seconds`: the updates completed within
+ * it are counted, so that no writer's last backoff stretches the measurement.
  */
 import { randomUUID } from "node:crypto";
 import { rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BlobServiceClient, type ContainerClient } from "@azure/storage-blob";
-import { numberFlag, UsageError } from "../../src/cli/args.js";
-import { SDK_SINGLE_ATTEMPT } from "../../src/index.js";
-import { spawnWorker } from "../../tests/support/processes.js";
+import type { ContainerClient } from "@azure/storage-blob";
+import { numberFlag, UsageError } from "../../cli/args.js";
+import { importSdk } from "../../cli/sdk.js";
+import { SDK_SINGLE_ATTEMPT } from "../../index.js";
 import { median, round, type BenchScenario } from "../harness.js";
-import { BACKOFFS, type InterleavedReport, type WorkerConfig, type WorkerReport } from "./optimistic-worker.js";
-
-const WORKER = "bench/scenarios/optimistic-worker.ts";
+import { spawnBenchWorker } from "../workers.js";
+import { BACKOFFS, type InterleavedReport, type WorkerConfig, type WorkerReport } from "./optimistic-protocol.js";
 const COALESCED_BATCH = 64;
 
 interface Context {
   readonly connectionString: string;
   readonly container: ContainerClient;
+  /** Progress: a line when a race is over. */
+  readonly log: (message: string) => void;
+}
+
+/** A race, in a few words, for the progress lines. */
+function describeRace({ mode, processes, writers, skipReadAfterOwnWrite }: RaceOptions): string {
+  if (mode === "interleaved") return "single writers, interleaved";
+  if (mode === "coalesced") return `coalesced batches of ${writers}`;
+  const who = `${processes * writers} writers in ${processes} processes`;
+  return mode === "raw"
+    ? `raw SDK loop, ${who}`
+    : `library${skipReadAfterOwnWrite ? "" : " without write-skipping"}, ${who}`;
 }
 
 interface Run {
@@ -62,12 +71,14 @@ interface RaceOptions {
 }
 
 /** Runs workers on one fresh counter; the time is from "go" to the last worker done. */
-async function race({ connectionString, container }: Context, options: RaceOptions): Promise<Run> {
+async function race({ connectionString, container, log }: Context, options: RaceOptions): Promise<Run> {
   const name = `counter-${randomUUID()}.json`;
   if (options.mode !== "interleaved") await container.getBlockBlobClient(name).upload("0", 1);
   const goFile = join(tmpdir(), `asc-bench-go-${randomUUID()}`);
   const config: WorkerConfig = { connectionString, container: container.containerName, blob: name, goFile, ...options };
-  const workers = Array.from({ length: options.processes }, () => spawnWorker(WORKER, [JSON.stringify(config)]));
+  const workers = Array.from({ length: options.processes }, () =>
+    spawnBenchWorker("optimistic-writer", [JSON.stringify(config)]),
+  );
   try {
     await Promise.all(workers.map((w) => w.waitFor((m: { ready?: boolean }) => m?.ready === true, 120_000)));
     const go = Date.now();
@@ -78,6 +89,7 @@ async function race({ connectionString, container }: Context, options: RaceOptio
       ),
     );
     const seconds = (Math.max(...reports.map((r) => r.finishedAt)) - go) / 1000;
+    log(`${describeRace(options)}: ${seconds.toFixed(1)} s measured, after the workers warmed up`);
     const sum = (key: "successes" | "requests" | "conflicts" | "successesInWindow" | "overTenAttempts") =>
       reports.reduce((total, r) => total + r[key], 0);
     const final =
@@ -113,11 +125,18 @@ async function race({ connectionString, container }: Context, options: RaceOptio
   }
 }
 
-export const optimisticScenario: BenchScenario = {
+export const optimisticScenario: BenchScenario<typeof import("@azure/storage-blob")> = {
   name: "optimistic",
   description:
     "optimistic updates of one blob: raw SDK loop vs the library, serial, contended (4 processes), coalesced",
-  async run({ connectionString, args, log }) {
+  flags: {
+    "--rounds <n>": "rounds; each figure is the median over them (default 3)",
+    "--updates <n>": "single-writer updates per way and round (default 200)",
+    "--seconds <n>": "length of each contended race (default 3)",
+    "--backoff <name>": `another backoff than the library's default on the contended races: ${Object.keys(BACKOFFS).join(", ")}`,
+  },
+  loadSdks: () => importSdk(() => import("@azure/storage-blob"), "@azure/storage-blob"),
+  async run({ connectionString, args, log }, { BlobServiceClient }) {
     const rounds = numberFlag(args, "rounds", 3, 1);
     const updates = numberFlag(args, "updates", 200, 10);
     const contendedSeconds = numberFlag(args, "seconds", 3, 0.5);
@@ -129,12 +148,13 @@ export const optimisticScenario: BenchScenario = {
     });
     const container = blobs.getContainerClient(`bench-optimistic-${Date.now()}`);
     await container.create();
-    const context: Context = { connectionString, container };
+
     const one = { processes: 1, writers: 1, updatesPerWriter: updates };
     const eight = { processes: 4, writers: 2, updatesPerWriter: 0, durationInMs: contendedSeconds * 1000, backoff };
     try {
       const rows: Record<string, number>[] = [];
       for (let r = 0; r < rounds; r++) {
+        const context: Context = { connectionString, container, log: (m) => log(`round ${r + 1}/${rounds}: ${m}`) };
         const before = (await race(context, { ...one, mode: "interleaved", skipReadAfterOwnWrite: false }))
           .interleaved!;
         const coalesced = await race(context, {

@@ -18,10 +18,10 @@
  * retried blindly counts twice), requests per increment, and how many of the reader's reads found a
  * half-written file (not valid JSON: the window between Create File and Put Range).
  *
- * Azurite has no Azure Files: without AZURE_STORAGE_CONNECTION_STRING the scenario runs on the
- * library's Files responder. Flags: --increments 40, --drop 0.1 (responder only).
+ * Azurite has no Azure Files: on an embedded Azurite the scenario runs on the library's Files
+ * responder instead (with faults); on a real account, on its Files service (without faults).
  */
-import { ShareServiceClient, type ShareFileClient } from "@azure/storage-file-share";
+import type { ShareFileClient, ShareServiceClient } from "@azure/storage-file-share";
 import {
   classifyError,
   fileCodecs,
@@ -30,15 +30,16 @@ import {
   SDK_SINGLE_ATTEMPT,
   updateFileUnderLease,
   writeFileLastWriterWins,
-} from "../../src/index.js";
-import { numberFlag } from "../../src/cli/args.js";
+} from "../../index.js";
+import { numberFlag } from "../../cli/args.js";
+import { importSdk } from "../../cli/sdk.js";
 import {
   buildConnectionString,
   createFaultProxy,
   seededRandom,
   startFilesResponder,
   type FaultProxy,
-} from "../../src/testing/index.js";
+} from "../../testing/index.js";
 import { round, type BenchScenario } from "../harness.js";
 
 interface Outcome {
@@ -129,14 +130,19 @@ async function measure(
   };
 }
 
-export const filesScenario: BenchScenario = {
+export const filesScenario: BenchScenario<typeof import("@azure/storage-file-share")> = {
   name: "files",
   description:
     "read-modify-write under a file lease: raw SDK (create + put range, blind retry) vs updateFileUnderLease, and fileLock per update, with lost responses and a reader",
-  async run({ embedded, args, log }) {
+  flags: {
+    "--increments <n>": "increments per way (default 40)",
+    "--drop <share>": "share of write responses dropped, on the Files responder only (default 0.1, at most 0.9)",
+  },
+  loadSdks: () => importSdk(() => import("@azure/storage-file-share"), "@azure/storage-file-share"),
+  async run({ connectionString, embedded, args, log }, { ShareServiceClient }) {
     const increments = Math.floor(numberFlag(args, "increments", 40, 1));
     const drop = Math.min(numberFlag(args, "drop", 0.1, 0), 0.9);
-    const account = embedded ? undefined : process.env.AZURE_STORAGE_CONNECTION_STRING;
+    const account = embedded ? undefined : connectionString;
     const responder = account ? undefined : await startFilesResponder();
     let proxy: FaultProxy | undefined;
     try {

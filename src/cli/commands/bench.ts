@@ -1,0 +1,154 @@
+/**
+ * `azure-storage-concurrency bench`: the benchmarks (src/bench/), shipped so that anyone can measure
+ * the library against raw SDK calls on their own account, or on an embedded Azurite. Runs one
+ * scenario or all of them, each on its own storage, with progress on stderr; prints the result as
+ * JSON (one line with --json), and with --report writes the Markdown report with SVG charts.
+ * From source, `npm run bench -- <args>` is this command.
+ */
+import { readFile } from "node:fs/promises";
+import { flagNames, runScenario, type BenchScenario } from "../../bench/harness.js";
+import type { ScenarioResult } from "../../bench/report/markdown.js";
+import { startRun, writeReport, type BenchRun } from "../../bench/report/report.js";
+import { scenarios } from "../../bench/scenarios/index.js";
+import { stringFlag, UsageError, type Flags } from "../args.js";
+import type { Command } from "../command.js";
+import { openEmbeddedAzurite, type Connection } from "../connection.js";
+
+const NAME = "azure-storage-concurrency";
+/** Flags of the command itself, allowed with every scenario. */
+const OWN_FLAGS = ["json", "report", "from", "connection-string", "azurite", "help"];
+
+/** `text` in lines of at most `width` characters, every line after the first indented by `indent` spaces. */
+function wrap(text: string, width: number, indent: number): string {
+  const lines: string[] = [];
+  let line = "";
+  for (const word of text.split(" ")) {
+    if (line && line.length + 1 + word.length > width) {
+      lines.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  lines.push(line);
+  return lines.join(`\n${" ".repeat(indent)}`);
+}
+
+function scenarioList(): string {
+  const all = Object.values(scenarios);
+  const width = Math.max(...all.flatMap((s) => Object.keys(s.flags).map((usage) => usage.length)));
+  return all
+    .map((s) =>
+      [
+        `  ${s.name.padEnd(11)} ${wrap(s.description, 100 - 14, 14)}`,
+        ...Object.entries(s.flags).map(
+          ([usage, meaning]) => `      ${usage.padEnd(width)}  ${wrap(meaning, 100 - width - 8, width + 8)}`,
+        ),
+      ].join("\n"),
+    )
+    .join("\n");
+}
+
+const help = `Usage: ${NAME} bench <scenario|all> [--json] [--report <file>.md] [scenario flags]
+       ${NAME} bench --from <results.json> --report <file>.md
+
+Measures the library against raw SDK calls, both in the same run: backoff strategies under
+contention, optimistic updates, lease lock handoffs, queue consumers, table transactions, Azure
+Files read-modify-write. Each scenario creates its own containers, tables, queues and shares (their
+names start with "bench") and deletes them at the end; a run stopped with Ctrl-C may leave some
+behind. \`all\` runs every scenario, one after another.
+
+Options:
+  --json               print the result as one JSON line, the last line on stdout (without it:
+                       indented JSON); progress goes to stderr either way
+  --report <file>.md   also write a Markdown report with SVG charts; the charts and the run's
+                       results.json go in the folder <file>/ beside it
+  --from <file>        with --report: write the report of a saved results.json, running nothing
+
+Scenarios and their flags:
+${scenarioList()}
+
+Connection: an embedded Azurite by default, a fresh one per scenario (and always with --azurite;
+the \`azurite\` package must be installed); a real account with --connection-string <cs>, or
+AZURE_STORAGE_CONNECTION_STRING when --azurite is not given. Azurite runs on your own CPUs: its
+rates are the emulator's, not Azure's; what carries over is each comparison within a run, and the
+request counts. Azure Files is not emulated: on Azurite, \`files\` runs on the library's Files
+responder.
+
+A scenario needs the Azure SDKs it measures installed beside this tool: @azure/storage-blob (retry,
+lock, optimistic), @azure/data-tables (batch, queue), @azure/storage-queue (queue),
+@azure/storage-file-share (files).
+
+Exit codes: 0 done, 1 a scenario failed, 2 usage (unknown scenario or flag, missing SDK or azurite).
+
+Examples:
+  ${NAME} bench retry --writers 1,4,16 --rounds 1 --json
+  ${NAME} bench lock --seconds 20   # on the account in AZURE_STORAGE_CONNECTION_STRING
+  ${NAME} bench all --report benchmarks.md`;
+
+/** Rejects a flag that neither the command nor any chosen scenario knows (a typo would go unseen). */
+function checkFlags(flags: Flags, chosen: readonly BenchScenario[]): void {
+  const known = new Set([...OWN_FLAGS, ...chosen.flatMap(flagNames)]);
+  for (const flag of Object.keys(flags)) {
+    if (known.has(flag)) continue;
+    const which = chosen.length === 1 ? `${chosen[0]!.name}'s flags` : "the scenarios' flags";
+    throw new UsageError(
+      `unknown flag --${flag}; ${which}: ${
+        [...known]
+          .filter((f) => !OWN_FLAGS.includes(f))
+          .map((f) => `--${f}`)
+          .join(", ") || "none"
+      } (see \`bench --help\`)`,
+    );
+  }
+}
+
+export const benchCommand: Command = {
+  name: "bench",
+  summary: "benchmarks: the library against raw SDK calls, on an embedded Azurite or your account",
+  help,
+  async run({ positional, argv, flags, out, progress }) {
+    const report = stringFlag(flags, "report");
+    if (report !== undefined && !report.endsWith(".md"))
+      throw new UsageError(`--report takes a Markdown file name ending in .md, got ${report}`);
+    const from = stringFlag(flags, "from");
+    if (from !== undefined) {
+      if (report === undefined) throw new UsageError("--from needs --report <file>.md");
+      if (positional.length > 0) throw new UsageError("--from runs nothing: leave out the scenario name");
+      const saved = JSON.parse(await readFile(from, "utf8")) as BenchRun;
+      for (const file of await writeReport(report, saved)) progress(`wrote ${file}`);
+      return 0;
+    }
+
+    const [name, ...extra] = positional;
+    if (!name) throw new UsageError(`bench needs a scenario or all; run \`${NAME} bench --help\``);
+    if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
+    const chosen = name === "all" ? Object.values(scenarios) : scenarios[name] ? [scenarios[name]] : undefined;
+    if (!chosen)
+      throw new UsageError(`unknown scenario "${name}"; choose from ${Object.keys(scenarios).join(", ")}, or all`);
+    checkFlags(flags, chosen);
+    // Every SDK the run needs, before anything starts: a missing one is one line, not a failure
+    // halfway through `all`.
+    const sdks: unknown[] = [];
+    for (const scenario of chosen) sdks.push(await scenario.loadSdks());
+
+    // As the stress test: --connection-string first, then an explicit --azurite, then the environment.
+    const account =
+      stringFlag(flags, "connection-string") ??
+      (flags["azurite"] ? undefined : process.env.AZURE_STORAGE_CONNECTION_STRING || undefined);
+    const connect = async (): Promise<Connection> =>
+      account ? { connectionString: account, embedded: false, close: async () => {} } : openEmbeddedAzurite();
+    const invoked = process.env.npm_lifecycle_event === "bench" ? "npm run bench --" : `${NAME} bench`;
+    const finish = startRun(`${invoked} ${argv.join(" ")}`, account ? "account" : "azurite");
+
+    const results: ScenarioResult[] = [];
+    for (const [i, scenario] of chosen.entries()) {
+      if (chosen.length > 1) progress(`scenario ${i + 1} of ${chosen.length}: ${scenario.name}`);
+      const result = await runScenario(scenario, sdks[i], flags, connect, progress);
+      results.push(result as ScenarioResult); // runScenario sets `scenario`
+    }
+    const run: BenchRun = { scenario: name, run: finish(), results };
+    if (report !== undefined) for (const file of await writeReport(report, run)) progress(`wrote ${file}`);
+    const output = name === "all" ? run : results[0]!;
+    out(flags["json"] ? JSON.stringify(output) : JSON.stringify(output, null, 2));
+    return 0;
+  },
+};
