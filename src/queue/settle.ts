@@ -33,42 +33,46 @@ export class MessageSettler {
   }
 
   /** Deletes a settled message; false (and reported) when it could not. */
-  async delete(
-    message: ReceivedQueueMessage,
-    popReceipt: string,
-    lostError?: MessageOwnershipLostError,
-  ): Promise<boolean> {
-    if (lostError) {
-      this.lost(message, lostError);
-      return false;
-    }
-    try {
-      await this.#queue.deleteMessage(message.messageId, popReceipt);
-      return true;
-    } catch (error) {
-      if (isOwnershipLoss(error)) this.lost(message, ownershipLost(message.messageId, "delete", error));
-      else this.reportError(error, "delete the message", message);
-      return false;
-    }
+  delete(message: ReceivedQueueMessage, popReceipt: string, lostError?: MessageOwnershipLostError): Promise<boolean> {
+    return this.#call(message, lostError, "delete", "delete the message", () =>
+      this.#queue.deleteMessage(message.messageId, popReceipt),
+    );
   }
 
   /** Hides the message for `seconds` (0: visible now); false (and reported) when it could not. */
-  async setVisibility(
+  setVisibility(
     message: ReceivedQueueMessage,
     popReceipt: string,
     seconds: number,
     lostError?: MessageOwnershipLostError,
   ): Promise<boolean> {
+    return this.#call(message, lostError, "update", "make the message visible again", () =>
+      this.#queue.updateMessage(message.messageId, popReceipt, undefined, seconds),
+    );
+  }
+
+  /**
+   * One settling call with the message's pop receipt: true when it went through; false when the
+   * message is known lost already (`lostError`), or when the call failed, which is reported (an
+   * ownership loss as `ownershipLost`, anything else as `error`) and never thrown.
+   */
+  async #call(
+    message: ReceivedQueueMessage,
+    lostError: MessageOwnershipLostError | undefined,
+    operation: "delete" | "update",
+    what: string,
+    call: () => Promise<unknown>,
+  ): Promise<boolean> {
     if (lostError) {
       this.lost(message, lostError);
       return false;
     }
     try {
-      await this.#queue.updateMessage(message.messageId, popReceipt, undefined, seconds);
+      await call();
       return true;
     } catch (error) {
-      if (isOwnershipLoss(error)) this.lost(message, ownershipLost(message.messageId, "update", error));
-      else this.reportError(error, "make the message visible again", message);
+      if (isOwnershipLoss(error)) this.lost(message, ownershipLost(message.messageId, operation, error));
+      else this.reportError(error, what, message);
       return false;
     }
   }
@@ -101,12 +105,9 @@ export class MessageSettler {
       this.reportError(sendError, `move the message to the poison queue '${writer.name}'`, message);
       return;
     }
-    try {
-      await this.#queue.deleteMessage(message.messageId, popReceipt);
-    } catch (deleteError) {
-      if (isOwnershipLoss(deleteError)) this.lost(message, ownershipLost(message.messageId, "delete", deleteError));
-      else this.reportError(deleteError, "delete the poisoned message", message);
-    }
+    await this.#call(message, undefined, "delete", "delete the poisoned message", () =>
+      this.#queue.deleteMessage(message.messageId, popReceipt),
+    );
     logger.warning(`message ${message.messageId} moved to the poison queue '${writer.name}': ${reason}`);
     this.#events.emit("poisoned", { message, reason, error, poisonQueueName: writer.name });
   }
