@@ -14,15 +14,15 @@
  *   size of its value (String: 2 bytes per UTF-16 unit + 4; Binary: length + 4; DateTime, Double,
  *   Int64: 8; Int32: 4; Guid: 16; Boolean: 1).
  */
-import { validateTableKey } from "../tables/validation.js";
+import { ENTITY_LIMITS, validateTableKey } from "../tables/validation.js";
 import { TableEntityTooLargeError } from "./errors.js";
 
 /** The service's limit on one entity, in bytes (1 MiB). */
 export const MAX_ENTITY_SIZE_IN_BYTES = 1024 * 1024;
 /** The service's limit on one String or Binary property value, in bytes (64 KiB). */
-const MAX_PROPERTY_VALUE_IN_BYTES = 64 * 1024;
+const MAX_PROPERTY_VALUE_IN_BYTES = ENTITY_LIMITS.valueInBytes;
 /** Properties an entity may have besides PartitionKey, RowKey and Timestamp. */
-const MAX_CUSTOM_PROPERTIES = 252;
+const MAX_CUSTOM_PROPERTIES = ENTITY_LIMITS.ownProperties;
 
 /**
  * Throws a {@link TableKeyError} unless `value` is a key the service accepts: the same rule as the

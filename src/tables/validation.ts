@@ -23,9 +23,15 @@ export const MAX_TABLE_KEY_LENGTH = 512;
 
 // eslint-disable-next-line no-control-regex -- the control characters are the point: the service refuses them
 const FORBIDDEN = /[/\\#?\u0000-\u001f\u007f-\u009f]/;
-const MAX_STRING_UNITS = 32_768;
-const MAX_BINARY_BYTES = 65_536;
-const MAX_OWN_PROPERTIES = 252;
+/**
+ * The service's limits on property values and counts, shared with the optimistic table cell:
+ * a String or Binary value holds 64 KiB (a string, 32,768 UTF-16 code units); an entity holds 252
+ * properties besides PartitionKey, RowKey and Timestamp.
+ */
+export const ENTITY_LIMITS = { valueInBytes: 65_536, stringUnits: 32_768, ownProperties: 252 } as const;
+const MAX_STRING_UNITS = ENTITY_LIMITS.stringUnits;
+const MAX_BINARY_BYTES = ENTITY_LIMITS.valueInBytes;
+const MAX_OWN_PROPERTIES = ENTITY_LIMITS.ownProperties;
 const EDM_TYPES = new Set(["Binary", "Boolean", "DateTime", "Double", "Guid", "Int32", "Int64", "String"]);
 const SYSTEM_PROPERTIES = new Set(["partitionKey", "rowKey", "timestamp", "etag"]);
 
