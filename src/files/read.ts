@@ -5,6 +5,7 @@
  */
 import type { FileDownloadResponseModel, ShareFileClient } from "@azure/storage-file-share";
 import { checkOptionalSignal } from "../internal/validate.js";
+import { readStream } from "../internal/stream.js";
 import { eitherSignal, resolveLease, type FileLeaseRef } from "./lease-ref.js";
 import { describeFile, filesCall, leaseRefusal, WRITE_ID_METADATA_KEY, type FileRequestOptions } from "./request.js";
 
@@ -87,7 +88,7 @@ export async function readFileContent(
           abortSignal,
           ...(lease ? { leaseAccessConditions: { leaseId: lease.leaseId } } : {}),
         });
-        return toFileContent(response, await readBody(response));
+        return toFileContent(response, await readStream(response.readableStreamBody));
       },
       `read '${path}'`,
       { ...options, signal, lease },
@@ -119,14 +120,6 @@ function toFileContent(response: FileDownloadResponseModel, content: Buffer): Fi
       creationTime: response.fileCreatedOn,
     },
   };
-}
-
-async function readBody(response: FileDownloadResponseModel): Promise<Buffer> {
-  const stream = response.readableStreamBody;
-  if (!stream) return Buffer.alloc(0);
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
-  return Buffer.concat(chunks);
 }
 
 /** Metadata names are case-insensitive; the library's own key is matched in lower case. */

@@ -16,6 +16,7 @@
 import { isUtf8 } from "node:buffer";
 import type { BlobHTTPHeaders, BlockBlobClient } from "@azure/storage-blob";
 import { serviceCodeOf, statusOf } from "../errors.js";
+import { readStream } from "../internal/stream.js";
 import { NOT_MODIFIED, OPTIMISTIC_LOG_KEY, type CellVersion, type VersionedCell } from "./cell.js";
 import { CellContentError } from "./errors.js";
 
@@ -169,7 +170,7 @@ function blobCell<T>(blob: BlockBlobClient, options: BlobCellOptions, codec: Cod
         if (statusOf(error) === 404 && serviceCodeOf(error) === "BlobNotFound") return undefined;
         throw error;
       }
-      const content = await readAll(response.readableStreamBody);
+      const content = await readStream(response.readableStreamBody);
       const { [OPTIMISTIC_LOG_KEY]: log, ...metadata } = response.metadata ?? {};
       const headers: BlobHTTPHeaders = {
         blobContentType: response.contentType,
@@ -217,11 +218,4 @@ function decodeUtf8(bytes: Buffer, cell: string, code: "InvalidJson" | "InvalidT
   // A byte order mark is not part of the text (as TextDecoder would also drop it).
   const start = bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
   return bytes.toString("utf8", start);
-}
-
-async function readAll(stream: NodeJS.ReadableStream | undefined): Promise<Buffer> {
-  if (!stream) return Buffer.alloc(0);
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(typeof chunk === "string" ? Buffer.from(chunk) : chunk);
-  return Buffer.concat(chunks);
 }
