@@ -12,15 +12,23 @@
  * acquire when the lease looks free, so waiters do not flood the service with 409s; waiting repeats
  * that at jittered intervals. The read costs nothing extra: its ETag lets the new record be written
  * without reading it again after the acquire (see `#recordAcquisition`).
+ *
+ * Every request has a client-side time limit (`requestTimeoutInMs`, see `../internal/time-limit.ts`);
+ * one without an answer by then counts as a lost answer. Waiting never fails silently: a failure
+ * that waiting cannot cure (403, a missing container, ...) ends it at once, transient ones are
+ * logged and kept as the timeout's `cause`, and a service that answers nothing at all ends it after
+ * `unreachableTimeoutInMs` (`./wait-failures.ts`).
  */
 import { classifyError, wrapStorageError } from "../retry/classify.js";
 import { serviceCodeOf, statusOf } from "../errors.js";
 import { logger } from "../internal/logger.js";
 import { sleep, uniform } from "../internal/sleep.js";
+import { withTimeLimit } from "../internal/time-limit.js";
 import { checkNumber, checkOptionalSignal } from "../internal/validate.js";
 import { LeaseTargetNotFoundError, LockTimeoutError } from "./errors.js";
+import { sentNow } from "./guard.js";
 import { isLeaseGone, newLeaseId, startHandle, type LockHandle } from "./handle.js";
-import { buildLockMetadata, readLockRecord, type LockHolder } from "./holder.js";
+import { buildLockMetadata, ownLockMetadata, readLockRecord, type LockHolder } from "./holder.js";
 import {
   INFINITE_LEASE_SECONDS,
   type Leasable,
@@ -29,6 +37,7 @@ import {
   type LeaseState,
 } from "./leasable.js";
 import { resolveLeaseLockOptions, type LeaseLockOptions, type ResolvedLeaseLockOptions } from "./options.js";
+import { describeFailure, WaitFailures } from "./wait-failures.js";
 
 /** Options for {@link LeaseLock.tryAcquire}. */
 export interface TryAcquireOptions {
@@ -39,7 +48,9 @@ export interface TryAcquireOptions {
 /** Options for {@link LeaseLock.acquire} and {@link LeaseLock.withLock}. */
 export interface AcquireOptions {
   /**
-   * How long to wait for the lock before failing with a `LockTimeoutError`.
+   * How long to wait for the lock before failing with a `LockTimeoutError` (whose `cause` is the
+   * latest transient failure met while waiting, if any). The promise settles within this plus twice
+   * the lock's `requestTimeoutInMs` (giving back a lease id that an attempt in flight may have won).
    * @default Infinity
    */
   readonly timeoutInMs?: number;
@@ -127,19 +138,18 @@ export class LeaseLock {
   async tryAcquire(options: TryAcquireOptions = {}): Promise<LockHandle | undefined> {
     checkOptionalSignal("abortSignal", options.abortSignal);
     const leaseId = newLeaseId();
-    const known = await this.leasable
-      .getProperties({ abortSignal: options.abortSignal })
-      .catch((error: unknown) =>
-        Promise.reject(wrapStorageError(error, `read the lease state of ${this.leasable.description}`)),
-      );
+    const acquisitionId = newLeaseId();
+    const known = await this.#readState(options.abortSignal).catch((error: unknown) =>
+      Promise.reject(wrapStorageError(error, `read the lease state of ${this.leasable.description}`)),
+    );
     if (isHeld(known)) return undefined;
     try {
       try {
-        return await this.#attempt(leaseId, options.abortSignal, known);
+        return await this.#attempt(leaseId, acquisitionId, options.abortSignal, known);
       } catch (error) {
         // The answer was lost: asking again with the same proposed id settles it (granted, or 409).
         if (!isUncertain(error) || options.abortSignal?.aborted) throw error;
-        return await this.#attempt(leaseId, options.abortSignal);
+        return await this.#attempt(leaseId, acquisitionId, options.abortSignal);
       }
     } catch (error) {
       await this.#forget(leaseId); // the service may have granted it before the failure
@@ -160,37 +170,37 @@ export class LeaseLock {
     checkOptionalSignal("abortSignal", options.abortSignal);
     const timeoutInMs = checkNumber("timeoutInMs", options.timeoutInMs ?? Infinity, { min: 0, allowInfinity: true });
     const leaseId = newLeaseId();
+    const acquisitionId = newLeaseId();
     const controller = new AbortController();
     const onAbort = () => controller.abort(options.abortSignal!.reason);
     options.abortSignal?.addEventListener("abort", onAbort, { once: true });
     if (options.abortSignal?.aborted) onAbort();
     let lastHolder: LockHolder | undefined;
+    let timedOut = false;
     const timer =
       timeoutInMs === Infinity
         ? undefined
-        : setTimeout(
-            () =>
-              controller.abort(
-                new LockTimeoutError(
-                  `Could not take the lock on ${this.leasable.description} within ${timeoutInMs} ms` +
-                    `${lastHolder ? `: held by ${describeHolder(lastHolder)}` : ""}.`,
-                  { timeoutInMs, holder: lastHolder },
-                ),
-              ),
-            timeoutInMs,
-          );
+        : setTimeout(() => {
+            timedOut = true;
+            controller.abort(new DOMException("The wait for the lock timed out.", "TimeoutError"));
+          }, timeoutInMs);
     const signal = controller.signal;
+    const failures = new WaitFailures(this.leasable.description, this.options.unreachableTimeoutInMs);
     let uncertain = false;
     try {
       for (let first = true; ; first = false) {
         let known: LeasableProperties | undefined;
         if (!first) await sleep(this.#pollDelay(), signal);
         if (!uncertain) {
-          const properties = await this.leasable.getProperties({ abortSignal: signal }).catch((error: unknown) => {
-            if (classifyError(error).transient) return "unknown" as const;
-            throw error;
-          });
-          if (properties === "unknown") continue;
+          let properties: LeasableProperties | undefined;
+          try {
+            properties = await this.#readState(signal);
+          } catch (error) {
+            if (signal.aborted || !classifyError(error).transient) throw error;
+            failures.transient("reading the lease state", error);
+            continue;
+          }
+          failures.answered();
           if (isHeld(properties)) {
             lastHolder = readLockRecord(properties!.metadata).holder;
             continue;
@@ -198,19 +208,21 @@ export class LeaseLock {
           known = properties;
         }
         try {
-          const handle = await this.#attempt(leaseId, signal, known);
+          const handle = await this.#attempt(leaseId, acquisitionId, signal, known);
           if (handle) return handle;
+          failures.answered();
           uncertain = false;
         } catch (error) {
           if (!isUncertain(error) || signal.aborted) throw error;
           uncertain = true;
-          logger.warning(`acquiring the lock on ${this.leasable.description} failed transiently; trying again`);
+          failures.transient("acquiring", error);
         }
       }
     } catch (error) {
       // An acquire in flight when the wait was cancelled (or one whose answer was lost) may have
       // been granted: give that lease id back so that nothing is left held until it expires.
       await this.#forget(leaseId);
+      if (timedOut) throw this.#timeoutError(timeoutInMs, lastHolder, failures);
       throw signal.aborted ? signal.reason : wrapStorageError(error, `take the lock on ${this.leasable.description}`);
     } finally {
       clearTimeout(timer);
@@ -218,10 +230,28 @@ export class LeaseLock {
     }
   }
 
+  #timeoutError(timeoutInMs: number, holder: LockHolder | undefined, failures: WaitFailures): LockTimeoutError {
+    const why =
+      failures.inARow > 0
+        ? `: the last ${failures.inARow === 1 ? "look" : `${failures.inARow} looks`} failed (${describeFailure(failures.last)})`
+        : holder
+          ? `: held by ${describeHolder(holder)}`
+          : "";
+    return new LockTimeoutError(
+      `Could not take the lock on ${this.leasable.description} within ${timeoutInMs} ms${why}.`,
+      {
+        timeoutInMs,
+        holder,
+        cause: failures.last,
+      },
+    );
+  }
+
   /**
    * Runs `callback` under the lock and always releases it. Rejects with the callback's error, or,
    * if the lock was lost while the callback ran, with the `LeaseLostError` (even when the callback
-   * finished: what it did was not protected to the end).
+   * finished: what it did was not protected to the end). Once the callback has settled, it settles
+   * within the lock's `requestTimeoutInMs` (the release is one time-limited request).
    *
    * @example
    * ```ts
@@ -258,11 +288,10 @@ export class LeaseLock {
    * ```
    */
   async inspect(options: TryAcquireOptions = {}): Promise<LockInfo> {
-    const properties = await this.leasable
-      .getProperties({ abortSignal: options.abortSignal })
-      .catch((error: unknown) =>
-        Promise.reject(wrapStorageError(error, `read the lease state of ${this.leasable.description}`)),
-      );
+    checkOptionalSignal("abortSignal", options.abortSignal);
+    const properties = await this.#readState(options.abortSignal).catch((error: unknown) =>
+      Promise.reject(wrapStorageError(error, `read the lease state of ${this.leasable.description}`)),
+    );
     const record = readLockRecord(properties?.metadata ?? {});
     const state = properties?.state ?? "available";
     return {
@@ -291,12 +320,12 @@ export class LeaseLock {
       max: 60,
       integer: true,
     });
+    checkOptionalSignal("abortSignal", options.abortSignal);
     logger.info(`breaking the lease on ${this.leasable.description} (break period ${breakPeriodInSeconds} s)`);
-    return this.leasable
-      .breakLease(breakPeriodInSeconds, { abortSignal: options.abortSignal })
-      .catch((error: unknown) =>
-        Promise.reject(wrapStorageError(error, `break the lease on ${this.leasable.description}`)),
-      );
+    const operation = `break the lease on ${this.leasable.description}`;
+    return this.#call(operation, options.abortSignal, (abortSignal) =>
+      this.leasable.breakLease(breakPeriodInSeconds, { abortSignal }),
+    ).catch((error: unknown) => Promise.reject(wrapStorageError(error, operation)));
   }
 
   /**
@@ -305,16 +334,17 @@ export class LeaseLock {
    */
   async #attempt(
     leaseId: string,
+    acquisitionId: string,
     abortSignal: AbortSignal | undefined,
     known?: LeasableProperties,
   ): Promise<LockHandle | undefined> {
-    const sentAt = performance.now();
-    const acquiredAt = new Date();
+    const sentAt = sentNow();
+    const acquiredAt = new Date(sentAt.wall);
     const granted = await this.#acquireOrCreate(leaseId, abortSignal);
     if (!granted) return undefined;
     let record: { fencingToken: number; lockMetadata: Record<string, string> } | undefined;
     try {
-      record = await this.#recordAcquisition(leaseId, acquiredAt, abortSignal, known);
+      record = await this.#recordAcquisition(leaseId, acquisitionId, acquiredAt, abortSignal, known);
     } catch (error) {
       // The lease is ours but its record could not be written: give it back rather than hold it unfenced.
       await this.#forget(leaseId);
@@ -341,7 +371,9 @@ export class LeaseLock {
       this.options.durationInSeconds === Infinity ? INFINITE_LEASE_SECONDS : this.options.durationInSeconds;
     for (let created = false; ; created = true) {
       try {
-        await this.leasable.acquire(seconds, leaseId, { abortSignal });
+        await this.#call(`acquire the lease on ${this.leasable.description}`, abortSignal, (signal) =>
+          this.leasable.acquire(seconds, leaseId, { abortSignal: signal }),
+        );
         return true;
       } catch (error) {
         const status = statusOf(error);
@@ -358,7 +390,9 @@ export class LeaseLock {
             { statusCode: status, serviceCode: serviceCodeOf(error), cause: error },
           );
         }
-        await this.leasable.createIfMissing({ abortSignal });
+        await this.#call(`create ${this.leasable.description}`, abortSignal, (signal) =>
+          this.leasable.createIfMissing!({ abortSignal: signal }),
+        );
       }
     }
   }
@@ -372,22 +406,25 @@ export class LeaseLock {
    *   ETag, so it only fails (412 ConditionNotMet) if someone wrote in between;
    * - otherwise, or after such a 412, the record is read after the acquire: from then on no earlier
    *   holder can write, so that read is the latest.
-   * The unconditional write sets an absolute value, so the SDK re-sending it after a lost response
-   * changes nothing. A conditional write whose response was lost is re-sent, fails with 412 (its
-   * ETag moved), and the read that follows skips one token number: tokens stay unique and
-   * increasing, which is all fencing needs.
+   * Each record carries the `acquire` call's own id (`lockacquisitionid`): a record write whose
+   * answer was lost (the SDK's resend then gets 412, or the call tries again) is recognised when
+   * the record is read back, and its token kept, so that a call that is told "held" advanced the
+   * token exactly once. The unconditional write sets absolute values, so resending it changes nothing.
    */
   async #recordAcquisition(
     leaseId: string,
+    acquisitionId: string,
     acquiredAt: Date,
     abortSignal: AbortSignal | undefined,
     known: LeasableProperties | undefined,
   ): Promise<{ fencingToken: number; lockMetadata: Record<string, string> } | undefined> {
-    if (!this.leasable.setMetadata) return undefined;
+    const setMetadata = this.leasable.setMetadata?.bind(this.leasable);
+    if (!setMetadata) return undefined;
     const next = (existing: Readonly<Record<string, string>>) => {
       const fencingToken = readLockRecord(existing).fencingToken + 1;
       const { all, own } = buildLockMetadata(existing, {
         fencingToken,
+        acquisitionId,
         name: this.options.holderName,
         acquiredAt,
         durationInSeconds: this.options.durationInSeconds,
@@ -395,24 +432,61 @@ export class LeaseLock {
       });
       return { fencingToken, all, lockMetadata: own };
     };
+    const operation = `write the lock's record on ${this.leasable.description}`;
     if (known?.etag !== undefined && this.leasable.conditionalMetadataWrites) {
       const record = next(known.metadata);
       try {
-        await this.leasable.setMetadata(record.all, leaseId, { abortSignal, ifMatch: known.etag });
+        await this.#call(operation, abortSignal, (signal) =>
+          setMetadata(record.all, leaseId, { abortSignal: signal, ifMatch: known.etag }),
+        );
         return record;
       } catch (error) {
         if (statusOf(error) !== 412 || serviceCodeOf(error) !== "ConditionNotMet") throw error;
       }
     }
-    const properties = await this.leasable.getProperties({ abortSignal });
+    const properties = await this.#readState(abortSignal);
+    const current = readLockRecord(properties?.metadata ?? {});
+    if (current.acquisitionId === acquisitionId) {
+      // This call's own record, written by an attempt whose answer was lost.
+      return { fencingToken: current.fencingToken, lockMetadata: ownLockMetadata(properties!.metadata) };
+    }
     const record = next(properties?.metadata ?? {});
-    await this.leasable.setMetadata(record.all, leaseId, { abortSignal });
+    await this.#call(operation, abortSignal, (signal) => setMetadata(record.all, leaseId, { abortSignal: signal }));
     return record;
   }
 
-  /** Best-effort release of a lease id this call may hold without knowing it (bounded: 5 s). */
+  /**
+   * Best-effort release of a lease id this call may hold without knowing it: at most two tries,
+   * each within `requestTimeoutInMs`, so that one lost answer does not leave the lease held until
+   * it expires. A lease id that holds nothing is refused (409) at once.
+   */
   async #forget(leaseId: string): Promise<void> {
-    await this.leasable.release(leaseId, { abortSignal: AbortSignal.timeout(5_000) }).catch(() => undefined);
+    for (let attempt = 1; attempt <= 2; attempt++) {
+      try {
+        await this.#call(`release the lease on ${this.leasable.description}`, undefined, (abortSignal) =>
+          this.leasable.release(leaseId, { abortSignal }),
+        );
+        return;
+      } catch (error) {
+        if (!classifyError(error).transient) return; // 409/412: not ours; anything else: nothing to gain
+      }
+    }
+  }
+
+  /** Reads the lease state and the lock's record (one HEAD), within the request time limit. */
+  #readState(abortSignal: AbortSignal | undefined): Promise<LeasableProperties | undefined> {
+    return this.#call(`read the lease state of ${this.leasable.description}`, abortSignal, (signal) =>
+      this.leasable.getProperties({ abortSignal: signal }),
+    );
+  }
+
+  /** One request of the lock's own, within `requestTimeoutInMs` (see `../internal/time-limit.ts`). */
+  #call<T>(
+    operation: string,
+    abortSignal: AbortSignal | undefined,
+    call: (signal: AbortSignal) => Promise<T>,
+  ): Promise<T> {
+    return withTimeLimit(operation, this.options.requestTimeoutInMs, abortSignal, call);
   }
 
   #pollDelay(): number {
