@@ -19,15 +19,16 @@
  *   a holder whose event loop was blocked past the deadline sees the loss before its next step.
  * For an infinite lease there is no guard: `renew` is the periodic "still ours?" check.
  *
- * Every timer is unref'd; `release()` stops them, abandons a renewal in flight, then releases (one
- * request, within `requestTimeoutInMs`), so nothing outlives the handle and release settles in bounded time.
+ * Every timer is unref'd; `release()` stops them, abandons a renewal in flight, then releases (at
+ * most two tries, each within `requestTimeoutInMs`), so nothing outlives the handle and release
+ * settles in bounded time.
  */
 import { randomUUID } from "node:crypto";
 import { serviceCodeOf, statusOf } from "../errors.js";
 import { logger } from "../internal/logger.js";
 import { uniform } from "../internal/sleep.js";
 import { withTimeLimit } from "../internal/time-limit.js";
-import { wrapStorageError } from "../retry/classify.js";
+import { classifyError, wrapStorageError } from "../retry/classify.js";
 import { isLeaseLostError, LeaseLostError, LockNotHeldError, type LeaseLossReason } from "./errors.js";
 import { ExpiryGuard, sentNow, type GuardExpiry, type SentAt } from "./guard.js";
 import { INFINITE_LEASE_SECONDS, type Leasable, type LeasableRequestOptions } from "./leasable.js";
@@ -91,9 +92,9 @@ export interface LockHandle extends AsyncDisposable {
   assertHeld(options?: AssertHeldOptions): void;
   /**
    * Stops renewing (abandoning a renewal in flight) and releases the lease so that a waiter gets it
-   * at once. Safe to call more than once. Settles within the lock's `requestTimeoutInMs` (one
-   * request). Rejects only if the service could not be reached, in which case the lease expires on
-   * its own (within the lease duration).
+   * at once. Safe to call more than once. Settles within twice the lock's `requestTimeoutInMs` (one
+   * request, tried once more if its answer was lost). Rejects only if the service could not be
+   * reached, in which case the lease expires on its own (within the lease duration).
    */
   release(options?: LeasableRequestOptions): Promise<void>;
 }
@@ -114,6 +115,34 @@ interface Acquisition {
 export function isLeaseGone(error: unknown): boolean {
   const status = statusOf(error);
   return isLeaseLostError(error) || status === 409 || status === 412 || status === 404;
+}
+
+/**
+ * Releases the lease `leaseId` holds: at most two tries, each within `requestTimeoutInMs`, so that
+ * one lost answer is not taken for a failure (the second try of a release that was applied is
+ * refused with 409: nothing held). Resolves `true` when released, `false` when the id held nothing
+ * (409/412: expired and taken, broken, or released already); rejects with the last failure.
+ */
+export async function releaseLease(
+  leasable: Leasable,
+  leaseId: string,
+  options: Pick<ResolvedLeaseLockOptions, "requestTimeoutInMs">,
+  abortSignal?: AbortSignal,
+): Promise<boolean> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await withTimeLimit(
+        `release the lease on ${leasable.description}`,
+        options.requestTimeoutInMs,
+        abortSignal,
+        (signal) => leasable.release(leaseId, { abortSignal: signal }),
+      );
+      return true;
+    } catch (error) {
+      if (isLeaseGone(error)) return false;
+      if (attempt >= 2 || abortSignal?.aborted || !classifyError(error).transient) throw error;
+    }
+  }
 }
 
 /** Starts renewing an acquired lease and returns its handle. */
@@ -203,19 +232,14 @@ class HeldLease implements LockHandle {
     if (!wasLost)
       this.#controller.abort(new DOMException(`The lock on ${this.#leasable.description} was released.`, "AbortError"));
     if (refused) return; // the service already said this lease id holds nothing
-    const operation = `release the lease on ${this.#leasable.description}`;
     try {
-      await withTimeLimit(operation, this.#options.requestTimeoutInMs, options.abortSignal, (abortSignal) =>
-        this.#leasable.release(this.leaseId, { abortSignal }),
-      );
-      logger.info(`released the lock on ${this.#leasable.description}`);
+      const released = await releaseLease(this.#leasable, this.leaseId, this.#options, options.abortSignal);
+      if (released) logger.info(`released the lock on ${this.#leasable.description}`);
     } catch (error) {
-      // 409/412: the lease is no longer ours (expired and taken, or broken): nothing left to release.
-      if (isLeaseGone(error)) return;
       // After a loss this is a best effort: the lease expires on its own.
       if (wasLost) return;
       logger.warning(`could not release the lock on ${this.#leasable.description}; it expires on its own`);
-      throw wrapStorageError(error, operation);
+      throw wrapStorageError(error, `release the lease on ${this.#leasable.description}`);
     }
   }
 

@@ -27,7 +27,7 @@ import { withTimeLimit } from "../internal/time-limit.js";
 import { checkNumber, checkOptionalSignal } from "../internal/validate.js";
 import { LeaseTargetNotFoundError, LockTimeoutError } from "./errors.js";
 import { sentNow } from "./guard.js";
-import { isLeaseGone, newLeaseId, startHandle, type LockHandle } from "./handle.js";
+import { isLeaseGone, newLeaseId, releaseLease, startHandle, type LockHandle } from "./handle.js";
 import { buildLockMetadata, ownLockMetadata, readLockRecord, type LockHolder } from "./holder.js";
 import {
   INFINITE_LEASE_SECONDS,
@@ -251,7 +251,7 @@ export class LeaseLock {
    * Runs `callback` under the lock and always releases it. Rejects with the callback's error, or,
    * if the lock was lost while the callback ran, with the `LeaseLostError` (even when the callback
    * finished: what it did was not protected to the end). Once the callback has settled, it settles
-   * within the lock's `requestTimeoutInMs` (the release is one time-limited request).
+   * within twice the lock's `requestTimeoutInMs` (the release: see {@link LockHandle.release}).
    *
    * @example
    * ```ts
@@ -461,16 +461,7 @@ export class LeaseLock {
    * it expires. A lease id that holds nothing is refused (409) at once.
    */
   async #forget(leaseId: string): Promise<void> {
-    for (let attempt = 1; attempt <= 2; attempt++) {
-      try {
-        await this.#call(`release the lease on ${this.leasable.description}`, undefined, (abortSignal) =>
-          this.leasable.release(leaseId, { abortSignal }),
-        );
-        return;
-      } catch (error) {
-        if (!classifyError(error).transient) return; // 409/412: not ours; anything else: nothing to gain
-      }
-    }
+    await releaseLease(this.leasable, leaseId, this.options).catch(() => undefined);
   }
 
   /** Reads the lease state and the lock's record (one HEAD), within the request time limit. */
