@@ -33,8 +33,25 @@ export const FAULT_KINDS = {
   applied500: { type: "statusAfterApply", statusCode: 500, serviceCode: "OperationTimedOut" },
 } as const satisfies Record<string, FaultAction>;
 
-export type FaultKind = keyof typeof FAULT_KINDS;
+/**
+ * Faults for operations that promise a client-side time limit: an answer that never comes. Not in
+ * the default kinds (an operation without time limits would hang on them); ask for them with
+ * `kinds: EVERY_FAULT_KIND`.
+ */
+const HANG_FAULT_KINDS = {
+  /** The request never reaches the service and no answer comes. */
+  hang: { type: "hang" },
+  /** The service applies the request, and its answer never comes. */
+  hangAfterApply: { type: "hang", afterApply: true },
+} as const satisfies Record<string, FaultAction>;
+
+const EVERY_FAULT: Record<FaultKind, FaultAction> = { ...FAULT_KINDS, ...HANG_FAULT_KINDS };
+
+export type FaultKind = keyof typeof FAULT_KINDS | keyof typeof HANG_FAULT_KINDS;
+/** The default kinds: the four of {@link FAULT_KINDS}. */
 export const ALL_FAULT_KINDS = Object.keys(FAULT_KINDS) as FaultKind[];
+/** The default kinds and the hangs. */
+export const EVERY_FAULT_KIND = Object.keys(EVERY_FAULT) as FaultKind[];
 
 export type Service = "blob" | "queue" | "table";
 
@@ -150,8 +167,8 @@ export async function createExplorer(title: string, services: readonly Service[]
         return false;
       },
     });
-    for (const kind of ALL_FAULT_KINDS) {
-      proxy.addRule({ action: FAULT_KINDS[kind], when: () => plan.get(count) === kind });
+    for (const kind of EVERY_FAULT_KIND) {
+      proxy.addRule({ action: EVERY_FAULT[kind], when: () => plan.get(count) === kind });
     }
     proxies.push(proxy);
     endpointsVia[`${service}Endpoint`] = proxy.endpoint;
