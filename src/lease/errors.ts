@@ -52,7 +52,9 @@ export function isLeaseLostError(error: unknown): error is LeaseLostError {
 }
 
 /**
- * `acquire` gave up waiting: the lock stayed held by someone else for the whole `timeoutInMs`.
+ * `acquire` gave up waiting: the lock stayed held by someone else for the whole `timeoutInMs`, or the
+ * looks at it kept failing transiently; `cause` is the latest transient failure met while waiting
+ * (503, a reset, a request cut off by its time limit), if there was one.
  *
  * @example
  * ```ts

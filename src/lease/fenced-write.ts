@@ -49,7 +49,7 @@ export interface FenceContext {
 }
 
 /** One write: what it does, to which entity. */
-export interface FencedWrite {
+interface FencedWrite {
   readonly kind: "create" | "update" | "upsert" | "delete";
   readonly partitionKey: string;
   readonly rowKey: string;

@@ -32,7 +32,7 @@ export interface GuardClock {
 }
 
 /** The system's clocks, with `unref`'d timers. */
-export const systemClock: GuardClock = {
+const systemClock: GuardClock = {
   monotonic: () => performance.now(),
   wall: () => Date.now(),
   setTimer: (callback, delayInMs) => setTimeout(callback, delayInMs).unref(),
