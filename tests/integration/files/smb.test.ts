@@ -15,6 +15,7 @@ import {
   statusOf,
   writeFileUnderLease,
 } from "../../../src/index.js";
+import { SmbSharingViolationError } from "../../../src/testing/index.js";
 import { describeResponderOnly, openFilesTarget, type FilesTarget } from "../../support/files.js";
 
 const quick = { backoff: fixedBackoff({ delayInMs: 20 }) };
@@ -185,7 +186,9 @@ describeResponderOnly("SMB clients holding files (responder simulation + retry p
     const f = await file("helpers.txt");
     const lease = f.getShareLeaseClient();
     await lease.acquireLease();
-    const handle = target.responder!.smb.openFile(smbPath(f));
+    // A leased file can still be opened for read over SMB; sharing nothing, it refuses Create File.
+    expect(() => target.responder!.smb.openFile(smbPath(f))).toThrow(SmbSharingViolationError);
+    const handle = target.responder!.smb.openFile(smbPath(f), { access: { read: true, write: false } });
     const error = await writeFileUnderLease(f, lease.leaseId, "new", { smbRetry: false }).catch((e: unknown) => e);
     expect(serviceCodeOf(error)).toBe("SharingViolation");
     setTimeout(() => handle.close(), 50);
