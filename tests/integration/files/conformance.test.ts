@@ -3,8 +3,10 @@
  * `./conformance/` (recorded answers of the service from the Azure SDK for JS's recordings, and
  * what the REST reference pages describe) is replayed as plain HTTP requests against a responder
  * on a hand-driven clock, and every answer (status, `x-ms-error-code`, lease and SMB headers, body)
- * must be the one expected. The suite counts how many behaviours each kind of source backs.
+ * must be the one expected. The suite counts how many behaviours each kind of source backs, and
+ * checks that docs/azure-files.md and the README say the same.
  */
+import { readFileSync } from "node:fs";
 import { startFilesResponder, type FilesResponder } from "../../../src/testing/index.js";
 import { describeResponderOnly } from "../../support/files.js";
 import { DOCUMENTED } from "./conformance/documented.js";
@@ -50,5 +52,11 @@ describeResponderOnly("Files responder conformance: recorded answers of the serv
       if ("page" in source)
         expect(source.page).toMatch(/^https:\/\/learn\.microsoft\.com\/rest\/api\/storageservices\//);
     }
+  });
+
+  it("docs/azure-files.md and the README state the same counts", () => {
+    const sentence = countsSentence();
+    expect(readFileSync("docs/azure-files.md", "utf8")).toContain(sentence);
+    expect(readFileSync("README.md", "utf8")).toContain(sentence);
   });
 });
