@@ -10,11 +10,12 @@ import { readFileSync } from "node:fs";
 import { startFilesResponder, type FilesResponder } from "../../../src/testing/index.js";
 import { describeResponderOnly } from "../../support/files.js";
 import { DOCUMENTED } from "./conformance/documented.js";
-import { RECORDED } from "./conformance/recorded.js";
+import { RECORDED_FILES } from "./conformance/recorded-files.js";
+import { RECORDED_LEASES } from "./conformance/recorded-leases.js";
 import { replay } from "./conformance/replay.js";
 import { backingOf, type Behaviour } from "./conformance/types.js";
 
-const BEHAVIOURS: readonly Behaviour[] = [...RECORDED, ...DOCUMENTED];
+const BEHAVIOURS: readonly Behaviour[] = [...RECORDED_LEASES, ...RECORDED_FILES, ...DOCUMENTED];
 
 /** How many behaviours each kind of source backs, as the docs state it. */
 function countsSentence(): string {

@@ -4,25 +4,12 @@
  * saying why). SMB clients cannot be recorded from the SDK's tests, so every SMB behaviour is here,
  * following "Manage file locks".
  */
+import { acquire, change, fileLease, lease, release, shareLease } from "./steps.js";
 import type { Behaviour, Step } from "./types.js";
 
 const PAGES = "https://learn.microsoft.com/rest/api/storageservices";
 const FILE_LOCKS = `${PAGES}/managing-file-locks`;
 
-function lease(action: string, more: Readonly<Record<string, string>> = {}): Record<string, string> {
-  return { "x-ms-lease-action": action, ...more };
-}
-
-const acquireFile = (id: string): Step => ({
-  req: "PUT file?comp=lease",
-  headers: lease("acquire", { "x-ms-lease-duration": "-1", "x-ms-proposed-lease-id": id }),
-  status: 201,
-});
-const acquireShare = (id: string, seconds: string): Step => ({
-  req: "PUT share?restype=share&comp=lease",
-  headers: lease("acquire", { "x-ms-lease-duration": seconds, "x-ms-proposed-lease-id": id }),
-  status: 201,
-});
 const replaceFile = (status: number, code?: string): Step => ({
   req: "PUT file",
   headers: { "x-ms-type": "file", "x-ms-content-length": "3" },
@@ -49,14 +36,14 @@ const pageBacked: Behaviour[] = [
     },
     given: "share",
     steps: [
-      acquireShare("{A}", "15"),
+      shareLease(acquire("{A}", "15"), 201),
       {
         req: "GET share?restype=share",
         wait: 15_000,
         status: 200,
         answers: { "x-ms-lease-state": "expired", "x-ms-lease-status": "unlocked" },
       },
-      acquireShare("{B}", "15"),
+      shareLease(acquire("{B}", "15"), 201),
     ],
   },
   {
@@ -67,14 +54,8 @@ const pageBacked: Behaviour[] = [
     },
     given: "share",
     steps: [
-      acquireShare("{A}", "15"),
-      {
-        req: "PUT share?restype=share&comp=lease",
-        headers: lease("break"),
-        wait: 16_000,
-        status: 202,
-        answers: { "x-ms-lease-time": "0" },
-      },
+      shareLease(acquire("{A}", "15"), 201),
+      shareLease(lease("break"), 202, { wait: 16_000, answers: { "x-ms-lease-time": "0" } }),
       {
         req: "GET share?restype=share",
         status: 200,
@@ -90,19 +71,14 @@ const pageBacked: Behaviour[] = [
     },
     given: "share",
     steps: [
-      acquireShare("{A}", "-1"),
-      {
-        req: "PUT share?restype=share&comp=lease",
-        headers: lease("break", { "x-ms-lease-break-period": "10" }),
-        status: 202,
-        answers: { "x-ms-lease-time": "10" },
-      },
+      shareLease(acquire("{A}"), 201),
+      shareLease(lease("break", { "x-ms-lease-break-period": "10" }), 202, { answers: { "x-ms-lease-time": "10" } }),
       {
         req: "GET share?restype=share",
         status: 200,
         answers: { "x-ms-lease-state": "breaking", "x-ms-lease-status": "locked" },
       },
-      { ...acquireShare("{B}", "15"), status: 409, code: "LeaseAlreadyPresent" },
+      shareLease(acquire("{B}", "15"), 409, { code: "LeaseAlreadyPresent" }),
       { req: "GET share?restype=share", wait: 10_000, status: 200, answers: { "x-ms-lease-state": "broken" } },
     ],
   },
@@ -114,7 +90,7 @@ const pageBacked: Behaviour[] = [
     },
     given: "share",
     steps: [
-      acquireShare("{A}", "-1"),
+      shareLease(acquire("{A}"), 201),
       {
         req: "PUT share?restype=share&comp=properties",
         headers: { "x-ms-share-quota": "100" },
@@ -236,19 +212,13 @@ const pageBacked: Behaviour[] = [
     given: "share+dir+file",
     steps: [
       { smb: { open: READ, share: { read: true, write: true } } },
-      refused(
-        "PUT file?comp=lease",
-        lease("acquire", { "x-ms-lease-duration": "-1", "x-ms-proposed-lease-id": "{A}" }),
-      ),
+      refused("PUT file?comp=lease", acquire("{A}")),
       { smb: "closeAll" },
       { smb: { open: { read: true, write: true }, share: ALL } },
-      refused(
-        "PUT file?comp=lease",
-        lease("acquire", { "x-ms-lease-duration": "-1", "x-ms-proposed-lease-id": "{A}" }),
-      ),
+      refused("PUT file?comp=lease", acquire("{A}")),
       { smb: "closeAll" },
       { smb: { open: READ, share: ALL } },
-      acquireFile("{A}"),
+      fileLease(acquire("{A}"), 201),
     ],
   },
   {
@@ -256,7 +226,7 @@ const pageBacked: Behaviour[] = [
     source: { page: FILE_LOCKS, says: "an SMB client cannot open a leased file with write or delete access" },
     given: "share+dir+file",
     steps: [
-      acquireFile("{A}"),
+      fileLease(acquire("{A}"), 201),
       { smb: { open: { read: true, write: true }, share: ALL, refused: true } },
       { smb: { open: { delete: true }, share: ALL, refused: true } },
       { smb: { open: READ } },
@@ -293,12 +263,7 @@ const pageBacked: Behaviour[] = [
       { smb: "deleteOnClose" },
       { req: "HEAD file", status: 409, code: "DeletePending" },
       { req: "GET file", status: 409, code: "DeletePending" },
-      {
-        req: "PUT file?comp=lease",
-        headers: lease("acquire", { "x-ms-lease-duration": "-1", "x-ms-proposed-lease-id": "{A}" }),
-        status: 409,
-        code: "DeletePending",
-      },
+      fileLease(acquire("{A}"), 409, { code: "DeletePending" }),
       { smb: "closeAll" },
       { req: "HEAD file", status: 404, code: "ResourceNotFound" },
     ],
@@ -311,19 +276,9 @@ const unbacked: Behaviour[] = [
     source: { unbacked: "the code the Lease Blob page gives for blobs; not recorded for files" },
     given: "share+dir+file",
     steps: [
-      acquireFile("{A}"),
-      {
-        req: "PUT file?comp=lease",
-        headers: lease("release", { "x-ms-lease-id": "{B}" }),
-        status: 409,
-        code: "LeaseIdMismatchWithLeaseOperation",
-      },
-      {
-        req: "PUT file?comp=lease",
-        headers: lease("change", { "x-ms-lease-id": "{B}", "x-ms-proposed-lease-id": "{guid}" }),
-        status: 409,
-        code: "LeaseIdMismatchWithLeaseOperation",
-      },
+      fileLease(acquire("{A}"), 201),
+      fileLease(release("{B}"), 409, { code: "LeaseIdMismatchWithLeaseOperation" }),
+      fileLease(change("{B}", "{guid}"), 409, { code: "LeaseIdMismatchWithLeaseOperation" }),
     ],
   },
   {
@@ -334,8 +289,8 @@ const unbacked: Behaviour[] = [
     },
     given: "share+dir+file",
     steps: [
-      acquireFile("{A}"),
-      { req: "PUT file?comp=lease", headers: lease("break"), status: 202 },
+      fileLease(acquire("{A}"), 201),
+      fileLease(lease("break"), 202),
       {
         req: "PUT file?comp=metadata",
         headers: { "x-ms-lease-id": "{A}" },
@@ -366,7 +321,7 @@ const unbacked: Behaviour[] = [
     given: "share+dir+file",
     steps: [
       { smb: { open: READ, share: ALL } },
-      acquireFile("{A}"),
+      fileLease(acquire("{A}"), 201),
       { smb: "closeAll" },
       { smb: { open: READ } },
       refused("PUT file?comp=metadata"),

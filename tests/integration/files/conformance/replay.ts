@@ -4,7 +4,7 @@
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import type { SmbHandle, SmbSimulator } from "../../../../src/testing/index.js";
-import { SETUP } from "./recorded.js";
+import { SETUP } from "./steps.js";
 import type { Behaviour, RequestStep, Step } from "./types.js";
 
 /** The lease id the SDK's tests fix (`guid` in test/leaseclient.spec.ts). */
