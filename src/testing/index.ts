@@ -33,4 +33,5 @@ export {
   type SmbHandle,
   type SmbOpenOptions,
 } from "./files-responder/responder.js";
-export type { SmbShareMode } from "./files-responder/store.js";
+export type { SmbShareMode, SmbAccess } from "./files-responder/store.js";
+export { SmbSharingViolationError } from "./files-responder/smb-rules.js";
