@@ -25,9 +25,11 @@ export type TableKeyName = "partitionKey" | "rowKey";
  * - `missing`: `null` or `undefined` (the service stores empty strings, never null keys);
  * - `not-a-string`: keys are strings;
  * - `too-long`: over 1 KiB, that is over 512 UTF-16 code units;
- * - `forbidden-character`: `/`, `\`, `#`, `?`, or a control character (U+0000-U+001F, U+007F-U+009F).
+ * - `forbidden-character`: `/`, `\`, `#`, `?`, or a control character (U+0000-U+001F, U+007F-U+009F);
+ * - `unpaired-surrogate`: half of a UTF-16 surrogate pair without its other half (`"a\uD800b"`): it is
+ *   no character at all, and no URL can carry it (`encodeURIComponent` throws "URI malformed").
  */
-export type TableKeyRule = "missing" | "not-a-string" | "too-long" | "forbidden-character";
+export type TableKeyRule = "missing" | "not-a-string" | "too-long" | "forbidden-character" | "unpaired-surrogate";
 
 /** A PartitionKey or RowKey that the service would refuse. Thrown before any request is sent. */
 export class TableKeyError extends StorageConcurrencyError {
