@@ -11,6 +11,7 @@
 import type { TableEntity, TableEntityResult, TransactionAction } from "@azure/data-tables";
 import { statusOf } from "../errors.js";
 import { logger } from "../internal/logger.js";
+import { wrapStorageError } from "../retry/classify.js";
 import { checkAtomic, sendAtomic } from "./atomic.js";
 import { isTableTransactionError, MultiIndexConflictError, type TableTransactionError } from "./errors.js";
 import {
@@ -100,18 +101,23 @@ export function recordOf(row: Row): Record<string, unknown> {
   return record;
 }
 
-/** Reads one row (as part of the caller's call); undefined when there is none. */
+/**
+ * Reads one row; undefined when there is none. `ownTimeLimit` for a read the library makes on its own
+ * (after a conflict), which gets a client-side time limit besides the caller's signal.
+ */
 export async function readRow(
   client: Pick<RowsClient, "getEntity">,
   partitionKey: string,
   rowKey: string,
   call: { abortSignal?: AbortSignal },
+  { ownTimeLimit = false } = {},
 ): Promise<Row | undefined> {
   try {
+    if (ownTimeLimit) return await readEntityBack(client, partitionKey, rowKey, call.abortSignal);
     return await client.getEntity<Record<string, unknown>>(partitionKey, rowKey, call);
   } catch (error) {
     if (statusOf(error) === 404) return undefined;
-    throw error;
+    throw wrapStorageError(error, `read row ${JSON.stringify(rowKey)} of partition ${JSON.stringify(partitionKey)}`);
   }
 }
 
@@ -172,11 +178,15 @@ export async function commitRows(
         throw changed(partitionKey, rowKey, error);
       }
       if (status === 409 && rowKey !== undefined && !etags.has(rowKey) && round < 5) {
-        const existing = await readRow(client, partitionKey, rowKey, call);
+        const existing = await readRow(client, partitionKey, rowKey, call, { ownTimeLimit: true });
         if (existing && !isDeleted(existing)) {
           // Taken: by this very record written meanwhile by someone else (then the read is stale), or by another record.
           const [anchor, anchorEtag] = [...expected][0] ?? [];
-          if (anchor !== undefined && (await readRow(client, partitionKey, anchor, call))?.etag !== anchorEtag) {
+          const anchorNow =
+            anchor === undefined
+              ? undefined
+              : await readRow(client, partitionKey, anchor, call, { ownTimeLimit: true });
+          if (anchor !== undefined && anchorNow?.etag !== anchorEtag) {
             throw changed(partitionKey, anchor, error);
           }
           throw new MultiIndexConflictError(

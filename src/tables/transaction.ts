@@ -94,7 +94,16 @@ export async function sendTransaction(
     throw transactionError(cause, transaction, attempts, { doubt: inDoubt || statusCode === undefined });
   }
   if (!readBack) throw transactionError(cause, transaction, attempts, { doubt: inDoubt });
-  const verdict = await readBackSafely(readBack, abortSignal, failedOperationOf(messageOf(cause)).position);
+  const failedPosition = failedOperationOf(messageOf(cause)).position;
+  // The read-back is retried as the transaction was (retry in one place): by the policy, else by the client.
+  const verdict = await readBackSafely(() =>
+    policy
+      ? policy.execute(({ abortSignal: signal }) => readBack(signal, failedPosition), {
+          ...(abortSignal ? { abortSignal } : {}),
+          operationName: `read back the ${describe(transaction)}`,
+        })
+      : readBack(abortSignal, failedPosition),
+  );
   if (verdict.kind === "applied") {
     logger.info(
       `the ${describe(transaction)} had been applied although its answer was lost (read back its write id); counted once`,
@@ -106,14 +115,10 @@ export async function sendTransaction(
   throw transactionError(cause, transaction, attempts, { doubt: !refused, readBack: verdict });
 }
 
-/** Runs `readBack`; a read that fails leaves the outcome unknown. */
-async function readBackSafely(
-  readBack: ReadBack,
-  abortSignal: AbortSignal | undefined,
-  failedPosition: number | undefined,
-): Promise<ReadBackVerdict> {
+/** Runs a read-back; a read that fails leaves the outcome unknown. */
+async function readBackSafely(readBack: () => Promise<ReadBackVerdict>): Promise<ReadBackVerdict> {
   try {
-    return await readBack(abortSignal, failedPosition);
+    return await readBack();
   } catch (error) {
     return { kind: "unknown", reason: `reading it back failed too (${messageOf(error)})` };
   }
