@@ -14,10 +14,22 @@
 import type { TableClient, TableEntityResult } from "@azure/data-tables";
 import { randomBytes } from "node:crypto";
 import { statusOf } from "../errors.js";
+import { decorrelatedJitterBackoff } from "../retry/backoff.js";
 import { classifyError } from "../retry/classify.js";
+import { retryPolicy, type RetryPolicy } from "../retry/retry.js";
 
-/** How long one read-back request may take before the outcome is reported as unknown. */
+/** How long a read-back may take, retries included, before the outcome is reported as unknown. */
 const READ_BACK_TIMEOUT_IN_MS = 30_000;
+
+/**
+ * How a read-back is retried when the write had no retry policy of its own: reads are safe to
+ * repeat, and one failed read should not leave an outcome open that the next read would decide.
+ */
+const READ_BACK_RETRIES = retryPolicy({
+  maxRetries: 2,
+  backoff: decorrelatedJitterBackoff({ baseInMs: 20, maxInMs: 500 }),
+  deadlineInMs: READ_BACK_TIMEOUT_IN_MS,
+});
 
 /** The part of a `TableClient` that reads back. */
 export type EntityReader = Pick<TableClient, "getEntity">;
@@ -87,5 +99,30 @@ export async function readEntityBack(
   } catch (error) {
     if (statusOf(error) === 404) return undefined;
     throw error;
+  }
+}
+
+/**
+ * Runs `readBack`, retried by the write's own `policy` (retry in one place) or else by
+ * {@link READ_BACK_RETRIES}, within {@link READ_BACK_TIMEOUT_IN_MS}; a read-back that still fails
+ * leaves the outcome unknown.
+ */
+export async function runReadBack(
+  readBack: ReadBack,
+  {
+    policy,
+    abortSignal,
+    failedPosition,
+    what,
+  }: { policy?: RetryPolicy | undefined; abortSignal?: AbortSignal | undefined; failedPosition?: number; what: string },
+): Promise<ReadBackVerdict> {
+  try {
+    return await (policy ?? READ_BACK_RETRIES).execute(({ abortSignal: signal }) => readBack(signal, failedPosition), {
+      abortSignal: readBackSignal(abortSignal),
+      operationName: `read back the ${what}`,
+    });
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    return { kind: "unknown", reason: `reading it back failed too (${reason})` };
   }
 }

@@ -24,7 +24,7 @@ import { classifyError } from "../retry/classify.js";
 import type { RetryPolicy } from "../retry/retry.js";
 import { TableTransactionError } from "./errors.js";
 import type { TableLocation } from "./plan.js";
-import { answerInDoubt, type ReadBack, type ReadBackVerdict } from "./read-back.js";
+import { answerInDoubt, runReadBack, type ReadBack, type ReadBackVerdict } from "./read-back.js";
 
 /** The part of a `TableClient` the transaction writers use: `getEntity` reads back a transaction whose answer was lost. */
 export type TransactionClient = TableLocation & Pick<TableClient, "submitTransaction" | "getEntity">;
@@ -94,16 +94,12 @@ export async function sendTransaction(
     throw transactionError(cause, transaction, attempts, { doubt: inDoubt || statusCode === undefined });
   }
   if (!readBack) throw transactionError(cause, transaction, attempts, { doubt: inDoubt });
-  const failedPosition = failedOperationOf(messageOf(cause)).position;
-  // The read-back is retried as the transaction was (retry in one place): by the policy, else by the client.
-  const verdict = await readBackSafely(() =>
-    policy
-      ? policy.execute(({ abortSignal: signal }) => readBack(signal, failedPosition), {
-          ...(abortSignal ? { abortSignal } : {}),
-          operationName: `read back the ${describe(transaction)}`,
-        })
-      : readBack(abortSignal, failedPosition),
-  );
+  const verdict = await runReadBack(readBack, {
+    policy, // the read-back is retried as the transaction was: retry in one place
+    abortSignal,
+    failedPosition: failedOperationOf(messageOf(cause)).position,
+    what: describe(transaction),
+  });
   if (verdict.kind === "applied") {
     logger.info(
       `the ${describe(transaction)} had been applied although its answer was lost (read back its write id); counted once`,
@@ -113,15 +109,6 @@ export async function sendTransaction(
   // A 404/409/412 is the service refusing this very transaction now; absent means it is not in storage either.
   const refused = verdict.kind === "refused" || (verdict.kind === "absent" && RESEND_STATUSES.has(statusCode ?? 0));
   throw transactionError(cause, transaction, attempts, { doubt: !refused, readBack: verdict });
-}
-
-/** Runs a read-back; a read that fails leaves the outcome unknown. */
-async function readBackSafely(readBack: () => Promise<ReadBackVerdict>): Promise<ReadBackVerdict> {
-  try {
-    return await readBack();
-  } catch (error) {
-    return { kind: "unknown", reason: `reading it back failed too (${messageOf(error)})` };
-  }
 }
 
 function describe(transaction: TransactionToSend): string {
