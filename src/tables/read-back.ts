@@ -52,14 +52,19 @@ export type ReadBackVerdict =
   | { readonly kind: "absent" }
   | { readonly kind: "unknown"; readonly reason: string };
 
-/**
- * Reads back a transaction: `failedPosition` is the position of the action the service blamed in
- * the last answer, when it named one.
- */
-export type ReadBack = (
-  abortSignal: AbortSignal | undefined,
-  failedPosition: number | undefined,
-) => Promise<ReadBackVerdict>;
+/** What the read-back is told about the failure it judges. */
+export interface ReadBackContext {
+  /** The position of the action the service blamed in the last answer, when it named one. */
+  readonly failedPosition: number | undefined;
+  /**
+   * True when an attempt the library saw got no answer, or a 500/502/504: then a 404/409/412 that
+   * follows may be the transaction meeting its own effect. (The SDK's own resends are not seen.)
+   */
+  readonly inDoubt: boolean;
+}
+
+/** Reads back a transaction whose outcome is in doubt, and judges it. */
+export type ReadBack = (abortSignal: AbortSignal | undefined, context: ReadBackContext) => Promise<ReadBackVerdict>;
 
 /**
  * Statuses after which the service may have applied the request, or may still apply it: 500
@@ -112,12 +117,17 @@ export async function runReadBack(
   {
     policy,
     abortSignal,
-    failedPosition,
+    context,
     what,
-  }: { policy?: RetryPolicy | undefined; abortSignal?: AbortSignal | undefined; failedPosition?: number; what: string },
+  }: {
+    policy?: RetryPolicy | undefined;
+    abortSignal?: AbortSignal | undefined;
+    context: ReadBackContext;
+    what: string;
+  },
 ): Promise<ReadBackVerdict> {
   try {
-    return await (policy ?? READ_BACK_RETRIES).execute(({ abortSignal: signal }) => readBack(signal, failedPosition), {
+    return await (policy ?? READ_BACK_RETRIES).execute(({ abortSignal: signal }) => readBack(signal, context), {
       abortSignal: readBackSignal(abortSignal),
       operationName: `read back the ${what}`,
     });

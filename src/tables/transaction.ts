@@ -97,7 +97,7 @@ export async function sendTransaction(
   const verdict = await runReadBack(readBack, {
     policy, // the read-back is retried as the transaction was: retry in one place
     abortSignal,
-    failedPosition: failedOperationOf(messageOf(cause)).position,
+    context: { failedPosition: failedOperationOf(messageOf(cause)).position, inDoubt },
     what: describe(transaction),
   });
   if (verdict.kind === "applied") {

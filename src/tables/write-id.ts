@@ -5,10 +5,15 @@
  * entity is read back (see read-back.ts): holding the id, the transaction was applied (a transaction
  * applies whole or not at all); holding anything else, it was not.
  *
- * One assumption, the one the optimistic engine makes too: an entity this transaction wrote that
- * another writer replaced in the moments between the lost answer and the read-back is taken as not
- * written by this transaction. Deletes carry no id (they have no body); a transaction of deletes
- * only can be judged only by its entities being gone, which does not say who removed them.
+ * These entities keep no history (the library does not read them before writing), so when the
+ * entity read back holds another write, storage cannot say whether that write was made on top of
+ * this transaction. After an attempt the library saw get no answer, that is "unknown". After a
+ * 404/409/412 with no such attempt seen, it is taken as a refusal: the one assumption, that no
+ * other writer changed the entity in the moments between a lost answer and the SDK's own resend
+ * (which the library cannot see). With `SDK_SINGLE_ATTEMPT` and the library's `retry` option the
+ * library sees every attempt and needs no assumption. Deletes carry no id (they have no body); a
+ * transaction of deletes only can be judged only by its entities being gone, which does not say
+ * who removed them.
  */
 import type { TableEntity, TransactionAction } from "@azure/data-tables";
 import { ENTITY_LIMITS } from "./validation.js";
@@ -75,7 +80,7 @@ export function stampedReadBack(
   actions: readonly TransactionAction[],
   writeId: string,
 ): ReadBack {
-  return async (abortSignal, failedPosition): Promise<ReadBackVerdict> => {
+  return async (abortSignal, { failedPosition, inDoubt }): Promise<ReadBackVerdict> => {
     const stamped = actions.flatMap((action, i) => (isStamped(action, writeId) ? [i] : []));
     if (stamped.length === 0) return deletesReadBack(client, partitionKey, actions, abortSignal);
     const witness = failedPosition !== undefined && stamped.includes(failedPosition) ? failedPosition : stamped[0]!;
@@ -93,10 +98,17 @@ export function stampedReadBack(
       return { kind: "applied", etags };
     }
     const action = actions[witness]!;
-    if (action[0] === "create" && found) return { kind: "refused" }; // the key is taken: it can never be created
     const ifMatch = ifMatchOf(action);
-    if (ifMatch !== undefined && found?.etag !== ifMatch) return { kind: "refused" }; // the ETag moved on
-    return { kind: "absent" };
+    // The key is taken, or the ETag moved on: this transaction can never apply now. Whether it did
+    // before, and another write replaced it, only a history could tell, and these entities keep none.
+    const moved = (action[0] === "create" && found !== undefined) || (ifMatch !== undefined && found?.etag !== ifMatch);
+    if (!moved) return { kind: "absent" };
+    if (!inDoubt) return { kind: "refused" }; // no attempt seen in doubt: a refusal (see the assumption above)
+    return {
+      kind: "unknown",
+      reason:
+        "after an attempt whose answer was lost, another write changed its entity, and nothing in storage says whether that write was made on top of this transaction",
+    };
   };
 }
 

@@ -6,6 +6,7 @@
  */
 import type { TableClient } from "@azure/data-tables";
 import {
+  fixedBackoff,
   isTableTransactionError,
   multiIndexTable,
   SDK_SINGLE_ATTEMPT,
@@ -162,3 +163,61 @@ describe("a 500 or 504 answer to a transaction", () => {
     expect((await multiIndexTable<Lapper>(direct, lapOptions).get("race", "BIB", "00001"))?.record.laps).toBe(1);
   });
 });
+
+describe("another writer between the lost answer and the resend", () => {
+  it("multi-index: a write made on top of the lost one still shows it (history), so modify() applies once", async () => {
+    const { direct, retrying } = await tables("lostcontended");
+    await multiIndexTable<Lapper>(direct, lapOptions).create({ bib: 1, name: "ada", laps: 0 });
+    const increment = (r: Lapper) => ({ ...r, laps: r.laps + 1 });
+    // Before the SDK resends the (applied) transaction, another writer reads the record and changes it.
+    beforeSecondBatch(retrying, () =>
+      multiIndexTable<Lapper>(direct, lapOptions).modify("race", "BIB", "00001", increment),
+    );
+    dropNextBatch();
+    let calls = 0;
+    const mine = await multiIndexTable<Lapper>(retrying, lapOptions).modify("race", "BIB", "00001", (r) => {
+      calls += 1;
+      return increment(r);
+    });
+    expect(calls).toBe(1);
+    expect(mine?.record.laps).toBe(1);
+    expect((await multiIndexTable<Lapper>(direct, lapOptions).get("race", "BIB", "00001"))?.record.laps).toBe(2);
+  });
+
+  it("writeAtomic with the library's retry: says it may have been applied, never that nothing was", async () => {
+    const { direct, single } = await tables("lostatomiccontended");
+    const start = await direct.createEntity({ partitionKey: "p", rowKey: "counter", n: 0 });
+    // Before the library's retry, another writer reads the counter (the lost write's n: 1) and adds one.
+    beforeSecondBatch(single, async () => {
+      const read = await direct.getEntity<{ n: number }>("p", "counter");
+      await writeAtomic(direct, [
+        ["update", { partitionKey: "p", rowKey: "counter", n: read.n + 1 }, "Replace", { etag: read.etag }],
+      ]);
+    });
+    dropNextBatch();
+    const error = (await writeAtomic(
+      single,
+      [["update", { partitionKey: "p", rowKey: "counter", n: 1 }, "Replace", { etag: start.etag! }]],
+      { retry: { maxRetries: 2, backoff: fixedBackoff({ delayInMs: 1 }) } },
+    ).catch((e: unknown) => e)) as TableTransactionError;
+    expect(isTableTransactionError(error)).toBe(true);
+    expect(error).toMatchObject({ statusCode: 412, mayHaveBeenApplied: true, attempts: 2 });
+    expect(error.message).toMatch(/another write changed its entity/);
+    expect((await direct.getEntity<{ n: number }>("p", "counter")).n).toBe(2);
+  });
+});
+
+/** Runs `write` (another writer) just before `client` sends its second $batch request. */
+function beforeSecondBatch(client: TableClient, write: () => Promise<unknown>): void {
+  let sends = 0;
+  client.pipeline.addPolicy(
+    {
+      name: "another-writer-first",
+      async sendRequest(request, next) {
+        if (request.url.includes("$batch") && ++sends === 2) await write();
+        return next(request);
+      },
+    },
+    { afterPhase: "Retry" },
+  );
+}
