@@ -53,7 +53,7 @@ export type ReadBackVerdict =
   | { readonly kind: "unknown"; readonly reason: string };
 
 /** What the read-back is told about the failure it judges. */
-export interface ReadBackContext {
+interface ReadBackContext {
   /** The position of the action the service blamed in the last answer, when it named one. */
   readonly failedPosition: number | undefined;
   /**
