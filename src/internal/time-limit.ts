@@ -5,7 +5,8 @@
  * read-backs) goes through {@link withTimeLimit}.
  *
  * The call is given a signal that aborts when the limit passes or the caller's signal aborts; the
- * returned promise settles then even if the call ignores its signal. A call cut off by the limit
+ * returned promise settles then even if the call ignores its signal (with `waitOnCancel`, a
+ * cancelled call is given until the limit to settle with an error of its own). A call cut off by the limit
  * rejects with a {@link StorageRequestError} without a status (a network-like failure: transient,
  * and the request may or may not have been applied), so the one classifier treats it like a lost
  * answer; one cut off by the caller rejects with the caller's reason.
@@ -21,6 +22,15 @@ export function withTimeLimit<T>(
   timeLimitInMs: number,
   abortSignal: AbortSignal | undefined,
   call: (signal: AbortSignal) => Promise<T>,
+  {
+    waitOnCancel = false,
+  }: {
+    /**
+     * When the caller's signal aborts, let the call settle (still within the limit) instead of
+     * rejecting at once: for a call that ends a cancelled wait with an error saying more.
+     */
+    readonly waitOnCancel?: boolean;
+  } = {},
 ): Promise<T> {
   if (abortSignal?.aborted) return Promise.reject(abortSignal.reason);
   const controller = new AbortController();
@@ -31,7 +41,7 @@ export function withTimeLimit<T>(
       controller.abort(reason);
       reject(reason);
     };
-    const onAbort = () => stop(abortSignal!.reason);
+    const onAbort = () => (waitOnCancel ? controller.abort(abortSignal!.reason) : stop(abortSignal!.reason));
     const timer = setTimeout(() => stop(timeLimitError(operation, timeLimitInMs)), Math.max(0, timeLimitInMs));
     timer.unref();
     abortSignal?.addEventListener("abort", onAbort, { once: true });
@@ -50,7 +60,7 @@ export function withTimeLimit<T>(
       },
       (error: unknown) => {
         // After the limit (or the caller) cut the call off, its own rejection is only the echo.
-        if (!controller.signal.aborted) stop(error);
+        if (!controller.signal.aborted || (waitOnCancel && abortSignal?.aborted)) stop(error);
       },
     );
   });

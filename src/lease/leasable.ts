@@ -32,7 +32,9 @@
  * - Metadata (holder, fencing token) is optional: a leasable that cannot store metadata under the
  *   lease leaves out `setMetadata`, and its locks have no fencing token.
  *
- * Adapters stay thin: one SDK call per method, no retries, no waiting, no state.
+ * Adapters stay thin: one SDK call per method, no retries, no waiting, no state. (One exception:
+ * the Azure Files file adapter waits out SMB clients in `acquire` and `setMetadata`, as every Files
+ * helper does, and then throws an `SmbConflictError`, which the engine does not read as "held".)
  *
  * @module
  */
@@ -146,6 +148,14 @@ export interface Leasable {
     leaseId: string,
     options?: LeasableMetadataWriteOptions,
   ): Promise<void>;
+
+  /**
+   * The longest `acquire` and `setMetadata` may wait out a conflict that is not another holder
+   * before they fail (Azure Files: an SMB client holding the file). The engine gives those two calls
+   * this much on top of its request time limit (`requestTimeoutInMs`), and, when it cancels them,
+   * lets them settle with their own error. Absent: 0 (one request, no waiting).
+   */
+  readonly conflictWaitInMs?: number;
 
   /**
    * Whether `setMetadata` honours `ifMatch` (blobs do; containers do not). With it, a waiter that

@@ -20,7 +20,7 @@
  * `unreachableTimeoutInMs` (`./wait-failures.ts`).
  */
 import { classifyError, wrapStorageError } from "../retry/classify.js";
-import { serviceCodeOf, statusOf } from "../errors.js";
+import { isStorageConcurrencyError, serviceCodeOf, statusOf } from "../errors.js";
 import { logger } from "../internal/logger.js";
 import { sleep, uniform } from "../internal/sleep.js";
 import { withTimeLimit } from "../internal/time-limit.js";
@@ -49,8 +49,10 @@ export interface TryAcquireOptions {
 export interface AcquireOptions {
   /**
    * How long to wait for the lock before failing with a `LockTimeoutError` (whose `cause` is the
-   * latest transient failure met while waiting, if any). The promise settles within this plus twice
-   * the lock's `requestTimeoutInMs` (giving back a lease id that an attempt in flight may have won).
+   * latest transient failure met while waiting, if any), or, when the leasable was waiting out a
+   * conflict that is not another holder, such as an SMB client holding a file, with that conflict's
+   * error. The promise settles within this plus three times the lock's `requestTimeoutInMs` (the
+   * attempt in flight winds down, then a lease id it may have won is given back).
    * @default Infinity
    */
   readonly timeoutInMs?: number;
@@ -177,15 +179,17 @@ export class LeaseLock {
     if (options.abortSignal?.aborted) onAbort();
     let lastHolder: LockHolder | undefined;
     let timedOut = false;
+    const failures = new WaitFailures(this.leasable.description, this.options.unreachableTimeoutInMs);
     const timer =
       timeoutInMs === Infinity
         ? undefined
         : setTimeout(() => {
             timedOut = true;
-            controller.abort(new DOMException("The wait for the lock timed out.", "TimeoutError"));
+            // A LockTimeoutError as the reason: a leasable waiting out a conflict of its own (fileLock's
+            // SMB clients) reads it to end with its own error; the one thrown is built in the catch.
+            controller.abort(this.#timeoutError(timeoutInMs, lastHolder, failures));
           }, timeoutInMs);
     const signal = controller.signal;
-    const failures = new WaitFailures(this.leasable.description, this.options.unreachableTimeoutInMs);
     let uncertain = false;
     try {
       for (let first = true; ; first = false) {
@@ -222,8 +226,13 @@ export class LeaseLock {
       // An acquire in flight when the wait was cancelled (or one whose answer was lost) may have
       // been granted: give that lease id back so that nothing is left held until it expires.
       await this.#forget(leaseId);
-      if (timedOut) throw this.#timeoutError(timeoutInMs, lastHolder, failures);
-      throw signal.aborted ? signal.reason : wrapStorageError(error, `take the lock on ${this.leasable.description}`);
+      // When the time ran out while the leasable was waiting out a conflict it names (an SMB client
+      // holding a file: fileLock), its error says more than the timeout.
+      const named = !options.abortSignal?.aborted && isStorageConcurrencyError(error) && error !== signal.reason;
+      if (timedOut && !named) throw this.#timeoutError(timeoutInMs, lastHolder, failures);
+      throw signal.aborted && !named
+        ? signal.reason
+        : wrapStorageError(error, `take the lock on ${this.leasable.description}`);
     } finally {
       clearTimeout(timer);
       options.abortSignal?.removeEventListener("abort", onAbort);
@@ -371,13 +380,18 @@ export class LeaseLock {
       this.options.durationInSeconds === Infinity ? INFINITE_LEASE_SECONDS : this.options.durationInSeconds;
     for (let created = false; ; created = true) {
       try {
-        await this.#call(`acquire the lease on ${this.leasable.description}`, abortSignal, (signal) =>
-          this.leasable.acquire(seconds, leaseId, { abortSignal: signal }),
+        await this.#call(
+          `acquire the lease on ${this.leasable.description}`,
+          abortSignal,
+          (signal) => this.leasable.acquire(seconds, leaseId, { abortSignal: signal }),
+          { mayWaitOutConflicts: true },
         );
         return true;
       } catch (error) {
         const status = statusOf(error);
-        if (status === 409) return false;
+        // "Held by someone else" is the lease's own 409 (LeaseAlreadyPresent, ...): not an SMB client
+        // holding a file (409 SharingViolation) nor an error the leasable raised about one.
+        if (status === 409 && classifyError(error).kind === "client") return false;
         if (status !== 404) throw error;
         if (created || !this.options.createIfMissing || !this.leasable.createIfMissing) {
           throw new LeaseTargetNotFoundError(
@@ -436,8 +450,11 @@ export class LeaseLock {
     if (known?.etag !== undefined && this.leasable.conditionalMetadataWrites) {
       const record = next(known.metadata);
       try {
-        await this.#call(operation, abortSignal, (signal) =>
-          setMetadata(record.all, leaseId, { abortSignal: signal, ifMatch: known.etag }),
+        await this.#call(
+          operation,
+          abortSignal,
+          (signal) => setMetadata(record.all, leaseId, { abortSignal: signal, ifMatch: known.etag }),
+          { mayWaitOutConflicts: true },
         );
         return record;
       } catch (error) {
@@ -451,7 +468,9 @@ export class LeaseLock {
       return { fencingToken: current.fencingToken, lockMetadata: ownLockMetadata(properties!.metadata) };
     }
     const record = next(properties?.metadata ?? {});
-    await this.#call(operation, abortSignal, (signal) => setMetadata(record.all, leaseId, { abortSignal: signal }));
+    await this.#call(operation, abortSignal, (signal) => setMetadata(record.all, leaseId, { abortSignal: signal }), {
+      mayWaitOutConflicts: true,
+    });
     return record;
   }
 
@@ -471,13 +490,21 @@ export class LeaseLock {
     );
   }
 
-  /** One request of the lock's own, within `requestTimeoutInMs` (see `../internal/time-limit.ts`). */
+  /**
+   * One request of the lock's own, within `requestTimeoutInMs` (see `../internal/time-limit.ts`);
+   * `acquire` and `setMetadata` get the leasable's `conflictWaitInMs` on top, and may end a
+   * cancelled wait with their own error (fileLock's SMB conflicts).
+   */
   #call<T>(
     operation: string,
     abortSignal: AbortSignal | undefined,
     call: (signal: AbortSignal) => Promise<T>,
+    { mayWaitOutConflicts = false } = {},
   ): Promise<T> {
-    return withTimeLimit(operation, this.options.requestTimeoutInMs, abortSignal, call);
+    const conflictWaitInMs = mayWaitOutConflicts ? (this.leasable.conflictWaitInMs ?? 0) : 0;
+    return withTimeLimit(operation, this.options.requestTimeoutInMs + conflictWaitInMs, abortSignal, call, {
+      waitOnCancel: conflictWaitInMs > 0,
+    });
   }
 
   #pollDelay(): number {
