@@ -11,7 +11,7 @@
  * Every attempt first reads the lease state and the lock's record (one HEAD) and only tries to
  * acquire when the lease looks free, so waiters do not flood the service with 409s; waiting repeats
  * that at jittered intervals. The read costs nothing extra: its ETag lets the new record be written
- * without reading it again after the acquire (see `#recordAcquisition`).
+ * without reading it again after the acquire (see `./lock-requests.ts`, which makes the requests).
  *
  * Every request has a client-side time limit (`requestTimeoutInMs`, see `../internal/time-limit.ts`);
  * one without an answer by then counts as a lost answer. Waiting never fails silently: a failure
@@ -20,22 +20,15 @@
  * `unreachableTimeoutInMs` (`./wait-failures.ts`).
  */
 import { classifyError, wrapStorageError } from "../retry/classify.js";
-import { isStorageConcurrencyError, serviceCodeOf, statusOf } from "../errors.js";
+import { isStorageConcurrencyError } from "../errors.js";
 import { logger } from "../internal/logger.js";
 import { sleep, uniform } from "../internal/sleep.js";
-import { withTimeLimit } from "../internal/time-limit.js";
 import { checkNumber, checkOptionalSignal } from "../internal/validate.js";
-import { LeaseTargetNotFoundError, LockTimeoutError } from "./errors.js";
-import { sentNow } from "./guard.js";
-import { isLeaseGone, newLeaseId, releaseLease, startHandle, type LockHandle } from "./handle.js";
-import { buildLockMetadata, ownLockMetadata, readLockRecord, type LockHolder } from "./holder.js";
-import {
-  INFINITE_LEASE_SECONDS,
-  type Leasable,
-  type LeasableProperties,
-  type LeaseDurationType,
-  type LeaseState,
-} from "./leasable.js";
+import { LockTimeoutError } from "./errors.js";
+import { newLeaseId, type LockHandle } from "./handle.js";
+import { readLockRecord, type LockHolder } from "./holder.js";
+import { type Leasable, type LeasableProperties, type LeaseDurationType, type LeaseState } from "./leasable.js";
+import { LockRequests } from "./lock-requests.js";
 import { resolveLeaseLockOptions, type LeaseLockOptions, type ResolvedLeaseLockOptions } from "./options.js";
 import { describeFailure, WaitFailures } from "./wait-failures.js";
 
@@ -115,12 +108,15 @@ export class LeaseLock {
   /** The options, with defaults filled in. */
   readonly options: ResolvedLeaseLockOptions;
 
+  readonly #requests: LockRequests;
+
   constructor(leasable: Leasable, options: LeaseLockOptions = {}) {
     if (typeof leasable !== "object" || leasable === null || typeof leasable.acquire !== "function") {
       throw new TypeError("`leasable` must be a Leasable (for example blobLeasable(container, name)).");
     }
     this.leasable = leasable;
     this.options = resolveLeaseLockOptions(leasable, options);
+    this.#requests = new LockRequests(leasable, this.options);
   }
 
   /**
@@ -141,20 +137,22 @@ export class LeaseLock {
     checkOptionalSignal("abortSignal", options.abortSignal);
     const leaseId = newLeaseId();
     const acquisitionId = newLeaseId();
-    const known = await this.#readState(options.abortSignal).catch((error: unknown) =>
-      Promise.reject(wrapStorageError(error, `read the lease state of ${this.leasable.description}`)),
-    );
+    const known = await this.#requests
+      .readState(options.abortSignal)
+      .catch((error: unknown) =>
+        Promise.reject(wrapStorageError(error, `read the lease state of ${this.leasable.description}`)),
+      );
     if (isHeld(known)) return undefined;
     try {
       try {
-        return await this.#attempt(leaseId, acquisitionId, options.abortSignal, known);
+        return await this.#requests.attempt(leaseId, acquisitionId, options.abortSignal, known);
       } catch (error) {
         // The answer was lost: asking again with the same proposed id settles it (granted, or 409).
         if (!isUncertain(error) || options.abortSignal?.aborted) throw error;
-        return await this.#attempt(leaseId, acquisitionId, options.abortSignal);
+        return await this.#requests.attempt(leaseId, acquisitionId, options.abortSignal);
       }
     } catch (error) {
-      await this.#forget(leaseId); // the service may have granted it before the failure
+      await this.#requests.forget(leaseId); // the service may have granted it before the failure
       throw wrapStorageError(error, `take the lock on ${this.leasable.description}`);
     }
   }
@@ -198,7 +196,7 @@ export class LeaseLock {
         if (!uncertain) {
           let properties: LeasableProperties | undefined;
           try {
-            properties = await this.#readState(signal);
+            properties = await this.#requests.readState(signal);
           } catch (error) {
             if (signal.aborted || !classifyError(error).transient) throw error;
             failures.transient("reading the lease state", error);
@@ -212,7 +210,7 @@ export class LeaseLock {
           known = properties;
         }
         try {
-          const handle = await this.#attempt(leaseId, acquisitionId, signal, known);
+          const handle = await this.#requests.attempt(leaseId, acquisitionId, signal, known);
           if (handle) return handle;
           failures.answered();
           uncertain = false;
@@ -225,7 +223,7 @@ export class LeaseLock {
     } catch (error) {
       // An acquire in flight when the wait was cancelled (or one whose answer was lost) may have
       // been granted: give that lease id back so that nothing is left held until it expires.
-      await this.#forget(leaseId);
+      await this.#requests.forget(leaseId);
       // When the time ran out while the leasable was waiting out a conflict it names (an SMB client
       // holding a file: fileLock), its error says more than the timeout.
       const named = !options.abortSignal?.aborted && isStorageConcurrencyError(error) && error !== signal.reason;
@@ -298,9 +296,11 @@ export class LeaseLock {
    */
   async inspect(options: TryAcquireOptions = {}): Promise<LockInfo> {
     checkOptionalSignal("abortSignal", options.abortSignal);
-    const properties = await this.#readState(options.abortSignal).catch((error: unknown) =>
-      Promise.reject(wrapStorageError(error, `read the lease state of ${this.leasable.description}`)),
-    );
+    const properties = await this.#requests
+      .readState(options.abortSignal)
+      .catch((error: unknown) =>
+        Promise.reject(wrapStorageError(error, `read the lease state of ${this.leasable.description}`)),
+      );
     const record = readLockRecord(properties?.metadata ?? {});
     const state = properties?.state ?? "available";
     return {
@@ -332,179 +332,11 @@ export class LeaseLock {
     checkOptionalSignal("abortSignal", options.abortSignal);
     logger.info(`breaking the lease on ${this.leasable.description} (break period ${breakPeriodInSeconds} s)`);
     const operation = `break the lease on ${this.leasable.description}`;
-    return this.#call(operation, options.abortSignal, (abortSignal) =>
-      this.leasable.breakLease(breakPeriodInSeconds, { abortSignal }),
-    ).catch((error: unknown) => Promise.reject(wrapStorageError(error, operation)));
-  }
-
-  /**
-   * One acquire attempt; `undefined` when someone else holds the lease. `known` is what a look at
-   * the lease state just before found (it saves reading the lock's record again).
-   */
-  async #attempt(
-    leaseId: string,
-    acquisitionId: string,
-    abortSignal: AbortSignal | undefined,
-    known?: LeasableProperties,
-  ): Promise<LockHandle | undefined> {
-    const sentAt = sentNow();
-    const acquiredAt = new Date(sentAt.wall);
-    const granted = await this.#acquireOrCreate(leaseId, abortSignal);
-    if (!granted) return undefined;
-    let record: { fencingToken: number; lockMetadata: Record<string, string> } | undefined;
-    try {
-      record = await this.#recordAcquisition(leaseId, acquisitionId, acquiredAt, abortSignal, known);
-    } catch (error) {
-      // The lease is ours but its record could not be written: give it back rather than hold it unfenced.
-      await this.#forget(leaseId);
-      if (isLeaseGone(error)) return undefined; // broken in between: someone else has it
-      throw error;
-    }
-    const fencingToken = record?.fencingToken;
-    logger.info(
-      `acquired the lock on ${this.leasable.description}${fencingToken === undefined ? "" : ` (fencing token ${fencingToken})`}`,
-    );
-    return startHandle({
-      leasable: this.leasable,
-      options: this.options,
-      leaseId,
-      sentAt,
-      acquiredAt,
-      fencingToken,
-      lockMetadata: record?.lockMetadata ?? {},
-    });
-  }
-
-  async #acquireOrCreate(leaseId: string, abortSignal: AbortSignal | undefined): Promise<boolean> {
-    const seconds =
-      this.options.durationInSeconds === Infinity ? INFINITE_LEASE_SECONDS : this.options.durationInSeconds;
-    for (let created = false; ; created = true) {
-      try {
-        await this.#call(
-          `acquire the lease on ${this.leasable.description}`,
-          abortSignal,
-          (signal) => this.leasable.acquire(seconds, leaseId, { abortSignal: signal }),
-          { mayWaitOutConflicts: true },
-        );
-        return true;
-      } catch (error) {
-        const status = statusOf(error);
-        // "Held by someone else" is the lease's own 409 (LeaseAlreadyPresent, ...): not an SMB client
-        // holding a file (409 SharingViolation) nor an error the leasable raised about one.
-        if (status === 409 && classifyError(error).kind === "client") return false;
-        if (status !== 404) throw error;
-        if (created || !this.options.createIfMissing || !this.leasable.createIfMissing) {
-          throw new LeaseTargetNotFoundError(
-            `Cannot lock ${this.leasable.description}: it does not exist` +
-              (this.leasable.createIfMissing
-                ? created
-                  ? " (it was deleted right after being created)."
-                  : "; create it, or leave `createIfMissing` at its default (true)."
-                : "; create it first."),
-            { statusCode: status, serviceCode: serviceCodeOf(error), cause: error },
-          );
-        }
-        await this.#call(`create ${this.leasable.description}`, abortSignal, (signal) =>
-          this.leasable.createIfMissing!({ abortSignal: signal }),
-        );
-      }
-    }
-  }
-
-  /**
-   * Writes the holder record and the next fencing token under the new lease.
-   *
-   * The token must be one more than the latest recorded, so the record read must be the latest:
-   * - with `known` (read just before the acquire) and a leasable whose metadata writes can be
-   *   conditional, the write is made `If-Match` the ETag read then. Leasing does not change the
-   *   ETag, so it only fails (412 ConditionNotMet) if someone wrote in between;
-   * - otherwise, or after such a 412, the record is read after the acquire: from then on no earlier
-   *   holder can write, so that read is the latest.
-   * Each record carries the `acquire` call's own id (`lockacquisitionid`): a record write whose
-   * answer was lost (the SDK's resend then gets 412, or the call tries again) is recognised when
-   * the record is read back, and its token kept, so that a call that is told "held" advanced the
-   * token exactly once. The unconditional write sets absolute values, so resending it changes nothing.
-   */
-  async #recordAcquisition(
-    leaseId: string,
-    acquisitionId: string,
-    acquiredAt: Date,
-    abortSignal: AbortSignal | undefined,
-    known: LeasableProperties | undefined,
-  ): Promise<{ fencingToken: number; lockMetadata: Record<string, string> } | undefined> {
-    const setMetadata = this.leasable.setMetadata?.bind(this.leasable);
-    if (!setMetadata) return undefined;
-    const next = (existing: Readonly<Record<string, string>>) => {
-      const fencingToken = readLockRecord(existing).fencingToken + 1;
-      const { all, own } = buildLockMetadata(existing, {
-        fencingToken,
-        acquisitionId,
-        name: this.options.holderName,
-        acquiredAt,
-        durationInSeconds: this.options.durationInSeconds,
-        renewIntervalInMs: this.options.renewIntervalInMs,
-      });
-      return { fencingToken, all, lockMetadata: own };
-    };
-    const operation = `write the lock's record on ${this.leasable.description}`;
-    if (known?.etag !== undefined && this.leasable.conditionalMetadataWrites) {
-      const record = next(known.metadata);
-      try {
-        await this.#call(
-          operation,
-          abortSignal,
-          (signal) => setMetadata(record.all, leaseId, { abortSignal: signal, ifMatch: known.etag }),
-          { mayWaitOutConflicts: true },
-        );
-        return record;
-      } catch (error) {
-        if (statusOf(error) !== 412 || serviceCodeOf(error) !== "ConditionNotMet") throw error;
-      }
-    }
-    const properties = await this.#readState(abortSignal);
-    const current = readLockRecord(properties?.metadata ?? {});
-    if (current.acquisitionId === acquisitionId) {
-      // This call's own record, written by an attempt whose answer was lost.
-      return { fencingToken: current.fencingToken, lockMetadata: ownLockMetadata(properties!.metadata) };
-    }
-    const record = next(properties?.metadata ?? {});
-    await this.#call(operation, abortSignal, (signal) => setMetadata(record.all, leaseId, { abortSignal: signal }), {
-      mayWaitOutConflicts: true,
-    });
-    return record;
-  }
-
-  /**
-   * Best-effort release of a lease id this call may hold without knowing it: at most two tries,
-   * each within `requestTimeoutInMs`, so that one lost answer does not leave the lease held until
-   * it expires. A lease id that holds nothing is refused (409) at once.
-   */
-  async #forget(leaseId: string): Promise<void> {
-    await releaseLease(this.leasable, leaseId, this.options).catch(() => undefined);
-  }
-
-  /** Reads the lease state and the lock's record (one HEAD), within the request time limit. */
-  #readState(abortSignal: AbortSignal | undefined): Promise<LeasableProperties | undefined> {
-    return this.#call(`read the lease state of ${this.leasable.description}`, abortSignal, (signal) =>
-      this.leasable.getProperties({ abortSignal: signal }),
-    );
-  }
-
-  /**
-   * One request of the lock's own, within `requestTimeoutInMs` (see `../internal/time-limit.ts`);
-   * `acquire` and `setMetadata` get the leasable's `conflictWaitInMs` on top, and may end a
-   * cancelled wait with their own error (fileLock's SMB conflicts).
-   */
-  #call<T>(
-    operation: string,
-    abortSignal: AbortSignal | undefined,
-    call: (signal: AbortSignal) => Promise<T>,
-    { mayWaitOutConflicts = false } = {},
-  ): Promise<T> {
-    const conflictWaitInMs = mayWaitOutConflicts ? (this.leasable.conflictWaitInMs ?? 0) : 0;
-    return withTimeLimit(operation, this.options.requestTimeoutInMs + conflictWaitInMs, abortSignal, call, {
-      waitOnCancel: conflictWaitInMs > 0,
-    });
+    return this.#requests
+      .call(operation, options.abortSignal, (abortSignal) =>
+        this.leasable.breakLease(breakPeriodInSeconds, { abortSignal }),
+      )
+      .catch((error: unknown) => Promise.reject(wrapStorageError(error, operation)));
   }
 
   #pollDelay(): number {
