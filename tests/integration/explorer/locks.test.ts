@@ -266,7 +266,7 @@ const lifecycle: ExploredOperation<LockState, Lifecycle> = {
     const { handle, statusBeforeRelease, releaseError } = result.value;
     const now = await stored(state.name);
     if (now.token !== START_TOKEN + 1) return { outcome: "held", violation: `token ${START_TOKEN} -> ${now.token}` };
-    if (statusBeforeRelease !== "held") return { outcome: `lost (${statusBeforeRelease})` };
+    if (statusBeforeRelease !== "held") return { outcome: "lost" };
     if (releaseError !== undefined) {
       const ours = now.leased && (await holds(state.name, handle.leaseId));
       return { outcome: `release failed: ${describeError(releaseError)}; lease ${ours ? "left to expire" : "free"}` };
