@@ -20,7 +20,7 @@
  *   conditional on a version that the first to apply replaces;
  * - it moved on without this write: checked again like a fresh write (a higher token refuses it;
  *   a stale caller ETag is a 412; without a caller ETag, another try on the new version).
- * Only when the read-back fails too, or the write must stop (the lock lost, the tries used up)
+ * Only when the read-back fails too (three reads), or the write must stop (the lock lost, the tries used up)
  * while the entity is unchanged and an unanswered send could still reach the service, is the
  * outcome unknown: `FencedWriteOutcomeUnknownError`, carrying the write id to look for.
  *
@@ -64,6 +64,8 @@ interface FencedWrite {
 
 /** How many sends one write makes at most. */
 const MAX_SENDS = 5;
+/** How many reads a read-back after an unanswered send makes at most: one failed read should not leave it open. */
+const READ_BACK_TRIES = 3;
 
 type Version =
   | { readonly exists: false; readonly error: unknown }
@@ -137,18 +139,36 @@ export async function fencedWrite(ctx: FenceContext, write: FencedWrite): Promis
       if (!conflict && !classifyError(error).transient) throw error;
       unanswered = { error, mayStillLand: !conflict && mayStillLand(error) };
     }
-    try {
-      base = await read();
-    } catch (error) {
-      if (write.abortSignal?.aborted) throw error;
-      throw new FencedWriteOutcomeUnknownError(
-        `The fenced write to ${where} got no answer (${describeFailure(unanswered.error)}) and reading it back ` +
-          `failed too (${describeFailure(error)}): it may or may not have been applied. Look for write id ${writeId}.`,
+    base = await readBack(read, write.abortSignal, (error) => {
+      return new FencedWriteOutcomeUnknownError(
+        `The fenced write to ${where} got no answer (${describeFailure(unanswered!.error)}) and reading it back ` +
+          `failed too (${describeFailure(error)}): it may or may not have been applied. ` +
+          `Look for write id ${writeId}.`,
         { writeId, cause: error },
       );
-    }
+    });
     const applied = write.kind === "delete" ? !base.exists : base.exists && base.writeId === writeId;
     if (applied) return;
+  }
+}
+
+/**
+ * Reads the entity back after an unanswered send: reads are safe to repeat, so a transient failure
+ * is tried again (at most {@link READ_BACK_TRIES} reads, each within the time limit); when none
+ * answers, the outcome is unknown (`unknown(error)` is thrown).
+ */
+async function readBack(
+  read: () => Promise<Version>,
+  abortSignal: AbortSignal | undefined,
+  unknown: (error: unknown) => Error,
+): Promise<Version> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await read();
+    } catch (error) {
+      if (abortSignal?.aborted) throw error;
+      if (attempt >= READ_BACK_TRIES || !classifyError(error).transient) throw unknown(error);
+    }
   }
 }
 

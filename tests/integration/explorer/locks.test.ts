@@ -53,7 +53,7 @@ import { blobService, tableClient, uniqueName } from "../../support/storage.js";
  * Short time limits, so that a hang costs little, yet long enough that a busy machine (the suite
  * runs beside other work) does not cut off answers that do come: such a cut is a fault of its own.
  */
-const REQUEST_TIMEOUT_IN_MS = 300;
+const REQUEST_TIMEOUT_IN_MS = 400;
 /** The lease is the shortest the service grants. */
 const LOCK_OPTIONS: LeaseLockOptions = {
   durationInSeconds: 15,
