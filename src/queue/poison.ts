@@ -12,7 +12,9 @@
  * poison queue is at-least-once too, never at-most-once.
  */
 import type { QueueClient } from "@azure/storage-queue";
-import { statusOf } from "../errors.js";
+import { serviceCodeOf, statusOf } from "../errors.js";
+import { MAX_TRIES } from "./hold.js";
+import { isAmbiguous, isResourceFailure, resourceError, withTimeout } from "./requests.js";
 
 /** What the poison queue receives: the original message text and why it was poisoned. */
 export interface PoisonEnvelope {
@@ -130,11 +132,28 @@ export function derivePoisonQueue(queue: QueueClient): QueueClient {
   return new Client(siblingQueueUrl(queue.url, poisonQueueNameOf(queue.name)), pipeline);
 }
 
-/** Sends to a poison queue, creating it on first use (and again if it was deleted). */
+/** How the poison writer limits its requests. */
+export interface PoisonSendOptions {
+  /** The client-side time limit of each request. */
+  readonly requestTimeoutInMs: number;
+  /** How long the source message is certainly still hidden: an ambiguous send is tried again only while it is. */
+  readonly remainingInMs: () => number;
+}
+
+/**
+ * Sends to a poison queue. It sends first and creates the queue only when the send answers 404
+ * QueueNotFound, then sends again: a credential that may only add messages to an existing poison
+ * queue (a queue-scoped SAS with add rights, the least privilege) can poison, because it never
+ * needs the create rights it lacks.
+ *
+ * Sending is not idempotent: when the answer to a send is lost after the service applied it, the
+ * retry (the SDK's, or this writer's) adds a second, identical copy. Copies carry the same
+ * `messageId`, `dequeueCount` and `poisonedOn`, so readers can tell them apart from a message
+ * poisoned twice.
+ */
 export class PoisonQueueWriter {
   readonly #queue: QueueClient;
   readonly #timeToLiveInSeconds: number;
-  #created: Promise<unknown> | undefined;
 
   /** @param timeToLiveInSeconds - the poison messages' time to live; -1 keeps them until deleted. */
   constructor(queue: QueueClient, timeToLiveInSeconds: number) {
@@ -146,19 +165,41 @@ export class PoisonQueueWriter {
     return this.#queue.name;
   }
 
-  async send(text: string, abortSignal?: AbortSignal): Promise<void> {
-    this.#created ??= this.#queue.createIfNotExists({ abortSignal }).catch((error: unknown) => {
-      this.#created = undefined;
-      throw error;
-    });
-    await this.#created;
-    const options = { messageTimeToLive: this.#timeToLiveInSeconds, abortSignal };
+  /** The poison queue's client. */
+  get client(): QueueClient {
+    return this.#queue;
+  }
+
+  /** Sends `text`; rejects with the last failure (a resource failure as {@link ConsumerResourceError}). */
+  async send(text: string, options: PoisonSendOptions): Promise<void> {
+    let created = false;
+    for (let tries = 1; ; tries++) {
+      try {
+        await withTimeout(`send to the poison queue '${this.name}'`, options.requestTimeoutInMs, (abortSignal) =>
+          this.#queue.sendMessage(text, { messageTimeToLive: this.#timeToLiveInSeconds, abortSignal }),
+        );
+        return;
+      } catch (error) {
+        if (statusOf(error) === 404 && serviceCodeOf(error) === "QueueNotFound" && !created) {
+          await this.create(options.requestTimeoutInMs);
+          created = true;
+          continue;
+        }
+        if (isResourceFailure(error)) throw resourceError("poisonQueue", this.name, "send to the poison queue", error);
+        if (!isAmbiguous(error) || tries >= MAX_TRIES || options.remainingInMs() <= 0) throw error;
+      }
+    }
+  }
+
+  /** Creates the poison queue if it does not exist. */
+  async create(requestTimeoutInMs: number): Promise<void> {
     try {
-      await this.#queue.sendMessage(text, options);
+      await withTimeout(`create the poison queue '${this.name}'`, requestTimeoutInMs, (abortSignal) =>
+        this.#queue.createIfNotExists({ abortSignal }),
+      );
     } catch (error) {
-      if (statusOf(error) !== 404) throw error;
-      await this.#queue.createIfNotExists({ abortSignal });
-      await this.#queue.sendMessage(text, options);
+      if (isResourceFailure(error)) throw resourceError("poisonQueue", this.name, "create the poison queue", error);
+      throw error;
     }
   }
 }

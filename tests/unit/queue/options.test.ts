@@ -126,7 +126,7 @@ describe("QueueConsumer options", () => {
     const consumer = new QueueConsumer(queue, handler);
     await consumer.stop();
     expect(consumer.status).toBe("stopped");
-    expect(() => consumer.start()).toThrow(/starts once/);
+    await expect(consumer.start()).rejects.toThrow(/starts once/);
     expect(calls).toEqual([]);
   });
 });

@@ -80,7 +80,7 @@ process.once("SIGTERM", () => {
   });
 });
 
-consumer.start();
+await consumer.start();
 print({ event: "ready", consumerId: consumer.consumerId });
 
 function keyOf(text: string): string | undefined {
