@@ -12,16 +12,18 @@
  * 3. the idempotency store: its `check()` (for the Table store, one read of a row that never
  *    exists: the table must exist and the credential must be able to read it).
  *
- * Each check runs under the request time limit; a network failure fails the start too (with
- * `transient: true`).
+ * Each check runs under the request time limit; an ambiguous failure (the time limit, a network
+ * failure, a 5xx) is tried again up to three times, then fails the start too (with `transient: true`).
  */
 import type { QueueClient } from "@azure/storage-queue";
 import { serviceCodeOf, statusOf } from "../errors.js";
 import { logger } from "../internal/logger.js";
+import { sleep } from "../internal/sleep.js";
 import type { StoreCalls } from "./claims.js";
 import { isConsumerResourceError, type ConsumerResource } from "./errors.js";
 import type { PoisonQueueWriter } from "./poison.js";
-import { resourceError, withTimeout } from "./requests.js";
+import { MAX_TRIES } from "./hold.js";
+import { isAmbiguous, resourceError, withTimeout } from "./requests.js";
 
 export interface StartupChecks {
   readonly queue: QueueClient;
@@ -80,10 +82,15 @@ async function attempt(
   abortSignal: AbortSignal,
   check: () => Promise<void>,
 ): Promise<void> {
-  try {
-    await check();
-  } catch (error) {
-    if (abortSignal.aborted || isConsumerResourceError(error)) throw error;
-    throw resourceError(resource, name, operation, error);
+  for (let tries = 1; ; tries++) {
+    try {
+      await check();
+      return;
+    } catch (error) {
+      if (abortSignal.aborted || isConsumerResourceError(error)) throw error;
+      // A slow first answer or a network blip is tried again; a definite answer (404, 403) is not.
+      if (tries >= MAX_TRIES || !isAmbiguous(error)) throw resourceError(resource, name, operation, error);
+    }
+    await sleep(250 * tries, abortSignal);
   }
 }
