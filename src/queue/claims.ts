@@ -7,12 +7,7 @@
  */
 import { MessageOwnershipLostError } from "./errors.js";
 import { MAX_TRIES, type MessageHold } from "./hold.js";
-import type {
-  ClaimOutcome,
-  ClaimRequest,
-  IdempotencyClaim,
-  IdempotencyStore,
-} from "./idempotency/store.js";
+import type { ClaimOutcome, ClaimRequest, IdempotencyClaim, IdempotencyStore } from "./idempotency/store.js";
 import { isAmbiguous, isResourceFailure, resourceError, withTimeout } from "./requests.js";
 
 export class StoreCalls<TEffect> {
@@ -27,7 +22,13 @@ export class StoreCalls<TEffect> {
   /** Checks the store (when it can be checked), for `start()`. */
   async check(abortSignal: AbortSignal): Promise<void> {
     const check = this.store.check?.bind(this.store);
-    if (check) await this.#call("check the idempotency store", undefined, (signal) => check({ abortSignal: signal }), abortSignal);
+    if (check)
+      await this.#call(
+        "check the idempotency store",
+        undefined,
+        (signal) => check({ abortSignal: signal }),
+        abortSignal,
+      );
   }
 
   claim(request: ClaimRequest, hold: MessageHold, abortSignal: AbortSignal): Promise<ClaimOutcome> {

@@ -192,8 +192,8 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
       this.#starting = checkResources(
         {
           queue: this.#queue,
-          poison: { client: this.#settle.poisonWriter.client, writer: this.#settle.poisonWriter },
-          store: this.#store as StoreCalls<unknown> | undefined,
+          poison: this.#settle.poisonWriter,
+          store: this.#store,
           requestTimeoutInMs: this.#o.requestTimeoutInMs,
         },
         this.#stopAbort.signal,
@@ -355,7 +355,9 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
         } catch (error) {
           if (this.#hardAbort.signal.aborted) break;
           if (isResourceFailure(error)) {
-            this.#fail(resourceError("queue", this.#queue.name, `receive messages from queue '${this.#queue.name}'`, error));
+            this.#fail(
+              resourceError("queue", this.#queue.name, `receive messages from queue '${this.#queue.name}'`, error),
+            );
             break;
           }
           this.#settle.reportError(error, "receive messages", undefined);

@@ -116,12 +116,15 @@ export class VisibilityHeartbeat {
   /** The receipt is lost: report the loss when the message may become visible to others. */
   #lostWhenVisible(): void {
     if (this.#stopped) return;
-    this.#timer = setTimeout(() => {
-      this.#timer = undefined;
-      if (this.#stopped) return;
-      this.#hold.markLost();
-      this.#options.onLost(this.#hold.lostError("extend the visibility of", undefined));
-    }, Math.max(0, this.#hold.remainingInMs()));
+    this.#timer = setTimeout(
+      () => {
+        this.#timer = undefined;
+        if (this.#stopped) return;
+        this.#hold.markLost();
+        this.#options.onLost(this.#hold.lostError("extend the visibility of", undefined));
+      },
+      Math.max(0, this.#hold.remainingInMs()),
+    );
     this.#timer.unref();
   }
 }

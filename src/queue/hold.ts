@@ -184,18 +184,30 @@ export class MessageHold {
             : "its outcome stayed unknown until the message's visibility timeout ran out";
     return new MessageOwnershipLostError(
       `Could not ${operation} message '${this.messageId}': ${why}. It was not counted as processed.`,
-      { messageId: this.messageId, lost: "message", operation, statusCode: status, serviceCode: serviceCodeOf(cause), cause },
+      {
+        messageId: this.messageId,
+        lost: "message",
+        operation,
+        statusCode: status,
+        serviceCode: serviceCodeOf(cause),
+        cause,
+      },
     );
   }
 
-  async #tryRepeatedly(operation: string, attempt: (abortSignal: AbortSignal) => Promise<HoldOutcome>): Promise<HoldOutcome> {
-    if (this.#state !== "held") return { status: "unknown", error: new Error(`the message is no longer held (${this.#state})`) };
+  async #tryRepeatedly(
+    operation: string,
+    attempt: (abortSignal: AbortSignal) => Promise<HoldOutcome>,
+  ): Promise<HoldOutcome> {
+    if (this.#state !== "held")
+      return { status: "unknown", error: new Error(`the message is no longer held (${this.#state})`) };
     let lastError: unknown;
     for (let tries = 1; tries <= MAX_TRIES; tries++) {
       try {
         return await withTimeout(`${operation} message '${this.messageId}'`, this.#options.requestTimeoutInMs, attempt);
       } catch (error) {
-        if (isResourceFailure(error)) throw resourceError("queue", this.#queue.name, `${operation} message '${this.messageId}'`, error);
+        if (isResourceFailure(error))
+          throw resourceError("queue", this.#queue.name, `${operation} message '${this.messageId}'`, error);
         if (isReceiptMismatch(error) || isMessageGone(error)) {
           this.#state = "lost";
           return { status: "lost", error: this.lostError(operation, error) };

@@ -172,21 +172,38 @@ export class PoisonQueueWriter {
 
   /** Sends `text`; rejects with the last failure (a resource failure as {@link ConsumerResourceError}). */
   async send(text: string, options: PoisonSendOptions): Promise<void> {
-    let created = false;
-    for (let tries = 1; ; tries++) {
+    // Tries of the send and of the creation, each after an ambiguous failure, while the source message is hidden.
+    const again = (error: unknown, tries: number) =>
+      isAmbiguous(error) && tries < MAX_TRIES && options.remainingInMs() > 0;
+    let sends = 0;
+    let creates = 0;
+    for (;;) {
       try {
+        sends += 1;
         await withTimeout(`send to the poison queue '${this.name}'`, options.requestTimeoutInMs, (abortSignal) =>
           this.#queue.sendMessage(text, { messageTimeToLive: this.#timeToLiveInSeconds, abortSignal }),
         );
         return;
       } catch (error) {
-        if (statusOf(error) === 404 && serviceCodeOf(error) === "QueueNotFound" && !created) {
-          await this.create(options.requestTimeoutInMs);
-          created = true;
+        if (isQueueMissing(error)) {
+          if (creates >= MAX_TRIES) throw error; // someone keeps deleting it
+        } else if (isResourceFailure(error)) {
+          throw resourceError("poisonQueue", this.name, "send to the poison queue", error);
+        } else if (again(error, sends)) {
           continue;
+        } else {
+          throw error;
         }
-        if (isResourceFailure(error)) throw resourceError("poisonQueue", this.name, "send to the poison queue", error);
-        if (!isAmbiguous(error) || tries >= MAX_TRIES || options.remainingInMs() <= 0) throw error;
+      }
+      // 404 QueueNotFound: create it (the only request that needs create rights), then send again.
+      for (;;) {
+        try {
+          creates += 1;
+          await this.create(options.requestTimeoutInMs);
+          break;
+        } catch (error) {
+          if (!again(error, creates)) throw error;
+        }
       }
     }
   }
@@ -202,4 +219,8 @@ export class PoisonQueueWriter {
       throw error;
     }
   }
+}
+
+function isQueueMissing(error: unknown): boolean {
+  return statusOf(error) === 404 && serviceCodeOf(error) === "QueueNotFound";
 }

@@ -87,11 +87,14 @@ export class MessageProcessor<T, TEffect> {
       } catch (error) {
         const decodeError = isMessageDecodeError(error)
           ? error
-          : new MessageDecodeError(`The codec '${options.codec.name}' could not decode the message body: ${describe(error)}`, {
-              codec: options.codec.name,
-              messageId: message.messageId,
-              cause: error,
-            });
+          : new MessageDecodeError(
+              `The codec '${options.codec.name}' could not decode the message body: ${describe(error)}`,
+              {
+                codec: options.codec.name,
+                messageId: message.messageId,
+                cause: error,
+              },
+            );
         await settle.poison(message, hold, decodeError.message, decodeError);
         return;
       }
@@ -167,7 +170,8 @@ export class MessageProcessor<T, TEffect> {
         try {
           await store.complete(work.claim, result, effects, hold);
         } catch (error) {
-          if (isIdempotencyClaimLostError(error)) settle.lost(message, claimLost(message.messageId, "complete-claim", error));
+          if (isIdempotencyClaimLostError(error))
+            settle.lost(message, claimLost(message.messageId, "complete-claim", error));
           else if (isConsumerResourceError(error)) throw error;
           else await this.#fail(work, error);
           return;
@@ -214,7 +218,8 @@ export class MessageProcessor<T, TEffect> {
     try {
       key = idempotency.key(body, message);
       partitionKey = idempotency.partitionKey?.(body, message);
-      if (typeof key !== "string" || key === "") throw new TypeError(`the key function returned ${JSON.stringify(key)}`);
+      if (typeof key !== "string" || key === "")
+        throw new TypeError(`the key function returned ${JSON.stringify(key)}`);
     } catch (error) {
       await heartbeat.stop();
       await settle.poison(message, hold, `Could not derive the idempotency key: ${describe(error)}`, error);
@@ -237,7 +242,11 @@ export class MessageProcessor<T, TEffect> {
         await heartbeat.stop();
         if (isConsumerResourceError(error)) throw error;
         if (controller.signal.aborted) await this.#afterAbort(work, controller.signal.reason);
-        else await this.#fail(work, new Error(`Could not claim idempotency key '${key}': ${describe(error)}`, { cause: error }));
+        else
+          await this.#fail(
+            work,
+            new Error(`Could not claim idempotency key '${key}': ${describe(error)}`, { cause: error }),
+          );
         return false;
       }
       if (outcome.status === "claimed") {
@@ -246,7 +255,8 @@ export class MessageProcessor<T, TEffect> {
       }
       if (outcome.status === "done") {
         await heartbeat.stop();
-        if ((await settle.delete(message, hold)) === "done") events.emit("duplicate", { message, key, result: outcome.result });
+        if ((await settle.delete(message, hold)) === "done")
+          events.emit("duplicate", { message, key, result: outcome.result });
         return false;
       }
       const untilExpiry = Math.max(0, outcome.expiresOn.getTime() - Date.now()) + 100;
@@ -259,7 +269,8 @@ export class MessageProcessor<T, TEffect> {
       if (waited) continue;
       await heartbeat.stop();
       if (controller.signal.aborted) await this.#afterAbort(work, controller.signal.reason);
-      else if (await settle.release(message, hold)) logger.verbose(`message ${message.messageId} put back: stopping while its key '${key}' is busy`);
+      else if (await settle.release(message, hold))
+        logger.verbose(`message ${message.messageId} put back: stopping while its key '${key}' is busy`);
       return false;
     }
   }

@@ -80,7 +80,12 @@ export function isResourceFailure(error: unknown): boolean {
 }
 
 /** What to do about a resource, by the failure's status and code. */
-function fixFor(resource: ConsumerResource, name: string, status: number | undefined, code: string | undefined): string {
+function fixFor(
+  resource: ConsumerResource,
+  name: string,
+  status: number | undefined,
+  code: string | undefined,
+): string {
   const what = RESOURCE_WORDS[resource](name);
   if (status === 404) {
     return resource === "idempotencyStore"
@@ -96,7 +101,8 @@ function fixFor(resource: ConsumerResource, name: string, status: number | undef
   if (status === 401 || status === 403) {
     return `${capitalize(what)} refused the credential. Check the account key or the SAS (its signature, start and expiry), or the identity's role assignment.`;
   }
-  if (status === undefined) return `${capitalize(what)} could not be reached. Check its endpoint (the account name, the host, the network).`;
+  if (status === undefined)
+    return `${capitalize(what)} could not be reached. Check its endpoint (the account name, the host, the network).`;
   return `Check ${what}.`;
 }
 
@@ -120,8 +126,7 @@ export function resourceError(
   const status = statusOf(cause);
   const code = serviceCodeOf(cause);
   const { transient } = classifyError(cause);
-  const answer =
-    status === undefined ? `no answer (${describeFailure(cause)})` : `${status}${code ? ` ${code}` : ""}`;
+  const answer = status === undefined ? `no answer (${describeFailure(cause)})` : `${status}${code ? ` ${code}` : ""}`;
   return new ConsumerResourceError(
     `Could not ${operation}: ${answer}. ${fixFor(resource, resourceName, status, code)}`,
     { resource, resourceName, transient, statusCode: status, serviceCode: code, cause },

@@ -22,7 +22,8 @@ import { buildPoisonMessageText, derivePoisonQueue, PoisonQueueWriter } from "./
 import type { QueueConsumerEvents, ReceivedQueueMessage } from "./types.js";
 
 /** What the consumer remembers of a message it finished but could not delete. */
-type Remembered = { readonly kind: "done"; readonly key: string; readonly result: unknown } | { readonly kind: "poisoned" };
+type Remembered =
+  { readonly kind: "done"; readonly key: string; readonly result: unknown } | { readonly kind: "poisoned" };
 
 /** How many finished-but-undeleted messages are remembered (the oldest are forgotten first). */
 const REMEMBERED_LIMIT = 1_000;
@@ -78,7 +79,9 @@ export class MessageSettler {
   async poison(message: ReceivedQueueMessage, hold: MessageHold, rawReason: string, error: unknown): Promise<void> {
     const reason = redactSecrets(rawReason);
     if (hold.state !== "held") {
-      logger.warning(`message ${message.messageId} is to be poisoned but is no longer held; it comes back and is poisoned then: ${reason}`);
+      logger.warning(
+        `message ${message.messageId} is to be poisoned but is no longer held; it comes back and is poisoned then: ${reason}`,
+      );
       return;
     }
     const writer = this.poisonWriter;
@@ -86,7 +89,12 @@ export class MessageSettler {
       typeof error === "object" && error !== null
         ? ((error as { code?: unknown }).code ?? (error as Error).name)
         : undefined;
-    const { text } = buildPoisonMessageText(message, this.#queue.name, reason, typeof code === "string" ? code : undefined);
+    const { text } = buildPoisonMessageText(
+      message,
+      this.#queue.name,
+      reason,
+      typeof code === "string" ? code : undefined,
+    );
     try {
       await writer.send(text, {
         requestTimeoutInMs: this.#options.requestTimeoutInMs,
@@ -124,7 +132,9 @@ export class MessageSettler {
     if (status === "done" && remembered.kind === "done") {
       this.#events.emit("duplicate", { message, key: remembered.key, result: remembered.result });
     }
-    logger.verbose(`message ${message.messageId} was ${remembered.kind} already; received again and deleted (${status})`);
+    logger.verbose(
+      `message ${message.messageId} was ${remembered.kind} already; received again and deleted (${status})`,
+    );
     return true;
   }
 

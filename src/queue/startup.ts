@@ -27,7 +27,7 @@ import { isAmbiguous, resourceError, withTimeout } from "./requests.js";
 
 export interface StartupChecks {
   readonly queue: QueueClient;
-  readonly poison: { readonly client: QueueClient; readonly writer: PoisonQueueWriter };
+  readonly poison: PoisonQueueWriter;
   readonly store: StoreCalls<unknown> | undefined;
   readonly requestTimeoutInMs: number;
 }
@@ -36,8 +36,12 @@ export interface StartupChecks {
 export async function checkResources(checks: StartupChecks, abortSignal: AbortSignal): Promise<void> {
   const { queue, poison, store, requestTimeoutInMs } = checks;
   const properties = (client: QueueClient) =>
-    withTimeout(`read the properties of queue '${client.name}'`, requestTimeoutInMs, (signal) =>
-      client.getProperties({ abortSignal: signal }), abortSignal);
+    withTimeout(
+      `read the properties of queue '${client.name}'`,
+      requestTimeoutInMs,
+      (signal) => client.getProperties({ abortSignal: signal }),
+      abortSignal,
+    );
 
   await attempt("queue", queue.name, `read the properties of queue '${queue.name}'`, abortSignal, async () => {
     try {
@@ -49,19 +53,25 @@ export async function checkResources(checks: StartupChecks, abortSignal: AbortSi
       );
     }
   });
-  await attempt("poisonQueue", poison.client.name, `check the poison queue '${poison.client.name}'`, abortSignal, async () => {
-    try {
-      await properties(poison.client);
-    } catch (error) {
-      if (cannotRead(error)) {
-        logger.verbose(`queue consumer: this credential may not read '${poison.client.name}'; it is taken to exist`);
-        return;
+  await attempt(
+    "poisonQueue",
+    poison.client.name,
+    `check the poison queue '${poison.client.name}'`,
+    abortSignal,
+    async () => {
+      try {
+        await properties(poison.client);
+      } catch (error) {
+        if (cannotRead(error)) {
+          logger.verbose(`queue consumer: this credential may not read '${poison.client.name}'; it is taken to exist`);
+          return;
+        }
+        if (statusOf(error) !== 404) throw error;
+        await poison.create(requestTimeoutInMs);
+        logger.info(`queue consumer created the poison queue '${poison.client.name}'`);
       }
-      if (statusOf(error) !== 404) throw error;
-      await poison.writer.create(requestTimeoutInMs);
-      logger.info(`queue consumer created the poison queue '${poison.client.name}'`);
-    }
-  });
+    },
+  );
   if (store) {
     const name = store.store.resourceName ?? store.store.name;
     await attempt("idempotencyStore", name, `check the idempotency store '${name}'`, abortSignal, () =>

@@ -47,7 +47,15 @@ it("a message deferred because its key is busy is never poisoned and ends as a d
       },
     );
     const seen: { name: string; payload: unknown }[] = [];
-    for (const name of ["processed", "duplicate", "deferred", "poisoned", "failed", "ownershipLost", "error"] as const) {
+    for (const name of [
+      "processed",
+      "duplicate",
+      "deferred",
+      "poisoned",
+      "failed",
+      "ownershipLost",
+      "error",
+    ] as const) {
       consumer.on(name, (payload) => seen.push({ name, payload }));
     }
     const duplicate = new Promise<QueueConsumerEvents["duplicate"]>((resolve) => consumer.on("duplicate", resolve));

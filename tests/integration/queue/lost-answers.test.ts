@@ -112,8 +112,16 @@ describe("lost answers to the consumer's own requests", () => {
   // handler finishes, and the message, when it comes back, is deleted without running again.
   const heartbeatFaults: [string, FaultAction, number][] = [
     ["dropped (the SDK's retry hears 400 PopReceiptMismatch)", { type: "dropResponse" }, 4],
-    ["replaced by a 500 after it was applied (no SDK retries: the consumer's own retry)", { type: "statusAfterApply", statusCode: 500, serviceCode: "OperationTimedOut" }, 1],
-    ["held back for ever after it was applied (the time limit, then the consumer's own retry)", { type: "hang", afterApply: true }, 4],
+    [
+      "replaced by a 500 after it was applied (no SDK retries: the consumer's own retry)",
+      { type: "statusAfterApply", statusCode: 500, serviceCode: "OperationTimedOut" },
+      1,
+    ],
+    [
+      "held back for ever after it was applied (the time limit, then the consumer's own retry)",
+      { type: "hang", afterApply: true },
+      4,
+    ],
   ];
   it.each(heartbeatFaults)(
     "a heartbeat whose answer is %s does not abort the handler, and the message runs once",

@@ -176,7 +176,9 @@ describe.each([
     expect(all.filter((m) => m.event === "duplicate").length).toBeGreaterThanOrEqual(sentTwice);
     // No failure besides answers slower than the request time limit (two cores shared by Azurite
     // and every worker: a timeout is then reported, and the consumer tries again, which is its job).
-    expect(all.filter((m) => m.event === "error" && !/RequestTimedOut|no answer within/.test(String(m.error)))).toEqual([]);
+    expect(all.filter((m) => m.event === "error" && !/RequestTimedOut|no answer within/.test(String(m.error)))).toEqual(
+      [],
+    );
     await queue.delete();
     await poisonQueue.delete();
     await inbox.deleteTable();

@@ -33,7 +33,11 @@ const quick: QueueConsumerOptions<string> = {
 function sasClient(name: string, permissions: string, tamper = false): QueueClient {
   const credential = new StorageSharedKeyCredential("devstoreaccount1", AZURITE_ACCOUNT_KEY);
   let sas = generateQueueSASQueryParameters(
-    { queueName: name, permissions: QueueSASPermissions.parse(permissions), expiresOn: new Date(Date.now() + 3_600_000) },
+    {
+      queueName: name,
+      permissions: QueueSASPermissions.parse(permissions),
+      expiresOn: new Date(Date.now() + 3_600_000),
+    },
     credential,
   ).toString();
   if (tamper) sas = sas.replace(/sig=[^&]+/, "sig=AAAA");
@@ -142,7 +146,9 @@ describe("start() checks what the consumer needs", () => {
       await queue.sendMessage("bad job");
       const error = await rejection(consumer.closed);
       expect(error).toMatchObject({ resource: "poisonQueue", resourceName: `${name}-poison`, statusCode: 403 });
-      expect((error as Error).message).toMatch(/add \(a\) on the poison queue \(and create rights while it does not exist\)/);
+      expect((error as Error).message).toMatch(
+        /add \(a\) on the poison queue \(and create rights while it does not exist\)/,
+      );
       expect(events.filter((e) => e.name === "poisoned")).toEqual([]);
       // The message was not lost: it comes back once its visibility timeout ends.
       expect(await queueService().getQueueClient(`${name}-poison`).exists()).toBe(false);

@@ -21,7 +21,10 @@ it("stop({ timeoutInMs }) resolves at the deadline with what is still running wh
         await released; // ignores the signal
         return "finished anyway";
       },
-      { visibilityTimeoutInSeconds: 5, pollingBackoff: exponentialBackoff({ deltaInMs: 20, minInMs: 0, maxInMs: 200 }) },
+      {
+        visibilityTimeoutInSeconds: 5,
+        pollingBackoff: exponentialBackoff({ deltaInMs: 20, minInMs: 0, maxInMs: 200 }),
+      },
     );
     const received = new Promise<QueueConsumerEvents["received"]>((resolve) => consumer.on("received", resolve));
     const processed = new Promise<QueueConsumerEvents["processed"]>((resolve) => consumer.on("processed", resolve));
@@ -40,7 +43,10 @@ it("stop({ timeoutInMs }) resolves at the deadline with what is still running wh
     expect(consumer.status).toBe("stopped");
     expect((await processed).result).toBe("finished anyway");
     // A later stop() sees everything stopped.
-    await expect(consumer.stop({ timeoutInMs: 0, gracePeriodInMs: 0 })).resolves.toEqual({ timedOut: false, stillRunning: [] });
+    await expect(consumer.stop({ timeoutInMs: 0, gracePeriodInMs: 0 })).resolves.toEqual({
+      timedOut: false,
+      stillRunning: [],
+    });
   } finally {
     await queue.delete();
     await queueService().getQueueClient(`${queue.name}-poison`).deleteIfExists();
@@ -54,7 +60,9 @@ it("stop() refuses a deadline shorter than the grace period, before stopping any
     const consumer = new QueueConsumer(queue, async () => undefined, { gracePeriodInMs: 1_000 });
     await consumer.start();
     await expect(consumer.stop({ timeoutInMs: 500 })).rejects.toThrow(RangeError);
-    await expect(consumer.stop({ timeoutInMs: 500 })).rejects.toThrow(/`timeoutInMs` \(500\) must not be shorter than the grace period/);
+    await expect(consumer.stop({ timeoutInMs: 500 })).rejects.toThrow(
+      /`timeoutInMs` \(500\) must not be shorter than the grace period/,
+    );
     expect(consumer.status).toBe("running");
     await consumer.stop({ gracePeriodInMs: 0, timeoutInMs: 5_000 });
   } finally {
