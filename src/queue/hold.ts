@@ -39,7 +39,7 @@ import {
 } from "./requests.js";
 
 /** How much earlier than its visibility timeout a message is taken as possibly visible to others. */
-export const VISIBILITY_MARGIN_IN_MS = 1_000;
+const VISIBILITY_MARGIN_IN_MS = 1_000;
 /** Tries of one update or delete whose outcome stays ambiguous. */
 export const MAX_TRIES = 3;
 
@@ -74,9 +74,9 @@ export type HoldOutcome =
   | { readonly status: "unknown"; readonly error: unknown };
 
 /** `held`; `receiptLost` (hidden by us, but no receipt to settle it with); `lost`; `deleted`. */
-export type HoldState = "held" | "receiptLost" | "lost" | "deleted";
+type HoldState = "held" | "receiptLost" | "lost" | "deleted";
 
-export interface MessageHoldOptions {
+interface MessageHoldOptions {
   readonly visibilityTimeoutInSeconds: number;
   readonly requestTimeoutInMs: number;
 }

@@ -133,7 +133,7 @@ export function derivePoisonQueue(queue: QueueClient): QueueClient {
 }
 
 /** How the poison writer limits its requests. */
-export interface PoisonSendOptions {
+interface PoisonSendOptions {
   /** The client-side time limit of each request. */
   readonly requestTimeoutInMs: number;
   /** How long the source message is certainly still hidden: an ambiguous send is tried again only while it is. */

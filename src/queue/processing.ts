@@ -30,7 +30,7 @@ import { describe, type MessageSettler } from "./settle.js";
 import type { MessageContext, MessageHandler, QueueConsumerEvents, ReceivedQueueMessage } from "./types.js";
 
 /** What processing a message needs of its consumer. */
-export interface ProcessingContext<T, TEffect> {
+interface ProcessingContext<T, TEffect> {
   readonly queue: QueueClient;
   readonly handler: MessageHandler<T, TEffect>;
   readonly options: ResolvedOptions<T, TEffect>;

@@ -28,7 +28,7 @@ type Remembered =
 /** How many finished-but-undeleted messages are remembered (the oldest are forgotten first). */
 const REMEMBERED_LIMIT = 1_000;
 
-export interface MessageSettlerOptions {
+interface MessageSettlerOptions {
   readonly poisonQueue: QueueClient | undefined;
   readonly poisonTimeToLiveInSeconds: number;
   readonly requestTimeoutInMs: number;

@@ -25,7 +25,7 @@ import type { PoisonQueueWriter } from "./poison.js";
 import { MAX_TRIES } from "./hold.js";
 import { isAmbiguous, resourceError, withTimeout } from "./requests.js";
 
-export interface StartupChecks {
+interface StartupChecks {
   readonly queue: QueueClient;
   readonly poison: PoisonQueueWriter;
   readonly store: StoreCalls<unknown> | undefined;

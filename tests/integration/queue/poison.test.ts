@@ -4,12 +4,7 @@
  * can poison; and the reason written to the poison queue and reported by the `poisoned` event is
  * redacted of secrets, as the log line is.
  */
-import {
-  QueueClient,
-  QueueSASPermissions,
-  StorageSharedKeyCredential,
-  generateQueueSASQueryParameters,
-} from "@azure/storage-queue";
+import type { QueueClient } from "@azure/storage-queue";
 import {
   exponentialBackoff,
   fixedBackoff,
@@ -18,8 +13,7 @@ import {
   type QueueConsumerEvents,
   type QueueConsumerOptions,
 } from "../../../src/index.js";
-import { AZURITE_ACCOUNT_KEY } from "../../../src/testing/index.js";
-import { queueService, uniqueName } from "../../support/storage.js";
+import { queueSasClient, queueService, uniqueName } from "../../support/storage.js";
 
 const quick: QueueConsumerOptions<string> = {
   visibilityTimeoutInSeconds: 5,
@@ -27,14 +21,6 @@ const quick: QueueConsumerOptions<string> = {
   pollingBackoff: exponentialBackoff({ deltaInMs: 20, minInMs: 0, maxInMs: 200 }),
   retryBackoff: fixedBackoff({ delayInMs: 0 }),
 };
-
-function addOnlyClient(name: string): QueueClient {
-  const sas = generateQueueSASQueryParameters(
-    { queueName: name, permissions: QueueSASPermissions.parse("a"), expiresOn: new Date(Date.now() + 3_600_000) },
-    new StorageSharedKeyCredential("devstoreaccount1", AZURITE_ACCOUNT_KEY),
-  ).toString();
-  return new QueueClient(`${queueService().url}/${name}?${sas}`);
-}
 
 async function poisonOne(
   queue: QueueClient,
@@ -68,7 +54,11 @@ describe("the poison move", () => {
     await queue.create();
     await poison.create();
     try {
-      const event = await poisonOne(queue, { poisonQueue: addOnlyClient(poison.name) }, new Error("always fails"));
+      const event = await poisonOne(
+        queue,
+        { poisonQueue: queueSasClient(poison.name, "a") },
+        new Error("always fails"),
+      );
       expect(event.poisonQueueName).toBe(poison.name);
       const texts = await poisonTexts(poison);
       expect(texts.map((t) => parsePoisonMessage(t)?.messageText)).toEqual(["bad job"]);

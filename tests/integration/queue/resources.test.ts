@@ -7,12 +7,6 @@
  * that may only add messages, both start.
  */
 import {
-  QueueClient,
-  QueueSASPermissions,
-  StorageSharedKeyCredential,
-  generateQueueSASQueryParameters,
-} from "@azure/storage-queue";
-import {
   exponentialBackoff,
   isConsumerResourceError,
   MemoryIdempotencyStore,
@@ -21,30 +15,12 @@ import {
   type QueueConsumerEvents,
   type QueueConsumerOptions,
 } from "../../../src/index.js";
-import { AZURITE_ACCOUNT_KEY } from "../../../src/testing/index.js";
-import { queueService, tableClient, uniqueName } from "../../support/storage.js";
+import { queueSasClient, queueService, tableClient, uniqueName } from "../../support/storage.js";
 
 const quick: QueueConsumerOptions<string> = {
   visibilityTimeoutInSeconds: 5,
   pollingBackoff: exponentialBackoff({ deltaInMs: 20, minInMs: 0, maxInMs: 200 }),
 };
-
-/** A client for `name` with a queue-scoped SAS of `permissions` (`r`, `a`, `u`, `p`). */
-function sasClient(name: string, permissions: string, tamper = false): QueueClient {
-  const credential = new StorageSharedKeyCredential("devstoreaccount1", AZURITE_ACCOUNT_KEY);
-  let sas = generateQueueSASQueryParameters(
-    {
-      queueName: name,
-      permissions: QueueSASPermissions.parse(permissions),
-      expiresOn: new Date(Date.now() + 3_600_000),
-    },
-    credential,
-  ).toString();
-  if (tamper) sas = sas.replace(/sig=[^&]+/, "sig=AAAA");
-  return new QueueClient(`${queueService().url}/${name}?${sas}`, undefined, {
-    retryOptions: { maxTries: 2, retryDelayInMs: 10, maxRetryDelayInMs: 50 },
-  });
-}
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
   return promise.then(
@@ -101,9 +77,9 @@ describe("start() checks what the consumer needs", () => {
     const name = uniqueName("refused");
     await queueService().getQueueClient(name).create();
     try {
-      const consumer = new QueueConsumer(sasClient(name, "rpua", true), async () => undefined, {
+      const consumer = new QueueConsumer(queueSasClient(name, "rpua", { badSignature: true }), async () => undefined, {
         ...quick,
-        poisonQueue: sasClient(`${name}-poison`, "a"),
+        poisonQueue: queueSasClient(`${name}-poison`, "a"),
       });
       const error = await rejection(consumer.start());
       expect(error).toMatchObject({ resource: "queue", statusCode: 403, serviceCode: "AuthenticationFailed" });
@@ -139,7 +115,7 @@ describe("start() checks what the consumer needs", () => {
         async () => {
           throw new Error("always fails");
         },
-        { ...quick, maxDequeueCount: 1, poisonQueue: sasClient(`${name}-poison`, "a") },
+        { ...quick, maxDequeueCount: 1, poisonQueue: queueSasClient(`${name}-poison`, "a") },
       );
       const events = collect(consumer);
       await consumer.start();
@@ -165,9 +141,9 @@ describe("start() checks what the consumer needs", () => {
     await queueService().getQueueClient(`${name}-poison`).create();
     try {
       await queue.sendMessage("hello");
-      const consumer = new QueueConsumer(sasClient(name, "pu"), async (body) => body.toUpperCase(), {
+      const consumer = new QueueConsumer(queueSasClient(name, "pu"), async (body) => body.toUpperCase(), {
         ...quick,
-        poisonQueue: sasClient(`${name}-poison`, "a"),
+        poisonQueue: queueSasClient(`${name}-poison`, "a"),
       });
       const processed = new Promise<QueueConsumerEvents["processed"]>((resolve) => consumer.on("processed", resolve));
       await consumer.start();
