@@ -14,7 +14,7 @@
  */
 import { logger } from "../internal/logger.js";
 import type { MessageOwnershipLostError } from "./errors.js";
-import { elapsedSince, markNow, type MessageHold } from "./hold.js";
+import { elapsedSince, type MessageHold } from "./hold.js";
 
 /** Options of a {@link VisibilityHeartbeat}. */
 interface VisibilityHeartbeatOptions {
@@ -38,7 +38,6 @@ export class VisibilityHeartbeat {
   #timer: NodeJS.Timeout | undefined;
   #beat: Promise<void> | undefined;
   #stopped = false;
-  #lastBeat = markNow();
   #lastUnknown = false;
 
   constructor(hold: MessageHold, options: VisibilityHeartbeatOptions) {
@@ -61,7 +60,7 @@ export class VisibilityHeartbeat {
 
   #schedule(): void {
     if (this.#stopped || this.#hold.state !== "held") return;
-    const due = this.#options.intervalInMs - elapsedSince(this.#lastBeat);
+    const due = this.#options.intervalInMs - elapsedSince(this.#hold.hiddenSince);
     const delay = Math.max(due, this.#lastUnknown ? PAUSE_AFTER_UNKNOWN_IN_MS : 0);
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
@@ -74,7 +73,6 @@ export class VisibilityHeartbeat {
   }
 
   async #tick(): Promise<void> {
-    const sent = markNow();
     let outcome;
     try {
       outcome = await this.#hold.update(this.#options.visibilityTimeoutInSeconds, "extend the visibility of");
@@ -85,7 +83,6 @@ export class VisibilityHeartbeat {
     this.#lastUnknown = outcome.status === "unknown";
     switch (outcome.status) {
       case "done":
-        this.#lastBeat = sent;
         logger.verbose(
           `kept message ${this.#hold.messageId} invisible for another ${this.#options.visibilityTimeoutInSeconds} s`,
         );

@@ -10,9 +10,9 @@
  * consumer hears when someone else received the message. The two differ in *when*: nobody else can
  * receive the message before its visibility timeout, counted from the moment we sent the request
  * that hid it. So a mismatch heard while the message is certainly still hidden (`remainingInMs`
- * above zero) can only mean that our own update landed: the message is hidden, by us, until at
- * least the visibility timeout after we sent that update, but its new pop receipt is unknown
- * (`receiptLost`). A mismatch heard later may be someone else's: `lost`. Likewise a 404 answered to
+ * above zero) can only mean that one of our own updates whose outcome we did not know landed: the
+ * message is hidden, by us, at least until the shortest of their timeouts after the first of them
+ * was sent, but its new pop receipt is unknown (`receiptLost`). A mismatch heard later may be someone else's: `lost`. Likewise a 404 answered to
  * a delete while the message is certainly hidden means our own delete landed (its answer was
  * lost and the retry found nothing).
  *
@@ -91,6 +91,11 @@ export class MessageHold {
   #hiddenFrom: TimeMark;
   #hiddenForMs: number;
   #state: HoldState = "held";
+  /**
+   * Updates sent since the last one known to have landed, whose outcome is not known: the earliest
+   * send and the shortest timeout among them. One of them may have landed and changed the receipt.
+   */
+  #unconfirmed: { readonly since: TimeMark; readonly seconds: number } | undefined;
 
   /** @param receivedAt - when the receive that returned the message was sent. */
   constructor(
@@ -118,6 +123,11 @@ export class MessageHold {
     return this.#state;
   }
 
+  /** When the request that last hid the message (the receive, or the last update known to have landed) was sent. */
+  get hiddenSince(): TimeMark {
+    return this.#hiddenFrom;
+  }
+
   /** How long the message is certainly still hidden from other consumers (≤ 0: it may not be). */
   remainingInMs(): number {
     return this.#hiddenForMs - VISIBILITY_MARGIN_IN_MS - elapsedSince(this.#hiddenFrom);
@@ -125,23 +135,24 @@ export class MessageHold {
 
   /** Hides the message for `seconds` from now (0: visible at once). */
   update(seconds: number, operation: string): Promise<HoldOutcome> {
-    let firstSent: TimeMark | undefined;
     return this.#tryRepeatedly(operation, async (abortSignal) => {
       const sent = markNow();
-      firstSent ??= sent;
+      this.#unconfirmed = {
+        since: this.#unconfirmed?.since ?? sent,
+        seconds: Math.min(this.#unconfirmed?.seconds ?? seconds, seconds),
+      };
       try {
         const response = await this.#queue.updateMessage(this.messageId, this.#popReceipt, undefined, seconds, {
           abortSignal,
         });
         if (response.popReceipt) this.#popReceipt = response.popReceipt;
+        // The receipt still worked: none of the unconfirmed updates landed.
+        this.#unconfirmed = undefined;
         this.#hidden(sent, seconds);
         return { status: "done" };
       } catch (error) {
-        if (!isReceiptMismatch(error) || this.remainingInMs() <= 0) throw error;
-        // Our own update landed (this try's first attempt, or an earlier try), sent no earlier than `firstSent`.
-        this.#hidden(firstSent, seconds);
-        this.#state = "receiptLost";
-        return { status: "receiptLost" };
+        if (isReceiptMismatch(error) && this.remainingInMs() > 0) return this.#receiptLost();
+        throw error;
       }
     });
   }
@@ -152,12 +163,25 @@ export class MessageHold {
       try {
         await this.#queue.deleteMessage(this.messageId, this.#popReceipt, { abortSignal });
       } catch (error) {
+        // One of our updates whose answer was lost had landed: the receipt is stale, nobody else's doing.
+        if (isReceiptMismatch(error) && this.remainingInMs() > 0 && this.#unconfirmed) return this.#receiptLost();
         // Nobody else could have deleted it: our delete landed and its answer was lost (or it expired).
         if (!(isMessageGone(error) && this.remainingInMs() > 0)) throw error;
       }
       this.#state = "deleted";
       return { status: "done" };
     });
+  }
+
+  /**
+   * A mismatch heard while nobody else can hold the message: one of our unconfirmed updates landed,
+   * sent no earlier than the first of them, for no less than the shortest of their timeouts.
+   */
+  #receiptLost(): HoldOutcome {
+    const { since, seconds } = this.#unconfirmed!;
+    this.#hidden(since, seconds);
+    this.#state = "receiptLost";
+    return { status: "receiptLost" };
   }
 
   /** Records that the message is lost (the idempotency claim was taken over, for instance). */
