@@ -31,10 +31,21 @@ export const FAULT_KINDS = {
   reset: { type: "reset" },
   /** The service applied the request, and the client hears 500 OperationTimedOut. */
   applied500: { type: "statusAfterApply", statusCode: 500, serviceCode: "OperationTimedOut" },
+  /** No answer ever, and the service never saw the request: only a client-side time limit ends it. */
+  hang: { type: "hang" },
+  /** The service applied the request, and its answer never comes: only a client-side time limit ends it. */
+  hangAfterApply: { type: "hang", afterApply: true },
 } as const satisfies Record<string, FaultAction>;
 
 export type FaultKind = keyof typeof FAULT_KINDS;
-export const ALL_FAULT_KINDS = Object.keys(FAULT_KINDS) as FaultKind[];
+/** The kinds every operation is explored with by default: each ends with an answer or a cut connection. */
+export const ALL_FAULT_KINDS: FaultKind[] = ["drop", "busy503", "reset", "applied500"];
+/**
+ * The kinds that never end by themselves: for operations whose every request runs under a
+ * client-side time limit (`kinds: [...ALL_FAULT_KINDS, ...TIMEOUT_FAULT_KINDS]`). Each run costs
+ * at least that limit.
+ */
+export const TIMEOUT_FAULT_KINDS: FaultKind[] = ["hang", "hangAfterApply"];
 
 export type Service = "blob" | "queue" | "table";
 
@@ -94,7 +105,7 @@ export interface ExploreOptions {
    * @default ["on", "off"]
    */
   readonly sdkRetries?: readonly SdkRetries[];
-  /** @default every kind */
+  /** @default {@link ALL_FAULT_KINDS} (add {@link TIMEOUT_FAULT_KINDS} for operations with client-side time limits) */
   readonly kinds?: readonly FaultKind[];
   /**
    * Pairs of faults: `false` for none, `"all"` for every one, or how many to sample (seeded).
@@ -150,7 +161,7 @@ export async function createExplorer(title: string, services: readonly Service[]
         return false;
       },
     });
-    for (const kind of ALL_FAULT_KINDS) {
+    for (const kind of Object.keys(FAULT_KINDS) as FaultKind[]) {
       proxy.addRule({ action: FAULT_KINDS[kind], when: () => plan.get(count) === kind });
     }
     proxies.push(proxy);

@@ -162,7 +162,7 @@ async function consumerRun(
   );
   const cpu = cpuMeter();
   const started = performance.now();
-  consumer.start();
+  await consumer.start();
   await finished;
   const seconds = (performance.now() - started) / 1000;
   const client = cpu.client();
