@@ -56,7 +56,7 @@ export interface RunningAzurite extends AsyncDisposable {
   stop(): Promise<void>;
 }
 
-const LISTENING = /Azurite (Blob|Queue|Table) service is successfully listening at (http:\/\/\S+)/;
+const LISTENING = /Azurite (Blob|Queue|Table) service is successfully listening at (https?:\/\/\S+)/;
 
 /**
  * Starts Azurite in memory on free ports and resolves once its blob, queue and table services listen.

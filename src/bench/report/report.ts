@@ -10,7 +10,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { loadavg, release, type as osType } from "node:os";
 import { basename, dirname, extname, join } from "node:path";
 import { machine } from "../harness.js";
-import { locatePackage } from "../package-root.js";
+import { locatePackage } from "../../internal/package-root.js";
 import { evaluateGoals, goalText, type GoalOutcome } from "./goals.js";
 import { bullets, fmt, table, type ScenarioResult } from "./markdown.js";
 import { genericSection, sectionWriters } from "./sections/index.js";
