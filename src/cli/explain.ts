@@ -41,14 +41,26 @@ function endpointOf(error: unknown): string | undefined {
   }
 }
 
+/**
+ * The first line of a message; for a service's XML error body (which some SDK errors carry as their
+ * message), its code and message instead of `<?xml …?>`.
+ */
+function firstLine(message: string): string {
+  const xmlCode = /<Code>([^<]*)<\/Code>/.exec(message)?.[1];
+  const xmlMessage = /<Message>([^<\n]*)/.exec(message)?.[1];
+  if (message.trimStart().startsWith("<?xml") && (xmlCode || xmlMessage))
+    return [xmlCode, xmlMessage].filter(Boolean).join(": ");
+  return message.split("\n")[0]!;
+}
+
 /** One line for `error`, without secrets. */
 export function explain(error: unknown): string {
   const errors = chain(error);
-  const first = (error instanceof Error ? error.message : String(error)).split("\n")[0]!;
+  const first = firstLine(error instanceof Error ? error.message : String(error));
   for (const e of errors) {
     const name = (e as { name?: unknown }).name;
     if (name === "AuthenticationError") {
-      return redactSecrets(`Microsoft Entra ID sign-in failed: ${String((e as Error).message).split("\n")[0]}`);
+      return redactSecrets(`Microsoft Entra ID sign-in failed: ${firstLine(String((e as Error).message))}`);
     }
     if (typeof name === "string" && NO_CREDENTIAL.has(name)) {
       return redactSecrets(

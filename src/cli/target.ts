@@ -86,6 +86,19 @@ export async function openEmbeddedAzurite(): Promise<Connection> {
 /** How long the reachability check waits for any answer. */
 const REACH_TIMEOUT_IN_MS = 5_000;
 
+/** Resolves when `endpoint` answers a HEAD request with any status; rejects with the network error. */
+async function answers(endpoint: string): Promise<void> {
+  const { request } = endpoint.startsWith("https:") ? await import("node:https") : await import("node:http");
+  await new Promise<void>((resolve, reject) => {
+    const sent = request(endpoint, { method: "HEAD", signal: AbortSignal.timeout(REACH_TIMEOUT_IN_MS) }, (response) => {
+      response.resume();
+      resolve();
+    });
+    sent.on("error", reject);
+    sent.end();
+  });
+}
+
 /**
  * Checks, before a load test starts, that each endpoint answers at all (any HTTP status will do):
  * an unreachable or misspelt endpoint is one line within seconds, not the SDK's retries for half a
@@ -96,13 +109,13 @@ export async function checkReachable(account: AccountConnection, services: reado
   for (const service of new Set(services)) {
     const endpoint = account.endpoint(service);
     try {
-      await fetch(endpoint, { method: "HEAD", signal: AbortSignal.timeout(REACH_TIMEOUT_IN_MS) });
+      await answers(endpoint);
     } catch (error) {
-      const cause = (error as { cause?: { code?: string } }).cause;
+      const e = error as { name?: string; code?: string; message?: string };
       const why =
-        (error as { name?: string }).name === "TimeoutError"
+        e.name === "TimeoutError" || e.name === "AbortError"
           ? `no answer within ${REACH_TIMEOUT_IN_MS / 1000} s`
-          : (cause?.code ?? (error instanceof Error ? error.message : String(error)));
+          : (e.code ?? e.message ?? String(error));
       throw new Error(
         `cannot reach the ${service} endpoint ${endpoint} (${why}): check the endpoint in ${account.source}, the network, and that the service runs`,
       );

@@ -34,6 +34,13 @@ export interface StartAzuriteOptions {
    * @default 30000
    */
   readonly startTimeoutInMs?: number;
+  /**
+   * More accounts for Azurite to serve besides its development account (Azurite's
+   * `AZURITE_ACCOUNTS`), each with a base64 key: for tests that need a key no one else knows, for
+   * example to check that it never reaches a log, a file or a process list.
+   * @default []
+   */
+  readonly accounts?: readonly { readonly name: string; readonly key: string }[];
   /** Cancels the start; Azurite is stopped if it was already running. */
   readonly abortSignal?: AbortSignal;
 }
@@ -93,7 +100,23 @@ export async function startAzurite(options: StartAzuriteOptions = {}): Promise<R
     ...services.flatMap((s) => [`--${s}Host`, "127.0.0.1", `--${s}Port`, "0"]),
     ...(options.extraArgs ?? []),
   ];
-  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
+  const accounts = options.accounts ?? [];
+  for (const { name, key } of accounts) {
+    if (!/^[a-z0-9]{3,24}$/.test(name) || name === AZURITE_ACCOUNT_NAME)
+      throw new TypeError(`\`accounts\`: "${name}" is not a storage account name (3-24 lowercase letters and digits).`);
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(key)) throw new TypeError(`\`accounts\`: the key of "${name}" is not base64.`);
+  }
+  // Given to Azurite through its environment, never its command line (any local user can read that).
+  const env =
+    accounts.length === 0
+      ? process.env
+      : {
+          ...process.env,
+          AZURITE_ACCOUNTS: [{ name: AZURITE_ACCOUNT_NAME, key: AZURITE_ACCOUNT_KEY }, ...accounts]
+            .map(({ name, key }) => `${name}:${key}`)
+            .join(";"),
+        };
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], env });
   const stopChild = () => stopProcess(child);
   // Azurite must not outlive the process that started it, even on an abrupt exit.
   const killOnExit = () => child.kill("SIGKILL");
