@@ -57,7 +57,7 @@ describe("lock with Microsoft Entra ID", () => {
       "not-checked",
     ].join(".");
     identity = createServer((request, response) => {
-      tokenRequests.push(`${request.headers["x-identity-header"]} ${request.url}`);
+      tokenRequests.push(`${String(request.headers["x-identity-header"])} ${request.url ?? ""}`);
       response.setHeader("content-type", "application/json");
       response.end(
         JSON.stringify({
