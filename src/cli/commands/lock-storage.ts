@@ -127,17 +127,19 @@ function entraStorage(target: EntraTarget): LockStorage {
       `account '${accountOf(endpoint(service))}' (${endpoint(service)}), signed in with Microsoft Entra ID (DefaultAzureCredential)`,
     async blobService() {
       const url = endpoint("blob");
+      const credential = await defaultCredential();
       const { BlobServiceClient } = await importSdk(() => import("@azure/storage-blob"), "@azure/storage-blob");
-      return new BlobServiceClient(url, await defaultCredential(), { retryOptions: RETRY_OPTIONS });
+      return new BlobServiceClient(url, credential, { retryOptions: RETRY_OPTIONS });
     },
     async shareService() {
       const url = endpoint("file");
+      const credential = await defaultCredential();
       const { ShareServiceClient } = await importSdk(
         () => import("@azure/storage-file-share"),
         "@azure/storage-file-share",
       );
       // OAuth over Azure Files REST needs the backup intent (and a File Data Privileged role).
-      return new ShareServiceClient(url, await defaultCredential(), {
+      return new ShareServiceClient(url, credential, {
         retryOptions: RETRY_OPTIONS,
         fileRequestIntent: "backup",
       });
