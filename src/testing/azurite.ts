@@ -17,6 +17,14 @@ export const AZURITE_ACCOUNT_KEY =
 
 type AzuriteService = "blob" | "queue" | "table";
 
+/** An extra storage account for Azurite to serve ({@link StartAzuriteOptions.accounts}). */
+export interface AzuriteAccount {
+  /** The account name: 3-24 lowercase letters and digits. */
+  readonly name: string;
+  /** The account key, base64. */
+  readonly key: string;
+}
+
 /** Options for {@link startAzurite}. */
 export interface StartAzuriteOptions {
   /**
@@ -40,7 +48,7 @@ export interface StartAzuriteOptions {
    * example to check that it never reaches a log, a file or a process list.
    * @default []
    */
-  readonly accounts?: readonly { readonly name: string; readonly key: string }[];
+  readonly accounts?: readonly AzuriteAccount[];
   /** Cancels the start; Azurite is stopped if it was already running. */
   readonly abortSignal?: AbortSignal;
 }
