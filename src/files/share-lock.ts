@@ -2,9 +2,15 @@
  * The share adapter of the leasable port: Azure Files' share leases in the lease lock engine.
  *
  * A share lease (Lease Share, https://learn.microsoft.com/rest/api/storageservices/lease-share)
- * lasts 15-60 s or is infinite, like a container's, and the service uses it to guard one thing:
- * deleting the share ("a lock on a share for delete operations"). Everything else is exclusive only
- * among clients that take the lock. The library never creates the share: it is the user's.
+ * lasts 15-60 s or is infinite, like a container's. The page calls it "a lock on a share for delete
+ * operations", but the service guards more with it: without the lease id it refuses Delete Share and
+ * the share's own writes, Set Share Metadata and Set Share Properties (412 LeaseIdMissing; a wrong id
+ * 412 LeaseIdMismatchWithContainerOperation, as the SDK's recordings of the service show and
+ * tests/integration/files/conformance.test.ts replays). Files and directories in the share are not
+ * guarded. So the adapter names the lease id on every share write it makes (the lock's record, the
+ * renewal's check), and code that sets the share's metadata or properties while the lock is held
+ * must pass `leaseAccessConditions: { leaseId: handle.leaseId }` too. Everything else is exclusive
+ * only among clients that take the lock. The library never creates the share: it is the user's.
  *
  * Renewal: `ShareLeaseClient.renewLease()` of `@azure/storage-file-share` 12.33 throws a RangeError
  * for shares before sending anything (its "is this a file?" test is inverted; pinned by a test in
@@ -102,7 +108,8 @@ export function shareLeasable(shareClient: ShareClient): Leasable {
     },
     getProperties: (options: LeasableRequestOptions = {}) =>
       readProperties(() => shareClient.getProperties({ abortSignal: options.abortSignal })),
-    // Set Share Metadata takes the lease id (refused unless it is the active lease) but no If-Match.
+    // Set Share Metadata needs the lease id on a leased share (412 LeaseIdMissing without it) and
+    // takes no If-Match.
     conditionalMetadataWrites: false,
     async setMetadata(metadata, leaseId, options: LeasableRequestOptions = {}) {
       await shareClient.setMetadata(
@@ -120,8 +127,9 @@ function isSdkShareRenewDefect(error: unknown): boolean {
 
 /**
  * A lock on a share through its share lease: `new LeaseLock(shareLeasable(shareClient), options)`.
- * While held, nobody can delete the share without the lease id; everything else is exclusive only
- * among clients that take this lock. The share must exist.
+ * While held, nobody can delete the share, or set its metadata or properties, without the lease id
+ * (412 LeaseIdMissing); everything else, files and directories included, is exclusive only among
+ * clients that take this lock. The share must exist.
  *
  * @example
  * ```ts
@@ -131,6 +139,8 @@ function isSdkShareRenewDefect(error: unknown): boolean {
  * const share = ShareServiceClient.fromConnectionString(process.env.AZURE_STORAGE_CONNECTION_STRING!)
  *   .getShareClient("reports-2024");
  * await shareLock(share, { durationInSeconds: 30 }).withLock(async (handle) => {
+ *   // Share writes under the lock name its lease id, or the service refuses them (412 LeaseIdMissing).
+ *   await share.setProperties({ quotaInGB: 100, leaseAccessConditions: { leaseId: handle.leaseId } });
  *   await share.delete({ leaseAccessConditions: { leaseId: handle.leaseId } });
  * });
  * ```

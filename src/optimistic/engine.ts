@@ -43,8 +43,8 @@ export interface MutationContext {
   readonly attempt: number;
   /** The ETag of the stored version the attempt started from; `undefined` when the cell is absent. */
   readonly etag: string | undefined;
-  /** The caller's signal. */
-  readonly abortSignal: AbortSignal | undefined;
+  /** The caller's `abortSignal` (one that never aborts when the caller gave none), for any call `mutate` makes. */
+  readonly abortSignal: AbortSignal;
 }
 
 /**
@@ -100,29 +100,47 @@ export interface OptimisticUpdateOptions {
   readonly onConflict?: (event: OptimisticConflictEvent) => void;
 }
 
-/** The outcome of {@link optimisticUpdate}. */
-export interface OptimisticUpdateResult<T> {
-  /** `false` when `mutate` returned {@link SKIP_WRITE}. */
-  readonly written: boolean;
-  /**
-   * The value your `mutate` returned (as written), or, when it skipped, the value it was given
-   * (`undefined` if the cell does not exist).
-   */
-  readonly value: T | undefined;
-  /**
-   * The ETag of the stored version that holds your write (or that you skipped on). When your update
-   * shared a round with later ones (see `coalesced`), or a lost response was recovered after others
-   * wrote on top, that version also holds their changes: read again before a further
-   * `If-Match` write based on `value`.
-   */
-  readonly etag: string | undefined;
-  /** How many read-modify-write rounds were needed (1 without conflicts). */
-  readonly attempts: number;
-  /** True when a write's response was lost and the engine found, by reading back, that it was applied. */
-  readonly recoveredLostResponse: boolean;
-  /** How many updates shared the round's write, yours included (1 without coalescing). */
-  readonly coalesced: number;
-}
+/**
+ * The outcome of {@link optimisticUpdate} (and {@link writeIfMatch}). Narrow it on `written`: after
+ * `if (result.written)`, `value` is the value written (`T`, never `undefined`).
+ */
+export type OptimisticUpdateResult<T> =
+  | {
+      /** Your `mutate` returned a value, and it was written. */
+      readonly written: true;
+      /** The value your `mutate` returned, as written. */
+      readonly value: T;
+      /**
+       * The ETag of the stored version that holds your write. When your update shared a round with
+       * later ones (see `coalesced`), or a lost response was recovered after others wrote on top,
+       * that version also holds their changes: read again before a further `If-Match` write based
+       * on `value`.
+       */
+      readonly etag: string | undefined;
+      /** How many read-modify-write rounds were needed (1 without conflicts). */
+      readonly attempts: number;
+      /** True when a write's response was lost and the engine found, by reading back, that it was applied. */
+      readonly recoveredLostResponse: boolean;
+      /** How many updates shared the round's write, yours included (1 without coalescing). */
+      readonly coalesced: number;
+    }
+  | {
+      /** Your `mutate` returned {@link SKIP_WRITE}: nothing was written for you. */
+      readonly written: false;
+      /**
+       * The value your `mutate` was given when it skipped (`undefined` if the cell does not exist);
+       * from {@link writeIfMatch}, the cell's current value.
+       */
+      readonly value: T | undefined;
+      /** The ETag of the stored version you skipped on (`undefined` if the cell does not exist). */
+      readonly etag: string | undefined;
+      /** How many read-modify-write rounds were needed (1 without conflicts). */
+      readonly attempts: number;
+      /** True when the round's write (of updates that shared your round) had its response lost and was found applied. */
+      readonly recoveredLostResponse: boolean;
+      /** How many updates shared the round's write, yours not among them (0 when none wrote). */
+      readonly coalesced: number;
+    };
 
 /**
  * Read, modify, write with `If-Match`, until the write lands on the version it was computed from.
@@ -458,14 +476,12 @@ async function runRound<T>(cell: VersionedCell<T>, participants: Participant<T>[
   }
 }
 
-interface Step<T> {
+/** One participant's step: what it returned (written), or undefined (skipped: decoded from `content` later). */
+type Step<T> = {
   readonly participant: Participant<T>;
-  readonly written: boolean;
-  /** What the participant returned (written), or undefined (skipped: decoded from `content` later). */
-  readonly value: T | undefined;
   /** Stored content after this step. */
   readonly content: unknown;
-}
+} & ({ readonly written: true; readonly value: T } | { readonly written: false; readonly value: undefined });
 
 async function attemptRound<T>(
   cell: VersionedCell<T>,
@@ -614,7 +630,11 @@ async function continueMutations<T>(
 }
 
 function mutationContext<T>(pass: MutationPass<T>, participant: Participant<T>): MutationContext {
-  return { attempt: pass.attempt, etag: pass.base?.etag, abortSignal: participant.abortSignal };
+  return {
+    attempt: pass.attempt,
+    etag: pass.base?.etag,
+    abortSignal: participant.abortSignal ?? new AbortController().signal,
+  };
 }
 
 /** Records what a mutation returned; throws (for its participant alone) when the value is refused. */
@@ -651,8 +671,12 @@ function resolveSteps<T>(
 ): void {
   const coalesced = steps.filter((s) => s.written).length;
   for (const step of steps) {
-    const value = step.written ? step.value : step.content === undefined ? undefined : cell.decode(step.content);
-    step.participant.succeed({ written: step.written, value, etag, attempts, recoveredLostResponse, coalesced });
+    const round = { etag, attempts, recoveredLostResponse, coalesced };
+    step.participant.succeed(
+      step.written
+        ? { written: true, value: step.value, ...round }
+        : { written: false, value: step.content === undefined ? undefined : cell.decode(step.content), ...round },
+    );
   }
 }
 

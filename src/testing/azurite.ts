@@ -1,12 +1,15 @@
 /**
  * Starts a real Azurite (the open-source Azure Storage emulator) for tests, examples and benchmarks:
- * in memory, on free ports, as a child process that dies with its owner.
+ * on free ports, with its data in a temporary folder removed on stop (or in memory), as a child
+ * process that dies with its owner.
  *
  * `require("azurite")` cannot be used (its entry imports `vscode`), so this spawns Azurite's own
  * command line with the Node.js binary that runs the caller, and reads the ports it prints.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 
 /** The well-known development account that Azurite serves (documented by Azurite; not a secret). */
@@ -32,6 +35,17 @@ export interface StartAzuriteOptions {
    * installed in the current working directory's project.
    */
   readonly azuriteCliPath?: string;
+  /**
+   * Where Azurite keeps its data:
+   * - `"disk"`: a new temporary folder, removed when Azurite stops;
+   * - `"memory"`: Azurite's `--inMemoryPersistence`. In Azurite 3.x every queue message then gets its
+   *   own extent record, and the extent collector (a first pass at start, then every minute) removes
+   *   them one by one without yielding: after a few thousand queue messages, every service stops
+   *   answering for seconds to minutes. With disk persistence the messages share extents and the pass
+   *   is short.
+   * @default "disk"
+   */
+  readonly persistence?: "disk" | "memory";
   /**
    * Extra command line arguments for Azurite (for example `["--loose"]`).
    * @default []
@@ -67,14 +81,17 @@ export interface RunningAzurite extends AsyncDisposable {
   readonly queueEndpoint: string;
   /** The table service: `http://127.0.0.1:<port>/devstoreaccount1`. */
   readonly tableEndpoint: string;
-  /** Stops Azurite; resolves once the process has exited. Safe to call more than once. */
+  /** The temporary folder holding Azurite's data (removed by {@link RunningAzurite.stop}); `undefined` in memory. */
+  readonly location: string | undefined;
+  /** Stops Azurite; resolves once the process has exited and its data folder is removed. Safe to call more than once. */
   stop(): Promise<void>;
 }
 
 const LISTENING = /Azurite (Blob|Queue|Table) service is successfully listening at (https?:\/\/\S+)/;
 
 /**
- * Starts Azurite in memory on free ports and resolves once its blob, queue and table services listen.
+ * Starts Azurite on free ports and resolves once its blob, queue and table services listen. Its data
+ * lives in a temporary folder that is removed when it stops (see {@link StartAzuriteOptions.persistence}).
  *
  * It runs with `--skipApiVersionCheck` (the newest SDKs send API versions Azurite may not know yet)
  * and `--disableTelemetry`. Table clients talking to it need `allowInsecureConnection: true`.
@@ -98,22 +115,31 @@ export async function startAzurite(options: StartAzuriteOptions = {}): Promise<R
   // would clash between instances), so every service gets a free port.
   const services: readonly AzuriteService[] = ["blob", "queue", "table"];
   const startTimeoutInMs = options.startTimeoutInMs ?? 30_000;
-  options.abortSignal?.throwIfAborted();
-
-  const args = [
-    options.azuriteCliPath ?? resolveAzuriteCli(),
-    "--inMemoryPersistence",
-    "--skipApiVersionCheck",
-    "--disableTelemetry",
-    ...services.flatMap((s) => [`--${s}Host`, "127.0.0.1", `--${s}Port`, "0"]),
-    ...(options.extraArgs ?? []),
-  ];
+  const persistence = options.persistence ?? "disk";
+  if (persistence !== "disk" && persistence !== "memory") {
+    throw new TypeError(`\`persistence\` must be "disk" or "memory", got ${JSON.stringify(persistence)}.`);
+  }
   const accounts = options.accounts ?? [];
   for (const { name, key } of accounts) {
     if (!/^[a-z0-9]{3,24}$/.test(name) || name === AZURITE_ACCOUNT_NAME)
       throw new TypeError(`\`accounts\`: "${name}" is not a storage account name (3-24 lowercase letters and digits).`);
     if (!/^[A-Za-z0-9+/]+={0,2}$/.test(key)) throw new TypeError(`\`accounts\`: the key of "${name}" is not base64.`);
   }
+  options.abortSignal?.throwIfAborted();
+
+  const cli = options.azuriteCliPath ?? resolveAzuriteCli();
+  const location = persistence === "disk" ? mkdtempSync(join(tmpdir(), "azurite-")) : undefined;
+  const removeLocation = () => {
+    if (location !== undefined) rmSync(location, { recursive: true, force: true });
+  };
+  const args = [
+    cli,
+    ...(location === undefined ? ["--inMemoryPersistence"] : ["--location", location]),
+    "--skipApiVersionCheck",
+    "--disableTelemetry",
+    ...services.flatMap((s) => [`--${s}Host`, "127.0.0.1", `--${s}Port`, "0"]),
+    ...(options.extraArgs ?? []),
+  ];
   // Given to Azurite through its environment, never its command line (any local user can read that).
   const env =
     accounts.length === 0
@@ -125,9 +151,12 @@ export async function startAzurite(options: StartAzuriteOptions = {}): Promise<R
             .join(";"),
         };
   const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], env });
-  const stopChild = () => stopProcess(child);
-  // Azurite must not outlive the process that started it, even on an abrupt exit.
-  const killOnExit = () => child.kill("SIGKILL");
+  const stopChild = () => stopProcess(child).finally(removeLocation);
+  // Azurite must not outlive the process that started it, even on an abrupt exit (nor its data).
+  const killOnExit = () => {
+    child.kill("SIGKILL");
+    removeLocation();
+  };
   process.once("exit", killOnExit);
 
   try {
@@ -137,7 +166,7 @@ export async function startAzurite(options: StartAzuriteOptions = {}): Promise<R
     child.unref();
     (child.stdout as { unref?: () => void } | null)?.unref?.();
     (child.stderr as { unref?: () => void } | null)?.unref?.();
-    return describe(endpoints, async () => {
+    return describe(endpoints, location, async () => {
       process.removeListener("exit", killOnExit);
       await stopChild();
     });
@@ -220,7 +249,11 @@ function waitForEndpoints(
   });
 }
 
-function describe(endpoints: Map<AzuriteService, string>, stop: () => Promise<void>): RunningAzurite {
+function describe(
+  endpoints: Map<AzuriteService, string>,
+  location: string | undefined,
+  stop: () => Promise<void>,
+): RunningAzurite {
   const endpoint = (service: AzuriteService) => `${endpoints.get(service)!}/${AZURITE_ACCOUNT_NAME}`;
   const blobEndpoint = endpoint("blob");
   const queueEndpoint = endpoint("queue");
@@ -235,6 +268,7 @@ function describe(endpoints: Map<AzuriteService, string>, stop: () => Promise<vo
     blobEndpoint,
     queueEndpoint,
     tableEndpoint,
+    location,
     stop: stopOnce,
     [Symbol.asyncDispose]: stopOnce,
   };

@@ -7,7 +7,11 @@
  *   a byte of the response reaches the client (the "lost response" case);
  * - `serverBusy`: answer 503 ServerBusy without forwarding;
  * - `status`: answer any error status and service code without forwarding;
+ * - `statusAfterApply`: forward, let the service apply it, then answer an error instead of the
+ *   service's answer (a 500 OperationTimedOut or a 504 whose request was applied all the same);
  * - `delay`: wait, then forward;
+ * - `hang`: never answer (optionally after forwarding), until the client gives up or the proxy closes:
+ *   what a client-side time limit is for;
  * - `reset`: cut the connection without forwarding.
  */
 import { createServer, request as httpRequest, Agent, type IncomingMessage, type ServerResponse } from "node:http";
@@ -33,6 +37,26 @@ export type FaultAction =
       readonly statusCode: number;
       /** The service error code, sent as `x-ms-error-code` and in the body (XML, or JSON when the client asks for JSON). */
       readonly serviceCode: string;
+    }
+  | {
+      /** Forward the request, let the service apply it, then answer this error instead of the service's answer. */
+      readonly type: "statusAfterApply";
+      /** The HTTP status, 400 to 599 (500 OperationTimedOut and 504 GatewayTimeout are the realistic ones). */
+      readonly statusCode: number;
+      /** The service error code, sent as `x-ms-error-code` and in the body. */
+      readonly serviceCode: string;
+    }
+  | {
+      /**
+       * Never answer: the request stays open until the client aborts it or the proxy closes. The SDKs
+       * have no client-side time limit of their own, so this is how to test one.
+       */
+      readonly type: "hang";
+      /**
+       * Forward the request first (the service applies it), then hold back its answer for ever.
+       * @default false
+       */
+      readonly afterApply?: boolean;
     }
   | {
       /** Wait, then forward. */
@@ -81,7 +105,7 @@ export interface FaultRule {
 export interface ProxiedRequest extends Omit<FaultRequestInfo, "headers"> {
   /** The fault applied, or `"forwarded"`. */
   readonly outcome: FaultAction["type"] | "forwarded";
-  /** The status the service answered (for forwarded and dropped requests), or the injected one. */
+  /** The status the service answered (for requests it saw: forwarded, dropped, replaced or held back), or the injected one. */
   readonly statusCode: number | undefined;
 }
 
@@ -180,7 +204,17 @@ export async function createFaultProxy(options: FaultProxyOptions): Promise<Faul
           action.delayInMs,
         );
       case "dropResponse":
-        return forward(req, res, target, agent, (status) => record("dropResponse", status), { dropResponse: true });
+        return forward(req, res, target, agent, (status) => record("dropResponse", status), { answer: "drop" });
+      case "statusAfterApply":
+        return forward(req, res, target, agent, (status) => record("statusAfterApply", status), {
+          answer: () => answerError(req, res, action.statusCode, action.serviceCode, "Injected by the fault proxy."),
+        });
+      case "hang":
+        if (action.afterApply) {
+          return forward(req, res, target, agent, (status) => record("hang", status), { answer: "hold" });
+        }
+        record("hang", undefined);
+        return void req.resume();
       case "reset":
         record("reset", undefined);
         req.resume();
@@ -230,7 +264,12 @@ function forward(
   target: URL,
   agent: Agent,
   done: (statusCode: number | undefined) => void,
-  { dropResponse = false } = {},
+  {
+    answer = "pass",
+  }: {
+    /** What reaches the client: the service's answer, nothing (connection cut), nothing ever, or another answer. */
+    answer?: "pass" | "drop" | "hold" | (() => void);
+  } = {},
 ): void {
   const headers: Record<string, string | string[] | undefined> = { ...req.headers, host: target.host };
   delete headers.connection;
@@ -247,10 +286,14 @@ function forward(
     },
     (upstreamRes) => {
       done(upstreamRes.statusCode);
-      if (dropResponse) {
-        // The service has applied the request; read its answer fully, then lose it on the way back.
+      if (answer !== "pass") {
+        // The service has applied the request; read its answer fully, then lose it on the way back,
+        // hold it back for ever, or answer something else.
         upstreamRes.resume();
-        upstreamRes.once("end", () => req.socket.destroy());
+        upstreamRes.once("end", () => {
+          if (answer === "drop") req.socket.destroy();
+          else if (typeof answer === "function") answer();
+        });
         return;
       }
       const responseHeaders = { ...upstreamRes.headers };
@@ -300,14 +343,14 @@ function matches(rule: FaultRule, info: FaultRequestInfo): boolean {
 }
 
 function validateRule(rule: FaultRule): void {
-  const types = ["dropResponse", "serverBusy", "status", "delay", "reset"];
+  const types = ["dropResponse", "serverBusy", "status", "statusAfterApply", "delay", "hang", "reset"];
   if (!rule || typeof rule !== "object" || !types.includes(rule.action?.type)) {
     throw new TypeError(`A fault rule needs \`action.type\`, one of ${types.join(", ")}.`);
   }
   if (rule.probability !== undefined) checkNumber("probability", rule.probability, { min: 0, max: 1 });
   if (rule.times !== undefined) checkNumber("times", rule.times, { min: 0, integer: true, allowInfinity: true });
   if (rule.action.type === "delay") checkNumber("action.delayInMs", rule.action.delayInMs, { min: 0 });
-  if (rule.action.type === "status")
+  if (rule.action.type === "status" || rule.action.type === "statusAfterApply")
     checkNumber("action.statusCode", rule.action.statusCode, { min: 400, max: 599, integer: true });
 }
 

@@ -17,6 +17,7 @@ import {
   readFileContent,
   SDK_SINGLE_ATTEMPT,
   shareLeasable,
+  serviceCodeOf,
   shareLock,
   statusOf,
   updateFileUnderLease,
@@ -221,6 +222,29 @@ describeFiles("share locks (shareLock)", () => {
     await share.delete({ leaseAccessConditions: { leaseId: handle.leaseId } });
     await handle.release(); // the share is gone: nothing to release, no error
     expect(await share.exists()).toBe(false);
+  });
+
+  it("while held, the share's own writes need the lease id (412 LeaseIdMissing), and the lock's own writes name it", async () => {
+    const share = await target.newShare("swrites");
+    await share.setMetadata({ team: "ops" });
+    const lock = shareLock(share, { durationInSeconds: Infinity, holderName: "archiver" });
+    await lock.withLock(
+      async (handle) => {
+        const refusals = await Promise.all([
+          share.setMetadata({ team: "other" }).catch((e: unknown) => e),
+          share.setProperties({ quotaInGB: 100 }).catch((e: unknown) => e),
+        ]);
+        expect(refusals.map((e) => [statusOf(e), serviceCodeOf(e)])).toEqual([
+          [412, "LeaseIdMissing"],
+          [412, "LeaseIdMissing"],
+        ]);
+        await share.setProperties({ quotaInGB: 100, leaseAccessConditions: { leaseId: handle.leaseId } });
+      },
+      { timeoutInMs: 10_000 },
+    ); // a record write without the id would be refused, and the lock never taken
+    // The lock wrote its record under the lease (merged with the share's metadata) and released it.
+    expect((await share.getProperties()).metadata).toMatchObject({ team: "ops", [LOCK_METADATA.name]: "archiver" });
+    expect(await lock.inspect()).toMatchObject({ held: false, fencingToken: 1 });
   });
 
   it("a renewal after the lease was broken at once does not take it back: the holder loses the lock, the lease stays broken", async () => {

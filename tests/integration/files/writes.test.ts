@@ -3,7 +3,12 @@
  * through the real SDK. The lost-response tests put the fault proxy between the SDK and the
  * responder (responder only).
  */
-import { ShareServiceClient, type ShareClient, type ShareFileClient } from "@azure/storage-file-share";
+import {
+  FileSystemAttributes,
+  ShareServiceClient,
+  type ShareClient,
+  type ShareFileClient,
+} from "@azure/storage-file-share";
 import {
   fileCodecs,
   isFileContentError,
@@ -107,12 +112,26 @@ describeFiles("read-modify-write under a file lease", () => {
   afterAll(() => target.close());
 
   it("updates JSON under the lease, keeping metadata, content type and SMB properties; mutate may decline", async () => {
-    const file = await newFile(share, "settings.json", '{"retries":1}');
-    await writeFileLastWriterWins(file, '{"retries":1}', {
+    // SMB properties that Create File would not give the file again by itself: its own permission
+    // (not the one inherited from the directory), an attribute, and a creation time in the past.
+    const { filePermissionKey } = await share.createPermission("O:BAG:SYD:(A;;FA;;;BA)(A;;FA;;;SY)");
+    const file = share.rootDirectoryClient.getFileClient("settings.json");
+    const content = Buffer.from('{"retries":1}');
+    await file.create(content.length, {
+      content,
+      contentLength: content.length,
       metadata: { owner: "ops" },
-      httpProperties: { contentType: "application/json" },
+      fileHttpHeaders: { fileContentType: "application/json" },
+      filePermissionKey,
+      fileAttributes: FileSystemAttributes.parse("Hidden"),
+      creationTime: new Date("2021-03-04T05:06:07.000Z"),
     });
     const before = await file.getProperties();
+    expect([before.filePermissionKey, before.fileCreatedOn?.toISOString()]).toEqual([
+      filePermissionKey,
+      "2021-03-04T05:06:07.000Z",
+    ]);
+    expect(before.fileAttributes).toMatch(/Hidden/);
     const lease = file.getShareLeaseClient();
     await lease.acquireLease();
     const codec = fileCodecs.json<{ retries: number }>();
@@ -122,6 +141,8 @@ describeFiles("read-modify-write under a file lease", () => {
     expect(declined).toMatchObject({ value: { retries: 2 }, written: false });
     const after = await file.getProperties();
     expect(after.metadata).toEqual({ owner: "ops", [WRITE_ID_METADATA_KEY]: updated.writeId });
+    // Create File, which the update's write is, gives a new creation time and an inherited permission
+    // unless it is told otherwise: these hold only because the update carries them over.
     expect(after.contentType).toBe("application/json");
     expect([after.filePermissionKey, after.fileAttributes]).toEqual([before.filePermissionKey, before.fileAttributes]);
     expect(after.fileCreatedOn?.getTime()).toBe(before.fileCreatedOn?.getTime());

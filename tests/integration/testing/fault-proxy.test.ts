@@ -71,6 +71,46 @@ describe("fault proxy in front of Azurite", () => {
     expect(proxy.requests.map((r) => r.outcome)).toEqual(["status", "reset", "forwarded"]);
   });
 
+  it("statusAfterApply: the service applies the write, the client hears an error instead", async () => {
+    const { proxy, connectionString } = await faultProxyFor("blob");
+    await using _ = proxy;
+    const name = uniqueName("after");
+    proxy.addRule({
+      times: 1,
+      action: { type: "statusAfterApply", statusCode: 500, serviceCode: "OperationTimedOut" },
+    });
+    const error = await blobService(connectionString, oneTry)
+      .getContainerClient(name)
+      .create()
+      .catch((e: unknown) => e);
+    expect(readRestError(error)).toMatchObject({ statusCode: 500, serviceCode: "OperationTimedOut" });
+    expect(await blobService().getContainerClient(name).exists()).toBe(true);
+    expect(proxy.requests[0]).toMatchObject({ outcome: "statusAfterApply", statusCode: 201 });
+  });
+
+  it("hang never answers, before or after the service applied the request, until the client gives up", async () => {
+    const { proxy, connectionString } = await faultProxyFor("blob");
+    await using _ = proxy;
+    const before = uniqueName("hang");
+    const after = uniqueName("hang");
+    proxy.addRule({ times: 1, action: { type: "hang" } });
+    proxy.addRule({ times: 1, action: { type: "hang", afterApply: true } });
+    const service = blobService(connectionString, oneTry);
+    for (const name of [before, after]) {
+      const error = await service
+        .getContainerClient(name)
+        .create({ abortSignal: AbortSignal.timeout(300) })
+        .catch((e: unknown) => e);
+      expect(error).toMatchObject({ name: "AbortError" });
+    }
+    expect(await blobService().getContainerClient(before).exists()).toBe(false);
+    expect(await blobService().getContainerClient(after).exists()).toBe(true);
+    expect(proxy.requests.map((r) => [r.outcome, r.statusCode])).toEqual([
+      ["hang", undefined],
+      ["hang", 201],
+    ]);
+  });
+
   it("delay holds the request, then forwards it", async () => {
     const { proxy, connectionString } = await faultProxyFor("blob", {
       rules: [{ action: { type: "delay", delayInMs: 50 } }],
