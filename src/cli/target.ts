@@ -67,7 +67,7 @@ export function accountConnection(account: AccountConnection): Connection {
 }
 
 /**
- * Starts an embedded Azurite (in memory, free ports) for this run. The `azurite` package is looked
+ * Starts an embedded Azurite (free ports, data in a temporary folder) for this run. The `azurite` package is looked
  * up from the working directory's project, then from this tool's own location (installed beside
  * it, globally or by `npx -p azurite`); without it, a usage error says what to install.
  */

@@ -151,7 +151,12 @@ export function renderReport(run: BenchRun, { assets }: { assets: string }): Ren
         ["load average (1 min) at start / end", `${fmt(info.loadAverage.atStart)} / ${fmt(info.loadAverage.atEnd)}`],
         ...(info.version === undefined ? [] : [["azure-storage-concurrency", info.version]]),
         ["commit", `\`${info.commit}\``],
-        ["storage", info.target === "azurite" ? "embedded Azurite (in memory), one per scenario" : "a real account"],
+        [
+          "storage",
+          info.target === "azurite"
+            ? "embedded Azurite (data in a temporary folder), one per scenario"
+            : "a real account",
+        ],
         [
           "scenarios",
           ordered
