@@ -12,7 +12,7 @@ import {
 } from "@azure/storage-file-share";
 import { WRITE_ID_METADATA_KEY } from "../../src/index.js";
 import { readStream } from "../../src/internal/stream.js";
-import { createExplorer, type ExplorerRun, type Via } from "./explorer.js";
+import { createExplorer, violationsOf, type ExplorerRun, type Via } from "./explorer.js";
 import { openFilesTarget, type FilesTarget } from "./files.js";
 
 /** What the service stores for a file, read directly in one Get File. */
@@ -133,10 +133,11 @@ export const FILES_PAIRS = 6;
 export const FILES_EXPLORER_TIMEOUT = process.env.ASC_EXPLORE_PAIRS === "all" ? 30 * 60_000 : 60_000;
 
 /**
- * The runs that ended "unknown", one line each. The Files helpers give the requests they make on
- * their own (the read-back of a write, a release) 3 attempts, so with at most two faults placed no
- * outcome may stay undecided: a read could always decide it.
+ * Every contract held, and no run ended "unknown": the Files helpers give the requests they make on
+ * their own (the read-back of a write, a release) 3 attempts, so with at most two faults placed a
+ * read could always decide the outcome.
  */
-export function unknownsOf(runs: readonly ExplorerRun[]): string[] {
-  return runs.filter((r) => r.outcome === "unknown").map((r) => `${r.operation} [${r.faults}]: unknown`);
+export function expectContractsKept(runs: readonly ExplorerRun[]): void {
+  expect(violationsOf(runs)).toEqual([]);
+  expect(runs.filter((r) => r.outcome === "unknown").map((r) => `${r.operation} [${r.faults}]: unknown`)).toEqual([]);
 }

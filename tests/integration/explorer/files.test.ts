@@ -21,19 +21,13 @@ import {
   type FileWriteResult,
   type LockHandle,
 } from "../../../src/index.js";
-import {
-  describeError,
-  violationsOf,
-  type ExploredOperation,
-  type Settled,
-  type Verdict,
-} from "../../support/explorer.js";
+import { describeError, type ExploredOperation, type Settled, type Verdict } from "../../support/explorer.js";
 import {
   FILES_EXPLORER_TIMEOUT,
   FILES_PAIRS,
   normalized,
   openFilesExplorer,
-  unknownsOf,
+  expectContractsKept,
   type FilesExplorer,
   type StoredFile,
 } from "../../support/files-explorer.js";
@@ -170,8 +164,7 @@ describeResponderOnly("fault-placement explorer over the Azure Files writes", ()
       const runs = [];
       for (const operation of operations)
         runs.push(...(await files.explorer.explore(operation, { pairs: FILES_PAIRS })));
-      expect(violationsOf(runs)).toEqual([]);
-      expect(unknownsOf(runs)).toEqual([]);
+      expectContractsKept(runs);
     },
     FILES_EXPLORER_TIMEOUT,
   );
@@ -197,8 +190,7 @@ describeResponderOnly("fault-placement explorer over the Azure Files writes", ()
         () => ({ content: '{"n":6}', metadata: { owner: "ops" }, contentType: "application/json", keepsSmb: true }),
       );
       const runs = await files.explorer.explore(update, { pairs: FILES_PAIRS });
-      expect(violationsOf(runs)).toEqual([]);
-      expect(unknownsOf(runs)).toEqual([]);
+      expectContractsKept(runs);
     },
     FILES_EXPLORER_TIMEOUT,
   );

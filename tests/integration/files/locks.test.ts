@@ -26,7 +26,7 @@ import {
   type Leasable,
   type LockHandle,
 } from "../../../src/index.js";
-import { buildConnectionString, createFaultProxy } from "../../../src/testing/index.js";
+import { buildConnectionString, createFaultProxy, type FaultProxy } from "../../../src/testing/index.js";
 import { describeFiles, describeResponderOnly, openFilesTarget, type FilesTarget } from "../../support/files.js";
 
 const counter = fileCodecs.json<{ n: number }>();
@@ -48,6 +48,15 @@ function lost(handle: LockHandle): Promise<unknown> {
   return new Promise((resolve) =>
     handle.signal.addEventListener("abort", () => resolve(handle.signal.reason), { once: true }),
   );
+}
+
+/** `direct`'s file through `proxy`, the SDK making one attempt per call. */
+function throughProxy(proxy: FaultProxy, direct: ShareFileClient): ShareFileClient {
+  return ShareServiceClient.fromConnectionString(buildConnectionString({ fileEndpoint: proxy.endpoint }), {
+    retryOptions: SDK_SINGLE_ATTEMPT.storage,
+  })
+    .getShareClient(direct.shareName)
+    .rootDirectoryClient.getFileClient(direct.path);
 }
 
 describeFiles("file locks (fileLock)", () => {
@@ -302,11 +311,7 @@ describeResponderOnly("file and share leases: lost responses and lease timing (r
     const share = await target.newShare("flost");
     const direct = await newFile(share, "lost-ack.txt", "x");
     await using proxy = await createFaultProxy({ target: target.responder!.endpoint });
-    const file = ShareServiceClient.fromConnectionString(buildConnectionString({ fileEndpoint: proxy.endpoint }), {
-      retryOptions: SDK_SINGLE_ATTEMPT.storage,
-    })
-      .getShareClient(share.name)
-      .rootDirectoryClient.getFileClient(direct.path);
+    const file = throughProxy(proxy, direct);
     proxy.addRule({ method: "PUT", path: /comp=lease/, times: 1, action: { type: "dropResponse" } });
     const handle = await fileLock(file).acquire({ timeoutInMs: 10_000 });
     expect(proxy.requests.filter((r) => /comp=lease/.test(r.path)).map((r) => r.outcome)).toEqual([
@@ -322,11 +327,7 @@ describeResponderOnly("file and share leases: lost responses and lease timing (r
     const share = await target.newShare("frelease");
     const direct = await newFile(share, name, "x");
     const proxy = await createFaultProxy({ target: target.responder!.endpoint });
-    const file = ShareServiceClient.fromConnectionString(buildConnectionString({ fileEndpoint: proxy.endpoint }), {
-      retryOptions: SDK_SINGLE_ATTEMPT.storage,
-    })
-      .getShareClient(share.name)
-      .rootDirectoryClient.getFileClient(direct.path);
+    const file = throughProxy(proxy, direct);
     const handle = await fileLock(file, attemptTimeoutInMs === undefined ? {} : { attemptTimeoutInMs }).acquire();
     const release = (r: { method: string; path: string }) => r.method === "PUT" && /comp=lease/.test(r.path);
     return { direct, proxy, handle, release };
@@ -369,11 +370,7 @@ describeResponderOnly("file and share leases: lost responses and lease timing (r
     const share = await target.newShare("fcheck");
     const direct = await newFile(share, "check-hang.txt", "x");
     await using proxy = await createFaultProxy({ target: target.responder!.endpoint });
-    const file = ShareServiceClient.fromConnectionString(buildConnectionString({ fileEndpoint: proxy.endpoint }), {
-      retryOptions: SDK_SINGLE_ATTEMPT.storage,
-    })
-      .getShareClient(share.name)
-      .rootDirectoryClient.getFileClient(direct.path);
+    const file = throughProxy(proxy, direct);
     proxy.addRule({
       method: "HEAD",
       when: (r) => r.headers["x-ms-lease-id"] !== undefined,
