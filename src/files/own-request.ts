@@ -33,8 +33,9 @@ export interface OwnRequestOptions {
 /**
  * Runs `request` with a client-side time limit on each attempt, trying again (up to `attempts`) on
  * a transient failure or when the time limit ends an attempt. `what` follows "Could not" in errors.
- * An attempt that ran out of time fails as a transient `StorageRequestError` (no status, service code
- * `ClientTimeout`); the caller's cancellation comes out as its signal's reason.
+ * An attempt that ran out of time fails as a transient `StorageRequestError` (code `RequestTimedOut`,
+ * service code `ClientTimeout`, as the queue consumer's time limits do); the caller's cancellation
+ * comes out as its signal's reason.
  */
 export async function ownRequest<T>(
   what: string,
@@ -58,7 +59,7 @@ export async function ownRequest<T>(
           if (!timer.aborted || caller?.aborted) throw error;
           throw new StorageRequestError(
             `Could not ${what}: no answer within ${timeoutInMs} ms (the client-side time limit of one attempt).`,
-            { code: "StorageRequestFailed", serviceCode: "ClientTimeout", transient: true, cause: error },
+            { code: "RequestTimedOut", serviceCode: "ClientTimeout", transient: true, cause: error },
           );
         }
       },
