@@ -12,27 +12,19 @@ import { exponentialBackoff } from "../retry/backoff.js";
 import { retryPolicy } from "../retry/retry.js";
 
 /** The default client-side time limit of each attempt of a request a Files helper makes on its own. */
-export const OWN_REQUEST_TIMEOUT_IN_MS = 10_000;
+const OWN_REQUEST_TIMEOUT_IN_MS = 10_000;
 
 /** How many attempts a repeatable request of a Files helper's own gets. */
-export const OWN_REQUEST_ATTEMPTS = 3;
+const OWN_REQUEST_ATTEMPTS = 3;
 
 /** Short waits between the attempts (about 50, 150 ms): the SDK's own retries have waited already. */
 const BACKOFF = exponentialBackoff({ deltaInMs: 50, minInMs: 0, maxInMs: 1_000 });
 
-/** Options of one request a Files helper makes on its own. */
-export interface OwnRequestOptions {
-  /** The caller's (or the lock's) signal: cancels every attempt and the waits. */
-  readonly abortSignal?: AbortSignal | undefined;
-  /** @default OWN_REQUEST_TIMEOUT_IN_MS */
-  readonly attemptTimeoutInMs?: number | undefined;
-  /** @default OWN_REQUEST_ATTEMPTS */
-  readonly attempts?: number;
-}
-
 /**
  * Runs `request` with a client-side time limit on each attempt, trying again (up to `attempts`) on
- * a transient failure or when the time limit ends an attempt. `what` follows "Could not" in errors.
+ * a transient failure or when the time limit ends an attempt. `what` follows "Could not" in errors;
+ * `options.abortSignal` (the caller's or the lock's) cancels every attempt and the waits;
+ * `attemptTimeoutInMs` defaults to 10 s and `attempts` to 3.
  * An attempt that ran out of time fails as a transient `StorageRequestError` (code `RequestTimedOut`,
  * service code `ClientTimeout`, as the queue consumer's time limits do); the caller's cancellation
  * comes out as its signal's reason.
@@ -40,7 +32,11 @@ export interface OwnRequestOptions {
 export async function ownRequest<T>(
   what: string,
   request: (abortSignal: AbortSignal) => Promise<T>,
-  options: OwnRequestOptions = {},
+  options: {
+    readonly abortSignal?: AbortSignal | undefined;
+    readonly attemptTimeoutInMs?: number | undefined;
+    readonly attempts?: number;
+  } = {},
 ): Promise<T> {
   const timeoutInMs = options.attemptTimeoutInMs ?? OWN_REQUEST_TIMEOUT_IN_MS;
   const caller = options.abortSignal;
