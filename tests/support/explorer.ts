@@ -47,7 +47,14 @@ export const ALL_FAULT_KINDS: FaultKind[] = ["drop", "busy503", "reset", "applie
  */
 export const TIMEOUT_FAULT_KINDS: FaultKind[] = ["hang", "hangAfterApply"];
 
-export type Service = "blob" | "queue" | "table";
+export type Service = "blob" | "queue" | "table" | "file";
+
+/**
+ * Where each service's proxy forwards to: `blobEndpoint` etc. Unset services go to the test run's
+ * Azurite; `fileEndpoint` must be given for `"file"` (Azurite has no Azure Files: pass a Files
+ * responder's `endpoint`, tests/support/files.ts).
+ */
+export type ExplorerTargets = Partial<Record<`${Service}Endpoint`, string>>;
 
 /** How an operation reached its end: resolved with a value, or rejected. */
 export type Settled<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };
@@ -66,8 +73,12 @@ export interface Verdict {
 /** One operation, its start state and its contract. */
 export interface ExploredOperation<S, T> {
   readonly name: string;
-  /** A fresh start state, made directly against Azurite (never through the faults). */
-  setup(): Promise<S>;
+  /**
+   * A fresh start state, made directly against storage (never through the faults). `via` is for
+   * state that must live on the proxied clients (e.g. a lock handle whose release is under test):
+   * its requests pass the proxies fault-free and are not counted.
+   */
+  setup(via: Via): Promise<S>;
   /**
    * The operation under test. Build its SDK clients on `via.connectionString`, which sends every
    * service through the explorer's proxies (quick SDK retries: `blobService(via.connectionString)` etc.
@@ -143,16 +154,23 @@ interface SummaryRow {
 }
 
 /**
- * Starts one proxy per service in front of the test run's Azurite, with one request counter shared
- * between them. Use one explorer per test file; `close()` it in `afterAll`.
+ * Starts one proxy per service in front of the test run's Azurite (or the endpoint `targets` names
+ * for it), with one request counter shared between them. Use one explorer per test file; `close()` it
+ * in `afterAll`.
  */
-export async function createExplorer(title: string, services: readonly Service[] = ["blob", "queue", "table"]) {
+export async function createExplorer(
+  title: string,
+  services: readonly Service[] = ["blob", "queue", "table"],
+  targets: ExplorerTargets = {},
+) {
   let count = 0;
   let plan = new Map<number, FaultKind>();
   const proxies: FaultProxy[] = [];
   const endpointsVia: Partial<Record<`${Service}Endpoint`, string>> = {};
   for (const service of services) {
-    const proxy = await createFaultProxy({ target: endpoints()[service] });
+    const target = targets[`${service}Endpoint`] ?? (service === "file" ? undefined : endpoints()[service]);
+    if (target === undefined) throw new Error('createExplorer: the "file" service needs `targets.fileEndpoint`.');
+    const proxy = await createFaultProxy({ target });
     // The first rule only counts (it never fires); the others fire on the planned positions.
     proxy.addRule({
       action: { type: "reset" },
@@ -190,7 +208,7 @@ export async function createExplorer(title: string, services: readonly Service[]
     via: Via,
     placement: readonly { kind: FaultKind; k: number }[],
   ): Promise<ExplorerRun> {
-    const state = await op.setup();
+    const state = await op.setup(via);
     count = 0;
     plan = new Map(placement.map(({ k, kind }) => [k, kind]));
     const limit = op.runTimeoutInMs ?? 20_000;
