@@ -42,7 +42,7 @@ import { checkNumber } from "../internal/validate.js";
 import { shareLeaseOperations } from "./lease-operations.js";
 import { ownRequest } from "./own-request.js";
 import { describeFile } from "./request.js";
-import { retryWhileSmbLocked, smbConflictError, type SmbRetryOptions } from "./smb-retry.js";
+import { retryWhileSmbLocked, SMB_LOCK_DEADLINE_IN_MS, smbConflictError, type SmbRetryOptions } from "./smb-retry.js";
 
 /** Options for {@link fileLeasable}. */
 export interface FileLeasableOptions {
@@ -131,6 +131,8 @@ export function fileLeasable(fileClient: ShareFileClient, options: FileLeasableO
     getProperties: (options: LeasableRequestOptions = {}) =>
       readProperties(() => fileClient.getProperties({ abortSignal: options.abortSignal })),
     conditionalMetadataWrites: false,
+    // The lock's client-side time limit for acquire and setMetadata is extended by the SMB wait.
+    conflictWaitInMs: smbRetry === false ? 0 : (smbRetry.deadlineInMs ?? SMB_LOCK_DEADLINE_IN_MS),
     async setMetadata(metadata, leaseId, options: LeasableRequestOptions = {}) {
       await smb(
         (abortSignal) => fileClient.setMetadata({ ...metadata }, { leaseAccessConditions: { leaseId }, abortSignal }),
