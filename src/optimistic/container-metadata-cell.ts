@@ -37,7 +37,9 @@ import type { ContainerClient } from "@azure/storage-blob";
 import { serviceCodeOf, statusOf, StorageConcurrencyError } from "../errors.js";
 import { logger } from "../internal/logger.js";
 import { checkNumber } from "../internal/validate.js";
+import { backoffPresets } from "../retry/backoff.js";
 import { mayHaveBeenApplied } from "../retry/classify.js";
+import { retry } from "../retry/retry.js";
 import { OPTIMISTIC_LOG_KEY, WriteNotSent, type VersionedCell } from "./cell.js";
 import { withTimeLimit } from "./time-limit.js";
 import { MAX_LOG_LENGTH } from "./write-log.js";
@@ -223,13 +225,17 @@ async function writeUnderLease(
     }
   } finally {
     // Released even when the acquire's answer was lost (releasing a lease we do not hold fails
-    // harmlessly); never with the caller's signal, so that a cancelled update frees the container.
+    // harmlessly), and tried again on a transient failure, so that no writer (this one's next write
+    // included) waits for it to expire; never with the caller's signal, so that a cancelled update
+    // frees the container.
     if (mayHoldLease) {
-      await limited(
-        "release the container lease",
-        (signal) => lease.releaseLease({ abortSignal: signal }),
-        undefined,
-      ).catch((error: unknown) => {
+      const release = () =>
+        limited("release the container lease", (signal) => lease.releaseLease({ abortSignal: signal }), undefined);
+      await retry(release, {
+        maxRetries: 2,
+        backoff: backoffPresets.contention,
+        operationName: `release the lease on ${description}`,
+      }).catch((error: unknown) => {
         if (statusOf(error) !== 409)
           logger.warning(
             `could not release the lease on ${description}; it expires within ${LEASE_DURATION_IN_SECONDS} s`,

@@ -71,9 +71,10 @@ export function tableEntityCell<T extends object = Record<string, unknown>>(
   });
 
   return {
-    // The keys as JSON: any character may appear in them, so a plain separator would let
-    // (pk "a|b", rk "c") and (pk "a", rk "b|c") share one key, one cache entry and one round.
-    key: `table-entity|${table.url.split("?")[0]}/${table.tableName}|${JSON.stringify([partitionKey, rowKey])}`,
+    // The mode is part of the identity: callers sharing a round write through one cell. The keys
+    // as JSON: any character may appear in them, so a plain separator would let (pk "a|b", rk "c")
+    // and (pk "a", rk "b|c") share one key, one cache entry and one round.
+    key: `table-entity-${mode}|${table.url.split("?")[0]}/${table.tableName}|${JSON.stringify([partitionKey, rowKey])}`,
     description,
 
     async read({ abortSignal }) {

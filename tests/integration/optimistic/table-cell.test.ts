@@ -201,6 +201,17 @@ describe("issue 11 regressions: Merge mode and cell identity", () => {
     expect(await table.getEntity("merge-lww", "1")).toMatchObject({ counter: 42, email: "new@contoso.org" });
   });
 
+  it("a Replace and a Merge cell on one entity never share a round: each write keeps its own mode", async () => {
+    await table.createEntity({ partitionKey: "modes-together", rowKey: "1", a: 0, b: 0 });
+    const replace = tableEntityCell<Record<string, unknown>>(table, "modes-together", "1");
+    const merge = tableEntityCell<Record<string, unknown>>(table, "modes-together", "1", { mode: "Merge" });
+    await Promise.all([
+      optimisticUpdate(replace, (current) => ({ ...current, a: 1 }), quick),
+      optimisticUpdate(merge, () => ({ b: 2 }), quick),
+    ]);
+    expect(await table.getEntity("modes-together", "1")).toMatchObject({ a: 1, b: 2 });
+  });
+
   it("keys with the separator in them name different cells (defect 12): no shared round, no shared cache", async () => {
     const first = tableEntityCell<{ owner: string }>(table, "a|b", "c");
     const second = tableEntityCell<{ owner: string }>(table, "a", "b|c");
