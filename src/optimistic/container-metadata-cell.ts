@@ -38,7 +38,6 @@ import { serviceCodeOf, statusOf, StorageConcurrencyError } from "../errors.js";
 import { logger } from "../internal/logger.js";
 import { checkNumber } from "../internal/validate.js";
 import { backoffPresets } from "../retry/backoff.js";
-import { mayHaveBeenApplied } from "../retry/classify.js";
 import { retry } from "../retry/retry.js";
 import { OPTIMISTIC_LOG_KEY, WriteNotSent, type VersionedCell } from "./cell.js";
 import { withTimeLimit } from "./time-limit.js";
@@ -199,9 +198,11 @@ async function writeUnderLease(
         mayHoldLease = true;
       } catch (error) {
         // A refusal (409 LeaseAlreadyPresent: another writer is writing, a conflict) leaves no lease;
-        // an acquire without a clear answer may have been granted. (A resend of a granted acquire
-        // with the same proposed id is granted again, not refused, so a refusal is never ours.)
-        mayHoldLease = mayHaveBeenApplied(error);
+        // an acquire without a clear answer (lost, 5xx, timed out, cancelled) may have been granted.
+        // (A resend of a granted acquire with the same proposed id is granted again, not refused, so
+        // a refusal is never ours.)
+        const status = statusOf(error);
+        mayHoldLease = status === undefined || status >= 500;
         throw new WriteNotSent(error);
       }
     }

@@ -81,7 +81,6 @@ export function runPass<T>(
     }
     afterStep(pass);
   }
-  // Synchronous mutations: nobody can have settled in between, so this pass stands.
   return finish(pass);
 }
 
@@ -104,15 +103,13 @@ async function continueAsync<T>(
     }
     afterStep(pass);
   }
-  if (pass.steps.some((s) => s.participant.settled)) {
-    // A caller settled (cancelled) while a later one's mutation was awaited: the later ones computed
-    // their values from its change, so run them again without it.
-    return runPass(pass.cell, pass.live, pass.base, pass.attempt);
-  }
   return finish(pass);
 }
 
-function finish<T>(pass: Running<T>): Pass<T> | undefined {
+/** The pass's result; or, when a caller settled (was cancelled) after its step, the pass again without it. */
+function finish<T>(pass: Running<T>): Pass<T> | undefined | Promise<Pass<T> | undefined> {
+  // The callers after it computed their values from its change: run them again without it.
+  if (pass.steps.some((s) => s.participant.settled)) return runPass(pass.cell, pass.live, pass.base, pass.attempt);
   if (pass.steps.length === 0) return undefined;
   const changed = pass.steps.some((s) => s.written);
   return { steps: pass.steps, changed, stored: pass.stored, sent: pass.sent };

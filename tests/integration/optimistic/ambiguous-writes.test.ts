@@ -17,6 +17,7 @@ import {
   writeLastWriterWins,
 } from "../../../src/index.js";
 import { formatWriteLog, nextWriteLog, parseWriteLog } from "../../../src/optimistic/write-log.js";
+import type { FaultProxy } from "../../../src/testing/index.js";
 import { blobService, faultProxyFor, tableClient, uniqueName } from "../../support/storage.js";
 
 const quick = { backoff: fixedBackoff({ delayInMs: 2 }) };
@@ -36,6 +37,23 @@ const put = (name: string) => (info: { method: string; path: string }) =>
 
 async function storedJson(name: string): Promise<unknown> {
   return JSON.parse((await container.getBlockBlobClient(name).downloadToBuffer()).toString()) as unknown;
+}
+
+/**
+ * The next Put Blob of `name` is applied and its answer lost; the SDK's resend is held back for a
+ * while. Resolves once the resend has arrived (and is being held).
+ */
+function loseAnswerAndHoldResend(proxy: FaultProxy, name: string): Promise<void> {
+  let arrived = false;
+  proxy.addRule({ times: 1, when: put(name), action: { type: "dropResponse" } });
+  proxy.addRule({
+    times: 1,
+    when: (info) => put(name)(info) && (arrived = true),
+    action: { type: "delay", delayInMs: 800 },
+  });
+  return (async () => {
+    while (!arrived) await new Promise((resolve) => setTimeout(resolve, 5));
+  })();
 }
 
 /** `count` other writer slots write one after another, each on top of the last, keeping the history. */
@@ -120,17 +138,11 @@ describe("answers that leave the outcome open", () => {
       blobService(connectionString).getContainerClient(container.containerName).getBlockBlobClient(name),
     );
     await writeLastWriterWins(blobJsonCell(container.getBlockBlobClient(name)), { n: 0 });
-    let resendArrived = false;
-    proxy.addRule({ times: 1, when: put(name), action: { type: "dropResponse" } });
-    proxy.addRule({
-      times: 1,
-      when: (info) => put(name)(info) && (resendArrived = true),
-      action: { type: "delay", delayInMs: 800 },
-    });
+    const resendHeld = loseAnswerAndHoldResend(proxy, name);
     const update = optimisticUpdate(cell, (v) => ({ n: v!.n + 1 }), { ...quick, skipReadAfterOwnWrite: false }).catch(
       (e: unknown) => e,
     );
-    while (!resendArrived) await new Promise((resolve) => setTimeout(resolve, 5));
+    await resendHeld;
     // The SDK's resend is held back. A writer outside the library reads the value (holding the
     // increment whose answer was lost), changes it and writes it back without the history.
     const seen = (await storedJson(name)) as { n: number };
@@ -169,15 +181,9 @@ describe("answers that leave the outcome open", () => {
     const json = blobJsonCell<{ n: number }>(target);
     const text = blobTextCell(target);
     await optimisticUpdate(json, () => ({ n: 0 }));
-    let resendArrived = false;
-    proxy.addRule({ times: 1, when: put(name), action: { type: "dropResponse" } });
-    proxy.addRule({
-      times: 1,
-      when: (info) => put(name)(info) && (resendArrived = true),
-      action: { type: "delay", delayInMs: 800 },
-    });
+    const resendHeld = loseAnswerAndHoldResend(proxy, name);
     const first = optimisticUpdate(json, (v) => ({ n: v!.n + 1 }), { skipReadAfterOwnWrite: false, coalesce: false });
-    while (!resendArrived) await new Promise((resolve) => setTimeout(resolve, 5));
+    await resendHeld;
     // The first write is applied, its answer lost, the SDK's resend held back; the text cell writes on top.
     await optimisticUpdate(text, (t) => JSON.stringify({ n: (JSON.parse(t!) as { n: number }).n + 1 }), {
       skipReadAfterOwnWrite: false,

@@ -201,5 +201,13 @@ describe("container metadata cells under faults (issue 11)", () => {
       expect(properties.leaseState).toBe("available"); // not held for 15 s, blocking every writer
       expect(properties.metadata).toEqual({ owner: "ada" });
     }
+    // The caller cancels while the acquire (granted) has no answer yet: released all the same.
+    proxy.addRule({ times: 1, method: "PUT", when: acquire, action: { type: "hang", afterApply: true } });
+    const controller = new AbortController();
+    const cancelled = optimisticUpdate(cell, (m) => ({ ...m, z: "cancelled" }), { abortSignal: controller.signal });
+    while (!proxy.requests.some((r) => r.outcome === "hang")) await new Promise((resolve) => setTimeout(resolve, 5));
+    controller.abort(new Error("the caller gave up"));
+    await expect(cancelled).rejects.toThrow("the caller gave up");
+    expect((await container.getProperties()).leaseState).toBe("available");
   });
 });
