@@ -4,13 +4,14 @@
  * Set Container Metadata, the release), and a seeded sample of pairs (`ASC_EXPLORE_PAIRS=all`: every
  * pair), for each of optimisticUpdate (create, update, skip-read), writeIfMatch and
  * writeLastWriterWins. The contract: ./optimistic-contract.ts. Each run starts on a container of its
- * own; after each, the container's lease must be free again (a write never leaves it held).
+ * own; after each, the container's lease must be free again (a write never leaves it held), and the
+ * container is removed.
  */
 import type { BlobServiceClient } from "@azure/storage-blob";
 import { containerMetadataCell, writeLastWriterWins } from "../../../src/index.js";
 import { createExplorer, violationsOf } from "../../support/explorer.js";
 import { blobService, uniqueName } from "../../support/storage.js";
-import { counterOperations, type CounterCell } from "./optimistic-contract.js";
+import { counterOperations, EXPLORE_TIMEOUT_IN_MS, type CounterCell } from "./optimistic-contract.js";
 
 /** Pairs sampled per operation and SDK retry setting in `npm test`. */
 const PAIRS = 12;
@@ -18,7 +19,6 @@ const PAIRS = 12;
 type Metadata = Record<string, string>;
 let explorer: Awaited<ReturnType<typeof createExplorer>>;
 let service: BlobServiceClient;
-const places: string[] = [];
 
 beforeAll(async () => {
   explorer = await createExplorer("Optimistic engine, container metadata cell", ["blob"]);
@@ -26,21 +26,12 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await explorer.close("optimistic-container");
-  for (const place of places) {
-    await service
-      .getContainerClient(place)
-      .getBlobLeaseClient()
-      .breakLease(0)
-      .catch(() => undefined);
-    await service.getContainerClient(place).deleteIfExists();
-  }
 });
 
 const counter: CounterCell<Metadata> = {
   kind: "container metadata",
   async place(start) {
     const place = uniqueName("explore");
-    places.push(place);
     if (start !== undefined) await writeLastWriterWins(counter.direct(place), { n: String(start), keep: "kept" });
     return place;
   },
@@ -56,29 +47,30 @@ const counter: CounterCell<Metadata> = {
       : undefined,
 };
 
-it("container metadata: every fault at every request of every write operation, and pairs", async () => {
-  const runs = [];
-  for (const operation of counterOperations(counter)) {
-    runs.push(
-      ...(await explorer.explore(
-        {
-          ...operation,
-          async judge(state, result, trace) {
-            const verdict = await operation.judge(state, result, trace);
-            const lease = (
-              await service
-                .getContainerClient(state.place)
-                .getProperties()
-                .catch(() => undefined)
-            )?.leaseState;
-            return lease === "leased" && !verdict.violation
-              ? { ...verdict, violation: "the container's lease was left held" }
-              : verdict;
-          },
+it.each(counterOperations(counter).map((operation) => [operation.name, operation] as const))(
+  "%s: every fault at every request, and pairs",
+  async (_name, operation) => {
+    const runs = await explorer.explore(
+      {
+        ...operation,
+        async judge(state, result, trace) {
+          const verdict = await operation.judge(state, result, trace);
+          const container = service.getContainerClient(state.place);
+          const lease = (await container.getProperties().catch(() => undefined))?.leaseState;
+          // Each run has a container of its own: remove it (breaking a lease left behind).
+          await container
+            .getBlobLeaseClient()
+            .breakLease(0)
+            .catch(() => undefined);
+          await container.deleteIfExists();
+          return lease === "leased" && !verdict.violation
+            ? { ...verdict, violation: "the container's lease was left held" }
+            : verdict;
         },
-        { pairs: PAIRS },
-      )),
+      },
+      { pairs: PAIRS },
     );
-  }
-  expect(violationsOf(runs)).toEqual([]);
-}, 600_000);
+    expect(violationsOf(runs)).toEqual([]);
+  },
+  EXPLORE_TIMEOUT_IN_MS,
+);

@@ -28,6 +28,9 @@ import {
   type Via,
 } from "../../support/explorer.js";
 
+/** Time allowed to explore one operation: generous, for the exhaustive run (`ASC_EXPLORE_PAIRS=all`). */
+export const EXPLORE_TIMEOUT_IN_MS = process.env.ASC_EXPLORE_PAIRS === "all" ? 3_600_000 : 300_000;
+
 /** A cell kind, seen as a counter: where one lives, how to reach it, and how to count. */
 export interface CounterCell<T> {
   /** The cell kind in the table, e.g. `blob JSON`. */
