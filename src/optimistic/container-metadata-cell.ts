@@ -52,9 +52,12 @@ export interface ContainerMetadataCellOptions {
   /**
    * Client-side time limit on each request a write makes while it takes, holds or gives back the
    * container lease (acquire, the ETag check, Set Container Metadata, release), the SDK's retries
-   * included. It bounds how long a writer holds the lease (about four times this, well under the
-   * lease's 15 s) and cuts short the SDK's waits between retries while the lease is held.
-   * @default 3_000
+   * included. It bounds how long a writer holds the lease (at most about four times this, and
+   * mostly once: one request that met a fault) and cuts short the SDK's waits between retries while
+   * the lease is held, so that the other writers, who try for about 7 s with the default 20
+   * attempts, are not starved. A write cut short is not lost: it is settled by reading back, or
+   * tried again. Raise it on a slow link (a request that usually takes more than a few hundred ms).
+   * @default 1_000
    */
   readonly requestTimeoutInMs?: number;
 }
@@ -91,7 +94,7 @@ export function containerMetadataCell(
     throw new TypeError("`leaseId` must be a non-empty string.");
   }
   const description = `metadata of container '${container.containerName}'`;
-  const requestTimeoutInMs = checkNumber("requestTimeoutInMs", options.requestTimeoutInMs ?? 3_000, { min: 1 });
+  const requestTimeoutInMs = checkNumber("requestTimeoutInMs", options.requestTimeoutInMs ?? 1_000, { min: 1 });
   const withLog = (content: Metadata, log: string) => ({ ...content, [OPTIMISTIC_LOG_KEY]: log });
 
   return {

@@ -6,13 +6,14 @@
  * 3. Write the result with `If-Match` (or `If-None-Match: *` when the cell is absent), storing the
  *    next write history (`write-log.ts`), and settle the write's outcome (`write-outcome.ts`).
  * 4. Written (or recognised as applied after a lost response): every participant gets its outcome.
- *    A conflict (someone else wrote first): wait (jittered backoff), read again and go back to 2,
- *    up to `maxAttempts` times. Anything else rejects every participant still waiting.
+ *    A conflict (someone else wrote first), or a write the cell could not send for a transient
+ *    failure of a request before it: wait (jittered backoff), read again and go back to 2, up to
+ *    `maxAttempts` times. Anything else rejects every participant still waiting.
  *
  * Transient failures (503, resets) are the SDK pipeline's job, as everywhere in this library; the
  * engine sends a write again only to settle one whose outcome it could not tell.
  */
-import { wrapStorageError } from "../retry/classify.js";
+import { classifyError, wrapStorageError } from "../retry/classify.js";
 import { logger } from "../internal/logger.js";
 import { sleep } from "../internal/sleep.js";
 import type { CellVersion, VersionedCell } from "./cell.js";
@@ -74,15 +75,20 @@ export async function runRound<T>(
       settle(cell, pass, now.etag, attempt, true);
       return;
     }
+    // Refused: a conflict, or a transient failure of a request the cell makes before its write
+    // (the container-metadata cell's lease), is tried again after a wait; anything else fails.
     const { error } = outcome;
-    if (!isWriteConflict(error)) throw wrapStorageError(error, `write ${cell.description} (nothing was written)`);
-    if (attempt >= settings.maxAttempts) throw new OptimisticConflictError(cell.description, attempt, error);
+    const conflict = isWriteConflict(error);
+    const nothingWritten = () => wrapStorageError(error, `write ${cell.description} (nothing was written)`);
+    if (!conflict && !(outcome.notSent && classifyError(error).transient)) throw nothingWritten();
+    if (attempt >= settings.maxAttempts) {
+      throw conflict ? new OptimisticConflictError(cell.description, attempt, error) : nothingWritten();
+    }
     const delayInMs = settings.backoff.delayInMs(attempt, previousDelayInMs);
     previousDelayInMs = delayInMs;
-    logger.verbose(
-      `conflict on ${cell.description} (attempt ${attempt}); reading again in ${Math.round(delayInMs)} ms`,
-    );
-    settings.onConflict?.({ cell: cell.description, attempt, delayInMs, error });
+    const why = conflict ? "conflict" : "write not sent";
+    logger.verbose(`${why} on ${cell.description} (attempt ${attempt}); reading again in ${Math.round(delayInMs)} ms`);
+    if (conflict) settings.onConflict?.({ cell: cell.description, attempt, delayInMs, error });
     await sleep(delayInMs, abortSignal);
   }
 }

@@ -66,6 +66,8 @@ export type WriteOutcome =
       /** Not applied, for sure: a conflict (see {@link isWriteConflict}) or the failure as it came. */
       readonly kind: "refused";
       readonly error: unknown;
+      /** The cell said nothing was sent (it failed in a request before the write). */
+      readonly notSent: boolean;
     };
 
 /** How to settle. */
@@ -89,7 +91,7 @@ export async function writeAndSettle(
   const first = await send(cell, write, options.abortSignal);
   if (first.ok) return { kind: "written", etag: first.etag };
   if (classifyError(first.error).kind === "cancelled") throw first.error;
-  if (refusedForSure(first)) return { kind: "refused", error: first.error };
+  if (refusedForSure(first)) return { kind: "refused", error: first.error, notSent: first.notSent };
 
   let writeError = first.error;
   let requests = 0; // read-backs and resends so far
@@ -115,7 +117,7 @@ export async function writeAndSettle(
     }
     const verdict = write.judge(now);
     if (verdict === "applied") return { kind: "recognised", now: now! };
-    if (verdict === "not-applied") return { kind: "refused", error: writeError };
+    if (verdict === "not-applied") return { kind: "refused", error: writeError, notSent: false };
     if (verdict === "unknown") {
       throw new OptimisticOutcomeUnknownError(
         cell.description,
