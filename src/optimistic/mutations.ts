@@ -18,7 +18,7 @@ import type { Participant } from "./coalescing.js";
 import { SKIP_WRITE, type MutationContext } from "./types.js";
 
 /** What one caller's `mutate` did in a pass. */
-export interface Step<T> {
+interface Step<T> {
   readonly participant: Participant<T>;
   readonly written: boolean;
   /** What the caller returned (when written). */

@@ -45,7 +45,7 @@ export function forgetVersion(key: string): void {
 }
 
 /** A writer slot taken with {@link acquireSlot}. */
-export interface WriterSlot {
+interface WriterSlot {
   /** The slot's name in write histories: this process's id and the slot's number. */
   readonly slot: string;
   /** The slot's number, to give back with {@link releaseSlot}. */

@@ -109,7 +109,7 @@ function settle<T>(
 }
 
 /** Reads the current version (no `If-None-Match`, so never {@link NOT_MODIFIED}). */
-export async function readVersion<T>(
+async function readVersion<T>(
   cell: VersionedCell<T>,
   abortSignal: AbortSignal | undefined,
 ): Promise<CellVersion<unknown> | undefined> {

@@ -38,7 +38,7 @@ import type { WriteVerdict } from "./write-log.js";
 const MAX_SETTLING_REQUESTS = 8;
 
 /** A write, ready to send (again). */
-export interface PlannedWrite {
+interface PlannedWrite {
   /** What to send, in the cell's stored form. */
   readonly content: unknown;
   readonly condition: WriteCondition;
@@ -51,7 +51,7 @@ export interface PlannedWrite {
 }
 
 /** How a write ended, when it did not throw. */
-export type WriteOutcome =
+type WriteOutcome =
   | {
       /** Stored by a send that was answered. */
       readonly kind: "written";
@@ -71,7 +71,7 @@ export type WriteOutcome =
     };
 
 /** How to settle. */
-export interface SettlingOptions {
+interface SettlingOptions {
   readonly abortSignal: AbortSignal | undefined;
   /** Client-side time limit on each read-back and resend. */
   readonly recoveryTimeoutInMs: number;
