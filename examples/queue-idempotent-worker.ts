@@ -82,7 +82,7 @@ export async function main({ connectionString, log }: ExampleContext): Promise<v
     // Worker 2, here: finishes the queue, taking over what worker 1 left half-done.
     let takenOver = 0;
     let duplicates = 0;
-    const consumer = startWorker(connectionString, queue.name, inbox.tableName, () => undefined);
+    const consumer = await startWorker(connectionString, queue.name, inbox.tableName, () => undefined);
     consumer.on("duplicate", () => (duplicates += 1));
     const done = new Promise<void>((resolve) => {
       const check = async () => {
@@ -119,7 +119,7 @@ export async function main({ connectionString, log }: ExampleContext): Promise<v
 const workerArgs = process.env.QUEUE_EXAMPLE_WORKER;
 if (workerArgs) {
   const [connectionString, queueName, inboxName] = JSON.parse(workerArgs) as [string, string, string];
-  startWorker(connectionString, queueName, inboxName, (line) => console.log(line));
+  await startWorker(connectionString, queueName, inboxName, (line) => console.log(line));
 } else {
   runIfMain(import.meta.url, { title, main });
 }

@@ -138,7 +138,7 @@ export function collectDocExamples(root: string): DocExample[] {
 /** Type-checks every documentation snippet of the project at `root` in one program. */
 export function checkDocExamples(root: string): DocExamplesReport {
   const examples = collectDocExamples(root);
-  const skipped = examples.filter((example) => NO_CHECK.test(example.code.split("\n")[0] ?? ""));
+  const skipped = examples.filter(isSkipped);
   const checked = examples.filter((example) => !skipped.includes(example));
 
   const parsed = readProjectConfig(root);
@@ -150,20 +150,62 @@ export function checkDocExamples(root: string): DocExamplesReport {
     sourceMap: false,
     declaration: false,
   };
+  const entryPoints = [join(root, "src", "index.ts"), join(root, "src", "testing", "index.ts")];
+  // A TSDoc example sits beside its source file, so an internal module's example can import it
+  // with a relative path ("./chart.js"); public examples import "azure-storage-concurrency" anyway.
+  const { program, problems } = compileDocExamples(checked, {
+    options,
+    rootNames: entryPoints,
+    dirOf: (example) =>
+      example.file.startsWith("src/") ? join(root, dirname(example.file)) : join(root, ".doc-examples"),
+  });
+  return {
+    checked: checked.length,
+    skipped,
+    problems,
+    missingExamples: exportsWithoutExamples(program, entryPoints, root),
+  };
+}
 
+/** Whether a snippet opts out of checking with a leading `// @noCheck`. */
+export function isSkipped(example: DocExample): boolean {
+  return NO_CHECK.test(example.code.split("\n")[0] ?? "");
+}
+
+/** Where and how {@link compileDocExamples} compiles the snippets. */
+export interface CompileDocExamplesSettings {
+  /** The compiler options. */
+  readonly options: ts.CompilerOptions;
+  /**
+   * The folder each snippet is compiled in, as if it were a file there (module resolution and the
+   * module format follow from it); {@link PRELUDE} goes in the first snippet's folder.
+   */
+  readonly dirOf: (example: DocExample) => string;
+  /** More files for the program, e.g. the package's entry points. */
+  readonly rootNames?: readonly string[];
+  /** More virtual files (absolute path to text); their problems are reported as `path:line`. */
+  readonly extraFiles?: ReadonlyMap<string, string>;
+}
+
+/**
+ * Compiles snippets in one program, each as its own module, beside the {@link PRELUDE}. Answers the
+ * program and one line per problem found in the snippets, the prelude or the extra files:
+ * `file:line:column message`, at the snippet's place in its document.
+ */
+export function compileDocExamples(
+  examples: readonly DocExample[],
+  { options, dirOf, rootNames = [], extraFiles = new Map() }: CompileDocExamplesSettings,
+): { program: ts.Program; problems: string[] } {
   // Virtual files in a folder of the project, so that module resolution (and ES module detection
   // through package.json's "type") works as for any source file.
-  const virtualDir = join(root, ".doc-examples");
   const virtual = new Map<string, { text: string; example?: DocExample }>();
-  const preludePath = join(virtualDir, "prelude.d.ts");
-  virtual.set(preludePath, { text: PRELUDE });
-  for (const [i, example] of checked.entries()) {
+  const preludeDir = examples[0] ? dirOf(examples[0]) : process.cwd();
+  virtual.set(join(preludeDir, ".doc-examples-prelude.d.ts"), { text: PRELUDE });
+  for (const [path, text] of extraFiles) virtual.set(resolve(path), { text });
+  for (const [i, example] of examples.entries()) {
     const isModule = /^\s*(import|export)\s/m.test(example.code);
     const name = `${example.file.replace(/[^A-Za-z0-9]+/g, "_")}_${example.line}_${i}.ts`;
-    // A TSDoc example sits beside its source file, so an internal module's example can import it
-    // with a relative path ("./chart.js"); public examples import "azure-storage-concurrency" anyway.
-    const dir = example.file.startsWith("src/") ? join(root, dirname(example.file)) : virtualDir;
-    virtual.set(join(dir, `.doc-example_${name}`), {
+    virtual.set(join(dirOf(example), `.doc-example_${name}`), {
       text: example.code + (isModule ? "\n" : "\nexport {};\n"),
       example,
     });
@@ -182,10 +224,8 @@ export function checkDocExamples(root: string): DocExamplesReport {
   host.fileExists = (fileName) => virtual.has(resolve(fileName)) || fileExists(fileName);
   host.readFile = (fileName) => virtual.get(resolve(fileName))?.text ?? readFile(fileName);
 
-  const entryPoints = [join(root, "src", "index.ts"), join(root, "src", "testing", "index.ts")];
-  const program = ts.createProgram({ rootNames: [...entryPoints, ...virtual.keys()], options, host });
+  const program = ts.createProgram({ rootNames: [...rootNames, ...virtual.keys()], options, host });
   const problems: string[] = [];
-  const describe = (diagnostic: ts.Diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, " ");
   for (const diagnostic of program.getOptionsDiagnostics()) problems.push(`tsconfig: ${describe(diagnostic)}`);
   for (const [path, { example }] of virtual) {
     const sourceFile = program.getSourceFile(path);
@@ -195,18 +235,16 @@ export function checkDocExamples(root: string): DocExamplesReport {
       ...program.getSemanticDiagnostics(sourceFile),
     ]) {
       const at = sourceFile.getLineAndCharacterOfPosition(diagnostic.start ?? 0);
-      const where = example
-        ? `${example.file}:${example.line + at.line}:${at.character + 1}`
-        : `prelude:${at.line + 1}`;
-      problems.push(`${where} ${describe(diagnostic)}`);
+      const where = example ? `${example.file}:${example.line + at.line}` : `${path}:${at.line + 1}`;
+      problems.push(`${where}:${at.character + 1} ${describe(diagnostic)}`);
     }
   }
-  return {
-    checked: checked.length,
-    skipped,
-    problems,
-    missingExamples: exportsWithoutExamples(program, entryPoints, root),
-  };
+  return { program, problems };
+}
+
+/** A diagnostic's message on one line. */
+function describe(diagnostic: ts.Diagnostic): string {
+  return ts.flattenDiagnosticMessageText(diagnostic.messageText, " ");
 }
 
 /** The functions and classes the entry points export that have no `@example` (see the module comment). */

@@ -44,7 +44,8 @@ export async function filesCall<T>(
   },
 ): Promise<T> {
   try {
-    if (options.smbRetry === false) return await operation({ attempt: 1, abortSignal: options.signal });
+    if (options.smbRetry === false)
+      return await operation({ attempt: 1, abortSignal: options.signal ?? new AbortController().signal });
     return await retryWhileSmbLocked(operation, { ...options.smbRetry, abortSignal: options.signal, operationName });
   } catch (error) {
     if (options.lease?.signal?.aborted) throw options.lease.signal.reason;

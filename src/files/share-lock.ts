@@ -2,9 +2,15 @@
  * The share adapter of the leasable port: Azure Files' share leases in the lease lock engine.
  *
  * A share lease (Lease Share, https://learn.microsoft.com/rest/api/storageservices/lease-share)
- * lasts 15-60 s or is infinite, like a container's, and the service uses it to guard one thing:
- * deleting the share ("a lock on a share for delete operations"). Everything else is exclusive only
- * among clients that take the lock. The library never creates the share: it is the user's.
+ * lasts 15-60 s or is infinite, like a container's. The page calls it "a lock on a share for delete
+ * operations", but the service guards more with it: without the lease id it refuses Delete Share and
+ * the share's own writes, Set Share Metadata and Set Share Properties (412 LeaseIdMissing; a wrong id
+ * 412 LeaseIdMismatchWithContainerOperation, as the SDK's recordings of the service show and
+ * tests/integration/files/conformance.test.ts replays). Files and directories in the share are not
+ * guarded. So the adapter names the lease id on every share write it makes (the lock's record, the
+ * renewal's check), and code that sets the share's metadata or properties while the lock is held
+ * must pass `leaseAccessConditions: { leaseId: handle.leaseId }` too. Everything else is exclusive
+ * only among clients that take the lock. The library never creates the share: it is the user's.
  *
  * Renewal: `ShareLeaseClient.renewLease()` of `@azure/storage-file-share` 12.33 throws a RangeError
  * for shares before sending anything (its "is this a file?" test is inverted; pinned by a test in
@@ -35,7 +41,22 @@ import {
 import { readProperties } from "../lease/lease-client.js";
 import { LeaseLock } from "../lease/lock.js";
 import type { LeaseLockOptions } from "../lease/options.js";
+import { checkNumber } from "../internal/validate.js";
 import { shareLeaseOperations } from "./lease-operations.js";
+import { ownRequest } from "./own-request.js";
+
+/** Options for {@link shareLeasable}. */
+export interface ShareLeasableOptions {
+  /**
+   * The client-side time limit of each attempt of the requests the lock makes on its own: lease
+   * releases (up to 3 attempts) and renewals, in milliseconds.
+   * @default 10000
+   */
+  readonly attemptTimeoutInMs?: number;
+}
+
+/** Options for {@link shareLock}: the lock's options and the {@link ShareLeasableOptions}. */
+export interface ShareLockOptions extends LeaseLockOptions, ShareLeasableOptions {}
 
 /**
  * `shareClient`'s share lease as a {@link Leasable}: 15-60 s or infinite leases, break periods,
@@ -51,12 +72,17 @@ import { shareLeaseOperations } from "./lease-operations.js";
  * const lock = new LeaseLock(shareLeasable(share), { durationInSeconds: 30 });
  * ```
  */
-export function shareLeasable(shareClient: ShareClient): Leasable {
+export function shareLeasable(shareClient: ShareClient, options: ShareLeasableOptions = {}): Leasable {
   if (typeof shareClient?.getShareLeaseClient !== "function" || typeof shareClient.name !== "string") {
     throw new TypeError("`shareClient` must be a ShareClient (from @azure/storage-file-share).");
   }
+  const { attemptTimeoutInMs } = options;
+  if (attemptTimeoutInMs !== undefined) checkNumber("attemptTimeoutInMs", attemptTimeoutInMs, { min: 1 });
   const lease = (id?: string) => shareClient.getShareLeaseClient(id);
   const description = `share '${shareClient.name}'`;
+  // A renewal's requests: one time-limited attempt each (the lock schedules the next renewal itself).
+  const once = <T>(what: string, request: (abortSignal: AbortSignal) => Promise<T>, abortSignal?: AbortSignal) =>
+    ownRequest(`${what} ${description}`, request, { abortSignal, attemptTimeoutInMs, attempts: 1 });
   return {
     description,
     finiteDurations: true,
@@ -66,7 +92,7 @@ export function shareLeasable(shareClient: ShareClient): Leasable {
     async renew(leaseId: string, options: LeasableRenewOptions = {}) {
       const { abortSignal, durationInSeconds } = options;
       try {
-        await lease(leaseId).renewLease({ abortSignal });
+        await once("renew the lease on", (signal) => lease(leaseId).renewLease({ abortSignal: signal }), abortSignal);
         return;
       } catch (error) {
         if (!isSdkShareRenewDefect(error)) throw error;
@@ -76,7 +102,11 @@ export function shareLeasable(shareClient: ShareClient): Leasable {
           `Renewing the lease on ${description} needs \`durationInSeconds\` (the duration it was acquired with).`,
         );
       }
-      const { leaseState } = await shareClient.getProperties({ abortSignal, leaseAccessConditions: { leaseId } });
+      const { leaseState } = await once(
+        "check the lease on",
+        (signal) => shareClient.getProperties({ abortSignal: signal, leaseAccessConditions: { leaseId } }),
+        abortSignal,
+      );
       const state = toLeaseState(leaseState);
       if (state !== "leased") {
         throw new LeaseLostError(`The lease on ${description} is ${state}: someone is breaking it.`, {
@@ -85,10 +115,14 @@ export function shareLeasable(shareClient: ShareClient): Leasable {
         });
       }
       if (durationInSeconds !== INFINITE_LEASE_SECONDS) {
-        await lease(leaseId).acquireLease(durationInSeconds, { abortSignal });
+        await once(
+          "renew the lease on",
+          (signal) => lease(leaseId).acquireLease(durationInSeconds, { abortSignal: signal }),
+          abortSignal,
+        );
       }
     },
-    ...shareLeaseOperations(shareClient),
+    ...shareLeaseOperations(shareClient, description, attemptTimeoutInMs),
     async breakLease(breakPeriodInSeconds: number | undefined, options: LeasableRequestOptions = {}) {
       // The SDK passes `breakPeriod` on as x-ms-lease-break-period (its generated share operations
       // read it), though `LeaseOperationOptions` does not declare it. Left out, the service breaks a
@@ -102,7 +136,8 @@ export function shareLeasable(shareClient: ShareClient): Leasable {
     },
     getProperties: (options: LeasableRequestOptions = {}) =>
       readProperties(() => shareClient.getProperties({ abortSignal: options.abortSignal })),
-    // Set Share Metadata takes the lease id (refused unless it is the active lease) but no If-Match.
+    // Set Share Metadata needs the lease id on a leased share (412 LeaseIdMissing without it) and
+    // takes no If-Match.
     conditionalMetadataWrites: false,
     async setMetadata(metadata, leaseId, options: LeasableRequestOptions = {}) {
       await shareClient.setMetadata(
@@ -120,8 +155,9 @@ function isSdkShareRenewDefect(error: unknown): boolean {
 
 /**
  * A lock on a share through its share lease: `new LeaseLock(shareLeasable(shareClient), options)`.
- * While held, nobody can delete the share without the lease id; everything else is exclusive only
- * among clients that take this lock. The share must exist.
+ * While held, nobody can delete the share, or set its metadata or properties, without the lease id
+ * (412 LeaseIdMissing); everything else, files and directories included, is exclusive only among
+ * clients that take this lock. The share must exist.
  *
  * @example
  * ```ts
@@ -131,10 +167,17 @@ function isSdkShareRenewDefect(error: unknown): boolean {
  * const share = ShareServiceClient.fromConnectionString(process.env.AZURE_STORAGE_CONNECTION_STRING!)
  *   .getShareClient("reports-2024");
  * await shareLock(share, { durationInSeconds: 30 }).withLock(async (handle) => {
+ *   // Share writes under the lock name its lease id, or the service refuses them (412 LeaseIdMissing).
+ *   await share.setProperties({ quotaInGB: 100, leaseAccessConditions: { leaseId: handle.leaseId } });
  *   await share.delete({ leaseAccessConditions: { leaseId: handle.leaseId } });
  * });
  * ```
  */
-export function shareLock(shareClient: ShareClient, options?: LeaseLockOptions): LeaseLock {
-  return new LeaseLock(shareLeasable(shareClient), options);
+export function shareLock(shareClient: ShareClient, options: ShareLockOptions = {}): LeaseLock {
+  if (typeof options !== "object" || options === null) throw new TypeError("`options` must be an object.");
+  const { attemptTimeoutInMs, ...lockOptions } = options;
+  return new LeaseLock(
+    shareLeasable(shareClient, attemptTimeoutInMs === undefined ? {} : { attemptTimeoutInMs }),
+    lockOptions,
+  );
 }

@@ -133,18 +133,25 @@ export async function retryWhileSmbLocked<T>(
   } catch (error) {
     const classification = classifyError(error);
     if (!isSmbConflict(classification)) throw error;
-    throw smbConflictError(error, classification, operationName, performance.now() - start);
+    const attempts = (error as { attempts?: unknown }).attempts;
+    throw smbConflictError(
+      error,
+      classification,
+      operationName,
+      performance.now() - start,
+      typeof attempts === "number" ? attempts : 1,
+    );
   }
 }
 
-function smbConflictError(
+/** The {@link SmbConflictError} that ends waiting for an SMB client, from its last refusal. */
+export function smbConflictError(
   error: unknown,
   classification: ErrorClassification,
   operationName: string,
   waitedInMs: number,
+  count: number,
 ): SmbConflictError {
-  const attempts = (error as { attempts?: unknown }).attempts;
-  const count = typeof attempts === "number" ? attempts : 1;
   const over = `${count} attempt${count === 1 ? "" : "s"} over ${(waitedInMs / 1000).toFixed(1)} s`;
   const cause = (error as { cause?: unknown }).cause ?? error;
   if (classification.kind === "smb-delete-pending") {

@@ -32,7 +32,9 @@
  * - Metadata (holder, fencing token) is optional: a leasable that cannot store metadata under the
  *   lease leaves out `setMetadata`, and its locks have no fencing token.
  *
- * Adapters stay thin: one SDK call per method, no retries, no waiting, no state.
+ * Adapters stay thin: one SDK call per method, no retries, no waiting, no state. (One exception:
+ * the Azure Files file adapter waits out SMB clients in `acquire` and `setMetadata`, as every Files
+ * helper does, and then throws an `SmbConflictError`, which the engine does not read as "held".)
  *
  * @module
  */

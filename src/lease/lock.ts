@@ -14,7 +14,7 @@
  * without reading it again after the acquire (see `#recordAcquisition`).
  */
 import { classifyError, wrapStorageError } from "../retry/classify.js";
-import { serviceCodeOf, statusOf } from "../errors.js";
+import { isStorageConcurrencyError, serviceCodeOf, statusOf } from "../errors.js";
 import { logger } from "../internal/logger.js";
 import { sleep, uniform } from "../internal/sleep.js";
 import { checkNumber, checkOptionalSignal } from "../internal/validate.js";
@@ -39,7 +39,9 @@ export interface TryAcquireOptions {
 /** Options for {@link LeaseLock.acquire} and {@link LeaseLock.withLock}. */
 export interface AcquireOptions {
   /**
-   * How long to wait for the lock before failing with a `LockTimeoutError`.
+   * How long to wait for the lock before failing with a `LockTimeoutError` (or, when the leasable
+   * was waiting out a conflict that is not another holder, such as an SMB client holding a file,
+   * with that conflict's error).
    * @default Infinity
    */
   readonly timeoutInMs?: number;
@@ -211,7 +213,12 @@ export class LeaseLock {
       // An acquire in flight when the wait was cancelled (or one whose answer was lost) may have
       // been granted: give that lease id back so that nothing is left held until it expires.
       await this.#forget(leaseId);
-      throw signal.aborted ? signal.reason : wrapStorageError(error, `take the lock on ${this.leasable.description}`);
+      // When the time ran out while the leasable was waiting out a conflict it names (an SMB client
+      // holding a file: fileLock), its error says more than the timeout.
+      const named = !options.abortSignal?.aborted && isStorageConcurrencyError(error) && error !== signal.reason;
+      throw signal.aborted && !named
+        ? signal.reason
+        : wrapStorageError(error, `take the lock on ${this.leasable.description}`);
     } finally {
       clearTimeout(timer);
       options.abortSignal?.removeEventListener("abort", onAbort);
@@ -345,7 +352,9 @@ export class LeaseLock {
         return true;
       } catch (error) {
         const status = statusOf(error);
-        if (status === 409) return false;
+        // "Held by someone else" is the lease's own 409 (LeaseAlreadyPresent, ...): not an SMB client
+        // holding a file (409 SharingViolation) nor an error the leasable raised about one.
+        if (status === 409 && classifyError(error).kind === "client") return false;
         if (status !== 404) throw error;
         if (created || !this.options.createIfMissing || !this.leasable.createIfMissing) {
           throw new LeaseTargetNotFoundError(

@@ -17,15 +17,12 @@ import type { CellVersion, VersionedCell } from "./cell.js";
 import type { Participant } from "./coalescing.js";
 import { SKIP_WRITE, type MutationContext } from "./types.js";
 
-/** What one caller's `mutate` did in a pass. */
-interface Step<T> {
+/** What one caller's `mutate` did in a pass: what it returned (written), or nothing (skipped: decoded from `content` later). */
+type Step<T> = {
   readonly participant: Participant<T>;
-  readonly written: boolean;
-  /** What the caller returned (when written). */
-  readonly value: T | undefined;
   /** What the cell holds after this step, in its stored form (the whole value). */
   readonly content: unknown;
-}
+} & ({ readonly written: true; readonly value: T } | { readonly written: false; readonly value: undefined });
 
 /** A finished pass: each live caller's step, and what to write. */
 export interface Pass<T> {
@@ -116,7 +113,11 @@ function finish<T>(pass: Running<T>): Pass<T> | undefined | Promise<Pass<T> | un
 }
 
 function mutationContext<T>(pass: Running<T>, participant: Participant<T>): MutationContext {
-  return { attempt: pass.attempt, etag: pass.base?.etag, abortSignal: participant.abortSignal };
+  return {
+    attempt: pass.attempt,
+    etag: pass.base?.etag,
+    abortSignal: participant.abortSignal ?? new AbortController().signal,
+  };
 }
 
 /** Records what a mutation returned; throws (for its participant alone) when the value is refused. */

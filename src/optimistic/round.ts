@@ -103,8 +103,12 @@ function settle<T>(
 ): void {
   const coalesced = pass.steps.filter((s) => s.written).length;
   for (const step of pass.steps) {
-    const value = step.written ? step.value : step.content === undefined ? undefined : cell.decode(step.content);
-    step.participant.succeed({ written: step.written, value, etag, attempts, recoveredLostResponse, coalesced });
+    const round = { etag, attempts, recoveredLostResponse, coalesced };
+    step.participant.succeed(
+      step.written
+        ? { written: true, value: step.value, ...round }
+        : { written: false, value: step.content === undefined ? undefined : cell.decode(step.content), ...round },
+    );
   }
 }
 

@@ -24,8 +24,8 @@ export interface MutationContext {
   readonly attempt: number;
   /** The ETag of the stored version the attempt started from; `undefined` when the cell is absent. */
   readonly etag: string | undefined;
-  /** The caller's signal. */
-  readonly abortSignal: AbortSignal | undefined;
+  /** The caller's `abortSignal` (one that never aborts when the caller gave none), for any call `mutate` makes. */
+  readonly abortSignal: AbortSignal;
 }
 
 /**
@@ -89,26 +89,44 @@ export interface OptimisticUpdateOptions {
   readonly recoveryTimeoutInMs?: number;
 }
 
-/** The outcome of {@link optimisticUpdate}. */
-export interface OptimisticUpdateResult<T> {
-  /** `false` when `mutate` returned {@link SKIP_WRITE}. */
-  readonly written: boolean;
-  /**
-   * The value your `mutate` returned (as written), or, when it skipped, the value it was given
-   * (`undefined` if the cell does not exist).
-   */
-  readonly value: T | undefined;
-  /**
-   * The ETag of the stored version that holds your write (or that you skipped on). When your update
-   * shared a round with later ones (see `coalesced`), or a lost response was recovered after others
-   * wrote on top, that version also holds their changes: read again before a further
-   * `If-Match` write based on `value`.
-   */
-  readonly etag: string | undefined;
-  /** How many read-modify-write rounds were needed (1 without conflicts). */
-  readonly attempts: number;
-  /** True when a write's response was lost and the engine found, by reading back, that it was applied. */
-  readonly recoveredLostResponse: boolean;
-  /** How many updates shared the round's write, yours included (1 without coalescing). */
-  readonly coalesced: number;
-}
+/**
+ * The outcome of {@link optimisticUpdate} (and {@link writeIfMatch}). Narrow it on `written`: after
+ * `if (result.written)`, `value` is the value written (`T`, never `undefined`).
+ */
+export type OptimisticUpdateResult<T> =
+  | {
+      /** Your `mutate` returned a value, and it was written. */
+      readonly written: true;
+      /** The value your `mutate` returned, as written. */
+      readonly value: T;
+      /**
+       * The ETag of the stored version that holds your write. When your update shared a round with
+       * later ones (see `coalesced`), or a lost response was recovered after others wrote on top,
+       * that version also holds their changes: read again before a further `If-Match` write based
+       * on `value`.
+       */
+      readonly etag: string | undefined;
+      /** How many read-modify-write rounds were needed (1 without conflicts). */
+      readonly attempts: number;
+      /** True when a write's response was lost and the engine found, by reading back, that it was applied. */
+      readonly recoveredLostResponse: boolean;
+      /** How many updates shared the round's write, yours included (1 without coalescing). */
+      readonly coalesced: number;
+    }
+  | {
+      /** Your `mutate` returned {@link SKIP_WRITE}: nothing was written for you. */
+      readonly written: false;
+      /**
+       * The value your `mutate` was given when it skipped (`undefined` if the cell does not exist);
+       * from {@link writeIfMatch}, the cell's current value.
+       */
+      readonly value: T | undefined;
+      /** The ETag of the stored version you skipped on (`undefined` if the cell does not exist). */
+      readonly etag: string | undefined;
+      /** How many read-modify-write rounds were needed (1 without conflicts). */
+      readonly attempts: number;
+      /** True when the round's write (of updates that shared your round) had its response lost and was found applied. */
+      readonly recoveredLostResponse: boolean;
+      /** How many updates shared the round's write, yours not among them (0 when none wrote). */
+      readonly coalesced: number;
+    };

@@ -6,62 +6,50 @@
  * which changes with every update; a consumer that is too slow or dies lets the message be
  * received again. So consumers must be idempotent. This consumer:
  *
- * 1. receives up to `batchSize` (≤ 32) messages per call, keeping at most `concurrency` handlers
+ * 1. checks in `start()` that its queue, poison queue and idempotency table can be used
+ *    (`startup.ts`), and fails loudly otherwise;
+ * 2. receives up to `batchSize` (≤ 32) messages per call, keeping at most `concurrency` handlers
  *    running and receiving again once no more than `newBatchThreshold` are (Azure Functions' queue
  *    trigger: batchSize 16 of at most 32, newBatchThreshold; QueuesOptions,
  *    https://learn.microsoft.com/azure/azure-functions/functions-bindings-storage-queue#host-json);
- * 2. waits after empty receives with randomised exponential backoff, reset by the next message
+ * 3. waits after empty receives with randomised exponential backoff, reset by the next message
  *    (the WebJobs SDK's RandomizedExponentialBackoffStrategy, 100 ms up to maxPollingInterval);
- * 3. decodes the body with a codec; a body that does not decode goes to the poison queue at once;
- * 4. keeps the message invisible while its handler runs (a heartbeat, always with the newest pop
- *    receipt; sqs-consumer's `heartbeatInterval`, which must be below the visibility timeout);
- * 5. with an idempotency store, claims the message's key first: a key already done is settled
- *    without running the handler, a key being processed elsewhere is put back for later, and the
- *    handler's done mark (and its effects, when the store can commit them atomically) is written
- *    only while the claim is still held;
- * 6. settles: delete on success; on failure make the message visible again after a backoff, and
- *    after `maxDequeueCount` receptions move it to `<queue>-poison` with the reason;
- * 7. treats 404 / 400 PopReceiptMismatch on an update or delete as "someone else owns it now":
- *    reported as `ownershipLost`, never a crash, never counted as processed;
- * 8. stops gracefully: no more receives, running handlers get a grace period, then their signals
- *    are aborted; `stop()` resolves when nothing of the consumer runs any more.
+ * 4. processes each message (`processing.ts`): decode, claim its idempotency key, run the handler
+ *    while a heartbeat keeps the message invisible, complete the claim, delete; retry later or
+ *    poison on failure;
+ * 5. limits every request it makes on its own with `requestTimeoutInMs` (`requests.ts`), and tells
+ *    a lost answer from a lost message by the visibility window (`hold.ts`);
+ * 6. ends with status `failed` (and {@link QueueConsumer.closed} rejecting) when its queue or table
+ *    is deleted or its credential refused: reported once, never counted against a message;
+ * 7. stops gracefully: no more receives, running handlers get a grace period, then their signals
+ *    are aborted; `stop()` resolves when nothing of the consumer runs any more, or at its
+ *    `timeoutInMs` with what is still running.
  */
-import type { DequeuedMessageItem } from "@azure/storage-queue";
-import type { QueueClient } from "@azure/storage-queue";
+import type { DequeuedMessageItem, QueueClient } from "@azure/storage-queue";
 import { logger } from "../internal/logger.js";
 import { sleep } from "../internal/sleep.js";
-import {
-  ConsumerStoppedError,
-  isConsumerStoppedError,
-  isIdempotencyClaimLostError,
-  isMessageDecodeError,
-  isMessageOwnershipLostError,
-  MessageDecodeError,
-  MessageOwnershipLostError,
-} from "./errors.js";
+import { StoreCalls } from "./claims.js";
+import { ConsumerStoppedError, isConsumerResourceError, type ConsumerResourceError } from "./errors.js";
 import { TypedEvents, type ListenerDisposable } from "./events.js";
-import { VisibilityHeartbeat } from "./heartbeat.js";
-import type { ClaimOutcome, IdempotencyClaim } from "./idempotency/store.js";
-import {
-  checkGracePeriod,
-  MAX_VISIBILITY_TIMEOUT_IN_SECONDS,
-  resolveOptions,
-  type ResolvedOptions,
-} from "./options.js";
-import { describe, MessageSettler } from "./settle.js";
+import { markNow, MessageHold } from "./hold.js";
+import { checkStopOptions, resolveOptions, type ResolvedOptions } from "./options.js";
+import { MessageProcessor, toReceived } from "./processing.js";
+import { isResourceFailure, resourceError, withTimeout } from "./requests.js";
+import { MessageSettler } from "./settle.js";
+import { checkResources } from "./startup.js";
 import type {
-  MessageContext,
   MessageHandler,
   QueueConsumerEvents,
   QueueConsumerOptions,
   QueueConsumerStatus,
   ReceivedQueueMessage,
   StopOptions,
+  StopResult,
 } from "./types.js";
 
 /**
  * Consumes a queue with bounded concurrency, visibility heartbeats, poison handling and optional
- * idempotency. Create it, subscribe to events, `start()` it, and `await stop()` it.
+ * idempotency. Create it, subscribe to events, `await start()` it, and `await stop()` it.
  *
  * @example
  * ```ts
@@ -87,26 +75,33 @@ import type {
  *   },
  * );
  * consumer.on("poisoned", ({ message, reason }) => console.warn(`poisoned ${message.messageId}: ${reason}`));
- * consumer.start();
- * process.once("SIGTERM", () => void consumer.stop());
+ * await consumer.start(); // rejects with a ConsumerResourceError if the queue or the table is missing
+ * process.once("SIGTERM", () => void consumer.stop({ timeoutInMs: 40_000 }));
+ * await consumer.closed; // rejects if the queue or table is deleted under it, or the credential is refused
  * ```
  */
 export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposable {
   readonly #queue: QueueClient;
-  readonly #handler: MessageHandler<T, TEffect>;
   readonly #o: ResolvedOptions<T, TEffect>;
   readonly #events = new TypedEvents<QueueConsumerEvents>();
   readonly #settle: MessageSettler;
-  readonly #inFlight = new Set<Promise<void>>();
-  readonly #handlerControllers = new Set<AbortController>();
-  /** Aborts the wait between polls and wakes the loop when stopping. */
-  readonly #pollAbort = new AbortController();
-  /** Aborted when the grace period has run out: a receive in flight is cancelled. */
+  readonly #store: StoreCalls<TEffect> | undefined;
+  readonly #processor: MessageProcessor<T, TEffect>;
+  /** Messages being processed, by the promise of their processing. */
+  readonly #inFlight = new Map<Promise<void>, ReceivedQueueMessage>();
+  readonly #controllers = new Set<AbortController>();
+  /** Aborted when stopping: ends the wait between polls, the start checks and waits for busy keys. */
+  readonly #stopAbort = new AbortController();
+  /** Aborted when the grace period has run out or the consumer fails: a receive in flight is cancelled. */
   readonly #hardAbort = new AbortController();
+  readonly #closed: Promise<void>;
+  #closedSettle!: { resolve: () => void; reject: (error: unknown) => void };
   #status: QueueConsumerStatus = "idle";
+  #starting: Promise<void> | undefined;
   #loop: Promise<void> | undefined;
   #wake: (() => void) | undefined;
-  #stopping: Promise<void> | undefined;
+  #shutdown: Promise<void> | undefined;
+  #failure: unknown;
   #removeAbortListener: (() => void) | undefined;
 
   /**
@@ -121,16 +116,24 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
   ) {
     this.#o = resolveOptions(queueClient, handler, options);
     this.#queue = queueClient;
-    this.#handler = handler;
-    this.#settle = new MessageSettler(
-      queueClient,
-      this.#events,
-      this.#o.poisonQueue,
-      this.#o.poisonTimeToLiveInSeconds,
-    );
+    this.#settle = new MessageSettler(queueClient, this.#events, this.#o);
+    this.#store = this.#o.idempotency && new StoreCalls(this.#o.idempotency.store, this.#o.requestTimeoutInMs);
+    this.#processor = new MessageProcessor<T, TEffect>({
+      queue: queueClient,
+      handler,
+      options: this.#o,
+      events: this.#events,
+      settle: this.#settle,
+      store: this.#store,
+      stopping: this.#stopAbort.signal,
+      controllers: this.#controllers,
+      fail: (error) => this.#fail(error),
+    });
+    this.#closed = new Promise<void>((resolve, reject) => (this.#closedSettle = { resolve, reject }));
+    this.#closed.catch(() => undefined); // observed through `closed`; never an unhandled rejection
   }
 
-  /** `idle` (not started), `running`, `stopping` (draining), `stopped`. */
+  /** `idle` (not started), `starting` (checking), `running`, `stopping` (draining), `stopped`, `failed`. */
   get status(): QueueConsumerStatus {
     return this.#status;
   }
@@ -145,6 +148,15 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
     return this.#inFlight.size;
   }
 
+  /**
+   * Settles when the consumer has ended: resolves once it has stopped, rejects with the
+   * {@link ConsumerResourceError} that made it fail (status `failed`): its queue or table was
+   * deleted, or its credential refused, after `start()`; or `start()` itself rejected.
+   */
+  get closed(): Promise<void> {
+    return this.#closed;
+  }
+
   /** Subscribes to an event; `dispose()` the result to unsubscribe. */
   on<K extends keyof QueueConsumerEvents>(
     event: K,
@@ -153,8 +165,13 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
     return this.#events.on(event, listener);
   }
 
-  /** Starts receiving. A consumer runs once: after `stop()`, create a new one. */
-  start(): this {
+  /**
+   * Checks the queue, the poison queue and the idempotency table (see `docs/queue-processing.md`),
+   * then starts receiving. Rejects with a {@link ConsumerResourceError} naming the missing or
+   * refused resource and the fix (the consumer is then `failed`). A consumer runs once: after
+   * `stop()`, create a new one.
+   */
+  async start(): Promise<this> {
     if (this.#status !== "idle") {
       throw new Error(
         `The consumer is ${this.#status}: a consumer starts once; create a new QueueConsumer to consume again.`,
@@ -162,7 +179,7 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
     }
     const signal = this.#o.abortSignal;
     if (signal?.aborted) {
-      this.#status = "stopped";
+      this.#finish();
       return this;
     }
     if (signal) {
@@ -170,6 +187,27 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
       signal.addEventListener("abort", onAbort, { once: true });
       this.#removeAbortListener = () => signal.removeEventListener("abort", onAbort);
     }
+    this.#status = "starting";
+    try {
+      this.#starting = checkResources(
+        {
+          queue: this.#queue,
+          poison: this.#settle.poisonWriter,
+          store: this.#store,
+          requestTimeoutInMs: this.#o.requestTimeoutInMs,
+        },
+        this.#stopAbort.signal,
+      );
+      await this.#starting;
+    } catch (error) {
+      if (this.#stopAbort.signal.aborted) return this; // stopped while starting
+      this.#removeAbortListener?.();
+      this.#failure = error;
+      logger.error(`queue consumer ${this.#o.consumerId} could not start: ${errorMessage(error)}`);
+      this.#finish();
+      throw error;
+    }
+    if (this.#status !== "starting") return this;
     this.#status = "running";
     this.#events.emit("started", {});
     logger.info(`queue consumer ${this.#o.consumerId} started on '${this.#queue.name}'`);
@@ -178,47 +216,109 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
   }
 
   /**
-   * Stops receiving, lets running handlers finish for the grace period, then aborts their
-   * signals; resolves when nothing of the consumer is running any more (handlers settled,
-   * heartbeats stopped, messages settled or released). Messages received but not started are made
-   * visible again at once. Safe to call more than once.
+   * Stops receiving, lets running handlers finish for the grace period, then aborts their signals;
+   * resolves when nothing of the consumer is running any more (handlers settled, heartbeats
+   * stopped, messages settled or released), with `timedOut: false`. Messages received but not
+   * started are made visible again at once. Safe to call more than once (the first call's grace
+   * period counts).
+   *
+   * A handler that ignores its signal can keep that from ever happening: with `timeoutInMs`,
+   * `stop()` resolves at that deadline at the latest, with `timedOut: true` and the messages still
+   * being processed. They go on in the background (their heartbeats too, so that nobody else
+   * receives them meanwhile) until their handlers return; `status` stays `stopping` and
+   * {@link closed} settles only then. Exit the process to end them: their messages come back after
+   * the visibility timeout.
    */
-  stop(options: StopOptions = {}): Promise<void> {
-    if (this.#stopping) return this.#stopping;
-    const gracePeriodInMs = checkGracePeriod(options.gracePeriodInMs, this.#o.gracePeriodInMs);
+  async stop(options: StopOptions = {}): Promise<StopResult> {
+    const { gracePeriodInMs, timeoutInMs } = checkStopOptions(options, this.#o.gracePeriodInMs);
+    const stopped = this.#beginStop(gracePeriodInMs);
+    if (timeoutInMs === undefined) {
+      await stopped;
+      return { timedOut: false, stillRunning: [] };
+    }
+    const deadline = new AbortController();
+    const timedOut = await Promise.race([
+      stopped.then(() => false),
+      sleep(timeoutInMs, deadline.signal).then(
+        () => true,
+        () => false,
+      ),
+    ]);
+    deadline.abort();
+    if (!timedOut) return { timedOut: false, stillRunning: [] };
+    const stillRunning = [...this.#inFlight.values()];
+    logger.warning(
+      `queue consumer ${this.#o.consumerId}: stop() reached its ${timeoutInMs} ms deadline with ${stillRunning.length} message(s) still being processed`,
+    );
+    return { timedOut: true, stillRunning };
+  }
+
+  /** Same as `stop()`, for `await using consumer = await new QueueConsumer(…).start()`. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
+  }
+
+  #beginStop(gracePeriodInMs: number): Promise<void> {
+    if (this.#shutdown) return this.#shutdown;
     this.#removeAbortListener?.();
     if (this.#status === "idle") {
-      this.#status = "stopped";
-      this.#events.emit("stopped", {});
-      return (this.#stopping = Promise.resolve());
+      this.#finish();
+      return (this.#shutdown = Promise.resolve());
     }
     this.#status = "stopping";
-    this.#pollAbort.abort();
+    this.#stopAbort.abort();
     this.#wake?.();
-    this.#stopping = (async () => {
-      const settled = (async () => {
-        await this.#loop;
-        await this.#drained();
-      })();
+    this.#shutdown = (async () => {
+      await this.#starting?.catch(() => undefined);
+      const settled = this.#settled();
       const grace = new AbortController();
       await Promise.race([settled, sleep(gracePeriodInMs, grace.signal).catch(() => undefined)]);
       grace.abort();
       if (this.#inFlight.size > 0 || this.#loop) {
         const reason = new ConsumerStoppedError();
         this.#hardAbort.abort(reason);
-        for (const controller of this.#handlerControllers) controller.abort(reason);
+        for (const controller of this.#controllers) controller.abort(reason);
       }
       await settled;
-      this.#status = "stopped";
-      logger.info(`queue consumer ${this.#o.consumerId} stopped`);
-      this.#events.emit("stopped", {});
+      this.#finish();
     })();
-    return this.#stopping;
+    return this.#shutdown;
   }
 
-  /** Same as `stop()`, for `await using consumer = new QueueConsumer(…).start()`. */
-  [Symbol.asyncDispose](): Promise<void> {
-    return this.stop();
+  /** Ends the consumer after a resource failure: reported once, everything aborted at once. */
+  #fail(error: ConsumerResourceError): void {
+    if (this.#failure !== undefined || this.#status === "stopped" || this.#status === "failed") {
+      logger.verbose(`queue consumer ${this.#o.consumerId} (ending already): ${error.message}`);
+      return;
+    }
+    this.#failure = error;
+    logger.error(`queue consumer ${this.#o.consumerId} fails: ${error.message}`);
+    this.#events.emit("error", { error, operation: "consume", message: undefined });
+    this.#removeAbortListener?.();
+    this.#status = "stopping";
+    this.#stopAbort.abort();
+    this.#hardAbort.abort(error);
+    for (const controller of this.#controllers) controller.abort(error);
+    this.#wake?.();
+    this.#shutdown ??= (async () => {
+      await this.#settled();
+      this.#finish();
+    })();
+  }
+
+  /** Resolves when the receive loop has ended and no message is being processed. */
+  async #settled(): Promise<void> {
+    await this.#loop;
+    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight.keys()]);
+  }
+
+  #finish(): void {
+    const error = this.#failure;
+    this.#status = error === undefined ? "stopped" : "failed";
+    logger.info(`queue consumer ${this.#o.consumerId} ${this.#status}`);
+    this.#events.emit("stopped", { error });
+    if (error === undefined) this.#closedSettle.resolve();
+    else this.#closedSettle.reject(error);
   }
 
   async #run(): Promise<void> {
@@ -228,7 +328,7 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
       emptyReceives += 1;
       previousDelayInMs = this.#o.pollingBackoff.delayInMs(emptyReceives, previousDelayInMs);
       this.#events.emit("empty", { delayInMs: previousDelayInMs, emptyReceives });
-      await sleep(previousDelayInMs, this.#pollAbort.signal, { unref: !this.#o.keepAlive }).catch(() => undefined);
+      await sleep(previousDelayInMs, this.#stopAbort.signal, { unref: !this.#o.keepAlive }).catch(() => undefined);
     };
     try {
       while (this.#status === "running") {
@@ -238,21 +338,34 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
           continue;
         }
         let items: DequeuedMessageItem[];
+        const receivedAt = markNow();
         try {
-          const response = await this.#queue.receiveMessages({
-            numberOfMessages: Math.min(this.#o.batchSize, this.#o.concurrency - this.#inFlight.size),
-            visibilityTimeout: this.#o.visibilityTimeoutInSeconds,
-            abortSignal: this.#hardAbort.signal,
-          });
+          const response = await withTimeout(
+            `receive messages from queue '${this.#queue.name}'`,
+            this.#o.requestTimeoutInMs,
+            (abortSignal) =>
+              this.#queue.receiveMessages({
+                numberOfMessages: Math.min(this.#o.batchSize, this.#o.concurrency - this.#inFlight.size),
+                visibilityTimeout: this.#o.visibilityTimeoutInSeconds,
+                abortSignal,
+              }),
+            this.#hardAbort.signal,
+          );
           items = response.receivedMessageItems;
         } catch (error) {
           if (this.#hardAbort.signal.aborted) break;
+          if (isResourceFailure(error)) {
+            this.#fail(
+              resourceError("queue", this.#queue.name, `receive messages from queue '${this.#queue.name}'`, error),
+            );
+            break;
+          }
           this.#settle.reportError(error, "receive messages", undefined);
           await backOff();
           continue;
         }
         if (this.#status !== "running") {
-          await Promise.all(items.map((item) => this.#settle.release(toReceived(item), item.popReceipt)));
+          await Promise.all(items.map((item) => this.#putBack(item, receivedAt)));
           break;
         }
         if (items.length === 0) {
@@ -261,278 +374,33 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
         }
         emptyReceives = 0;
         previousDelayInMs = 0;
-        for (const item of items) this.#track(this.#process(item));
+        for (const item of items) this.#track(item, this.#processor.process(item, receivedAt));
       }
     } finally {
       this.#loop = undefined;
     }
   }
 
-  #track(work: Promise<void>): void {
-    this.#inFlight.add(work);
+  /** Makes a message received while stopping visible again at once. */
+  async #putBack(item: DequeuedMessageItem, receivedAt: ReturnType<typeof markNow>): Promise<void> {
+    const hold = new MessageHold(this.#queue, item.messageId, item.popReceipt, receivedAt, this.#o);
+    try {
+      await this.#settle.release(toReceived(item), hold);
+    } catch (error) {
+      if (isConsumerResourceError(error)) this.#fail(error);
+      else this.#settle.reportError(error, "make the message visible again", toReceived(item));
+    }
+  }
+
+  #track(item: DequeuedMessageItem, work: Promise<void>): void {
+    this.#inFlight.set(work, toReceived(item));
     void work.finally(() => {
       this.#inFlight.delete(work);
       this.#wake?.();
     });
   }
-
-  async #drained(): Promise<void> {
-    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
-  }
-
-  async #process(item: DequeuedMessageItem): Promise<void> {
-    const message = toReceived(item);
-    try {
-      this.#events.emit("received", { message });
-      if (message.dequeueCount > this.#o.maxDequeueCount) {
-        const reason =
-          `The message was received ${message.dequeueCount} times (maxDequeueCount ${this.#o.maxDequeueCount}) without being settled: ` +
-          "its consumers stopped or crashed while processing it.";
-        await this.#settle.poison(message, item.popReceipt, reason, undefined);
-        return;
-      }
-      let body: T;
-      try {
-        body = this.#o.codec.decode(item.messageText);
-      } catch (error) {
-        const decodeError = isMessageDecodeError(error)
-          ? error
-          : new MessageDecodeError(
-              `The codec '${this.#o.codec.name}' could not decode the message body: ${describe(error)}`,
-              {
-                codec: this.#o.codec.name,
-                messageId: message.messageId,
-                cause: error,
-              },
-            );
-        await this.#settle.poison(message, item.popReceipt, decodeError.message, decodeError);
-        return;
-      }
-      await this.#handle(message, item.popReceipt, body);
-    } catch (error) {
-      this.#settle.reportError(error, "process message", message);
-    }
-  }
-
-  async #handle(message: ReceivedQueueMessage, popReceipt: string, body: T): Promise<void> {
-    const idempotency = this.#o.idempotency;
-    const ttlInMs = this.#o.visibilityTimeoutInSeconds * 1000;
-    const controller = new AbortController();
-    this.#handlerControllers.add(controller);
-    const loseOwnership = (error: MessageOwnershipLostError) => {
-      work.lostError ??= error;
-      if (!controller.signal.aborted) controller.abort(error);
-    };
-    // The callbacks run on the first beat at the earliest, once `work` exists.
-    const heartbeat = new VisibilityHeartbeat(this.#queue, message.messageId, popReceipt, {
-      intervalInMs: this.#o.heartbeatIntervalInMs,
-      visibilityTimeoutInSeconds: this.#o.visibilityTimeoutInSeconds,
-      onLost: loseOwnership,
-      onError: (error) => this.#settle.reportError(error, "keep the message invisible", message),
-      onBeat: async () => {
-        if (!work.claim || !idempotency || work.lostError) return;
-        try {
-          work.claim = await idempotency.store.extend(work.claim, ttlInMs);
-        } catch (error) {
-          if (!isIdempotencyClaimLostError(error)) throw error;
-          loseOwnership(claimLost(message.messageId, "extend-claim", error));
-        }
-      },
-    });
-    const work: Work = { message, controller, heartbeat, claim: undefined, lostError: undefined };
-    try {
-      if (idempotency && !(await this.#claimKey(work, body))) return;
-      const claim = work.claim;
-      const effects: TEffect[] = [];
-      const context: MessageContext<TEffect> = {
-        message,
-        abortSignal: controller.signal,
-        get popReceipt() {
-          return heartbeat.popReceipt;
-        },
-        idempotency: claim && { key: claim.key, partitionKey: claim.partitionKey, takenOverFrom: claim.takenOverFrom },
-        addEffects(...added: TEffect[]) {
-          if (!claim)
-            throw new TypeError("addEffects() needs an idempotency store: set the consumer's `idempotency` option.");
-          effects.push(...added);
-        },
-      };
-      const started = performance.now();
-      let result: unknown;
-      let failure: { error: unknown } | undefined;
-      try {
-        result = await this.#handler(body, context);
-      } catch (error) {
-        failure = { error };
-      }
-      await heartbeat.stop();
-      if (failure) {
-        if (controller.signal.aborted) await this.#afterAbort(work, controller.signal.reason);
-        else await this.#fail(message, heartbeat.popReceipt, failure.error, work.claim);
-        return;
-      }
-      if (work.claim && idempotency) {
-        try {
-          await idempotency.store.complete(work.claim, { result, effects });
-        } catch (error) {
-          if (isIdempotencyClaimLostError(error))
-            this.#settle.lost(message, claimLost(message.messageId, "complete-claim", error));
-          else await this.#fail(message, heartbeat.popReceipt, error, work.claim);
-          return;
-        }
-      }
-      if (await this.#settle.delete(message, heartbeat.popReceipt, work.lostError)) {
-        this.#events.emit("processed", { message, result, durationInMs: performance.now() - started });
-      }
-    } finally {
-      this.#handlerControllers.delete(controller);
-      await heartbeat.stop();
-    }
-  }
-
-  /**
-   * Claims the message's idempotency key into `work.claim`. False when the message was settled
-   * instead: its key is done (deleted as a duplicate), busy elsewhere (put back for later), the key
-   * could not be derived (poisoned), or the claim failed (a failed attempt).
-   */
-  async #claimKey(work: Work, body: T): Promise<boolean> {
-    const idempotency = this.#o.idempotency!;
-    const { message, heartbeat, controller } = work;
-    let key: string;
-    let partitionKey: string | undefined;
-    try {
-      key = idempotency.key(body, message);
-      partitionKey = idempotency.partitionKey?.(body, message);
-      if (typeof key !== "string" || key === "")
-        throw new TypeError(`the key function returned ${JSON.stringify(key)}`);
-    } catch (error) {
-      await heartbeat.stop();
-      await this.#settle.poison(
-        message,
-        heartbeat.popReceipt,
-        `Could not derive the idempotency key: ${describe(error)}`,
-        error,
-      );
-      return false;
-    }
-    let outcome: ClaimOutcome;
-    try {
-      outcome = await idempotency.store.claim(
-        {
-          key,
-          partitionKey,
-          owner: this.#o.consumerId,
-          messageId: message.messageId,
-          dequeueCount: message.dequeueCount,
-          ttlInMs: this.#o.visibilityTimeoutInSeconds * 1000,
-          firstDelivery: idempotency.keyIsMessageId && message.dequeueCount === 1,
-        },
-        { abortSignal: controller.signal },
-      );
-    } catch (error) {
-      await heartbeat.stop();
-      if (controller.signal.aborted) await this.#afterAbort(work, controller.signal.reason);
-      else
-        await this.#fail(
-          message,
-          heartbeat.popReceipt,
-          new Error(`Could not claim idempotency key '${key}': ${describe(error)}`, { cause: error }),
-          undefined,
-        );
-      return false;
-    }
-    if (outcome.status === "claimed") {
-      work.claim = outcome.claim;
-      return true;
-    }
-    await heartbeat.stop();
-    if (outcome.status === "done") {
-      if (await this.#settle.delete(message, heartbeat.popReceipt, work.lostError)) {
-        this.#events.emit("duplicate", { message, key, result: outcome.result });
-      }
-      return false;
-    }
-    // Busy: hide the message until the other claim would expire, then look again.
-    const remaining = Math.ceil((outcome.expiresOn.getTime() - Date.now()) / 1000) + 1;
-    const delayInSeconds = Math.min(Math.max(1, remaining), this.#o.visibilityTimeoutInSeconds);
-    if (await this.#settle.setVisibility(message, heartbeat.popReceipt, delayInSeconds, work.lostError)) {
-      this.#events.emit("deferred", { message, key, owner: outcome.owner, delayInSeconds });
-    }
-    return false;
-  }
-
-  /** The handler (or claim) failed because its signal was aborted: by `stop()`, or because ownership was lost. */
-  async #afterAbort(work: Work, reason: unknown): Promise<void> {
-    const { message, heartbeat, claim } = work;
-    if (isMessageOwnershipLostError(reason)) {
-      if (claim && reason.lost === "message") await this.#releaseClaim(message, claim);
-      this.#settle.lost(message, reason);
-      return;
-    }
-    // Stopped: give the message back at once, without counting it as a failure of the message.
-    if (claim) await this.#releaseClaim(message, claim);
-    if (await this.#settle.release(message, heartbeat.popReceipt)) {
-      const error = isConsumerStoppedError(reason) ? reason : new ConsumerStoppedError();
-      this.#events.emit("failed", { message, error, willRetry: true, retryInSeconds: 0 });
-    }
-  }
-
-  async #fail(
-    message: ReceivedQueueMessage,
-    popReceipt: string,
-    error: unknown,
-    claim: IdempotencyClaim | undefined,
-  ): Promise<void> {
-    if (claim) await this.#releaseClaim(message, claim);
-    if (message.dequeueCount >= this.#o.maxDequeueCount) {
-      this.#events.emit("failed", { message, error, willRetry: false, retryInSeconds: undefined });
-      const reason = `Failed on each of ${message.dequeueCount} receptions (maxDequeueCount ${this.#o.maxDequeueCount}); last error: ${describe(error)}`;
-      await this.#settle.poison(message, popReceipt, reason, error);
-      return;
-    }
-    const delayInMs = this.#o.retryBackoff.delayInMs(message.dequeueCount, 0);
-    const retryInSeconds = Math.min(MAX_VISIBILITY_TIMEOUT_IN_SECONDS, Math.max(0, Math.ceil(delayInMs / 1000)));
-    if (await this.#settle.setVisibility(message, popReceipt, retryInSeconds, undefined)) {
-      logger.verbose(
-        `message ${message.messageId} failed on reception ${message.dequeueCount} (${describe(error)}); visible again in ${retryInSeconds} s`,
-      );
-      this.#events.emit("failed", { message, error, willRetry: true, retryInSeconds });
-    }
-  }
-
-  async #releaseClaim(message: ReceivedQueueMessage, claim: IdempotencyClaim): Promise<void> {
-    try {
-      await this.#o.idempotency!.store.release(claim);
-    } catch (error) {
-      // It expires with the visibility timeout anyway.
-      this.#settle.reportError(error, "release the idempotency claim", message);
-    }
-  }
 }
 
-/** One message being handled: what its settling needs to know. */
-interface Work {
-  readonly message: ReceivedQueueMessage;
-  readonly controller: AbortController;
-  readonly heartbeat: VisibilityHeartbeat;
-  claim: IdempotencyClaim | undefined;
-  /** Set once the heartbeat (or the claim's extension) found the message or its claim lost. */
-  lostError: MessageOwnershipLostError | undefined;
-}
-
-function toReceived(item: DequeuedMessageItem): ReceivedQueueMessage {
-  return {
-    messageId: item.messageId,
-    messageText: item.messageText,
-    dequeueCount: item.dequeueCount,
-    insertedOn: item.insertedOn,
-    expiresOn: item.expiresOn,
-  };
-}
-
-function claimLost(messageId: string, operation: string, cause: unknown): MessageOwnershipLostError {
-  return new MessageOwnershipLostError(
-    `Another consumer took over the idempotency claim of message '${messageId}'; its done mark and effects were not written.`,
-    { messageId, lost: "claim", operation, cause },
-  );
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -166,3 +166,69 @@ export class ConsumerStoppedError extends StorageConcurrencyError {
 export function isConsumerStoppedError(error: unknown): error is ConsumerStoppedError {
   return isStorageConcurrencyError(error) && error.name === "ConsumerStoppedError";
 }
+
+/** Which of the consumer's resources a {@link ConsumerResourceError} is about. */
+export type ConsumerResource = "queue" | "poisonQueue" | "idempotencyStore";
+
+/**
+ * A resource the consumer needs is missing, refuses this credential, or cannot be reached: the
+ * queue, the poison queue or the idempotency store (its table). `start()` rejects with it when its
+ * checks fail; after start, a queue or table deleted under the consumer, or a 403, ends the consumer
+ * with it (status `failed`, {@link QueueConsumer.closed} rejects, one `error` event). The message
+ * names the resource and says how to fix it; `transient` says whether trying again may help (a
+ * network failure at start) or not (404, 403). Messages being processed when it happens are left
+ * as they are and come back after their visibility timeout: such a failure never counts towards
+ * poisoning a message.
+ */
+export class ConsumerResourceError extends StorageConcurrencyError {
+  /** The resource concerned. */
+  readonly resource: ConsumerResource;
+  /** Its name (the queue's or table's name). */
+  readonly resourceName: string;
+  /** Whether trying again later may help. */
+  readonly transient: boolean;
+
+  constructor(
+    message: string,
+    options: {
+      resource: ConsumerResource;
+      resourceName: string;
+      transient: boolean;
+      statusCode?: number | undefined;
+      serviceCode?: string | undefined;
+      cause?: unknown;
+    },
+  ) {
+    super(message, {
+      code: "ConsumerResourceFailed",
+      statusCode: options.statusCode,
+      serviceCode: options.serviceCode,
+      cause: options.cause,
+    });
+    this.name = "ConsumerResourceError";
+    this.resource = options.resource;
+    this.resourceName = options.resourceName;
+    this.transient = options.transient;
+  }
+}
+
+/**
+ * True when `error` is a {@link ConsumerResourceError}.
+ *
+ * @example
+ * ```ts
+ * import { QueueConsumer, isConsumerResourceError } from "azure-storage-concurrency";
+ *
+ * const consumer = new QueueConsumer(queueClient, async (body) => console.log(body));
+ * try {
+ *   await consumer.start();
+ * } catch (error) {
+ *   // e.g. "The queue 'orders' does not exist (404 QueueNotFound). Create it ..."
+ *   if (isConsumerResourceError(error)) console.error(error.resource, error.resourceName, error.message);
+ *   throw error;
+ * }
+ * ```
+ */
+export function isConsumerResourceError(error: unknown): error is ConsumerResourceError {
+  return isStorageConcurrencyError(error) && error.name === "ConsumerResourceError";
+}

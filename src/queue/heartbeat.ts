@@ -1,53 +1,26 @@
 /**
- * The visibility heartbeat of one message: while its handler runs, the message is made invisible
- * again (Update Message with a new visibility timeout) every `intervalInMs`, well before the
- * previous timeout ends, so that no other consumer receives it. Each update returns a new pop
- * receipt and invalidates the old one (Azurite: src/queue/persistence/LokiQueueMetadataStore.ts
- * `updateMessage` compares the pop receipt and answers 400 PopReceiptMismatch), so the heartbeat
- * owns the message's current pop receipt and every later update or delete must use
- * {@link VisibilityHeartbeat.popReceipt} after {@link VisibilityHeartbeat.stop}.
+ * The visibility heartbeat of one message: while its handler runs, the message is hidden again for
+ * the full visibility timeout every `intervalInMs` (counted from when the request that last hid it
+ * was sent), well before that timeout ends, so that no other consumer receives it. The updates go
+ * through the message's {@link MessageHold}, which keeps the newest pop receipt and sorts out
+ * ambiguous answers (see `hold.ts`).
  *
  * Update Message is last-writer-wins (the source documents): the pop receipt is what tells a
- * consumer it has lost the message. A 404 MessageNotFound or 400 PopReceiptMismatch means
- * someone else owns it now; the heartbeat then reports the loss once and stops.
+ * consumer it has lost the message. When the hold finds the message lost, the heartbeat reports it
+ * once and stops. When an update landed but its answer (the new receipt) was lost, the message is
+ * still ours until the visibility timeout after that update, but cannot be hidden again: the
+ * heartbeat then stops beating and reports the loss when that time has come, so that a handler
+ * still running by then is aborted before another consumer can receive the message.
  */
-import type { QueueClient } from "@azure/storage-queue";
-import { serviceCodeOf, statusOf } from "../errors.js";
 import { logger } from "../internal/logger.js";
-import { MessageOwnershipLostError } from "./errors.js";
-
-/** True when a failed update or delete of a message means another consumer owns it now (or it is gone). */
-export function isOwnershipLoss(error: unknown): boolean {
-  const status = statusOf(error);
-  return status === 404 || (status === 400 && serviceCodeOf(error) === "PopReceiptMismatch");
-}
-
-/** The error that reports a lost message, from the failure of `operation`. */
-export function ownershipLost(messageId: string, operation: string, cause: unknown): MessageOwnershipLostError {
-  const status = statusOf(cause);
-  const serviceCode = serviceCodeOf(cause);
-  const why =
-    status === 404
-      ? "the message is gone (deleted by someone else, or expired)"
-      : "its pop receipt no longer matches (another consumer received it after its visibility timeout ran out)";
-  return new MessageOwnershipLostError(
-    `Could not ${operation} message '${messageId}': ${why}. It was not counted as processed.`,
-    {
-      messageId,
-      lost: "message",
-      operation,
-      statusCode: status,
-      serviceCode,
-      cause,
-    },
-  );
-}
+import type { MessageOwnershipLostError } from "./errors.js";
+import { elapsedSince, type MessageHold } from "./hold.js";
 
 /** Options of a {@link VisibilityHeartbeat}. */
 interface VisibilityHeartbeatOptions {
   readonly intervalInMs: number;
   readonly visibilityTimeoutInSeconds: number;
-  /** Called after each successful update (the consumer extends the idempotency claim here). */
+  /** Called after each update that hid the message again (the consumer extends the idempotency claim here). */
   readonly onBeat?: () => Promise<void>;
   /** Called once when the message is lost; the heartbeat stops by itself. */
   readonly onLost: (error: MessageOwnershipLostError) => void;
@@ -55,38 +28,28 @@ interface VisibilityHeartbeatOptions {
   readonly onError: (error: unknown) => void;
 }
 
+/** After an update whose outcome stayed unknown, the wait before the next one. */
+const PAUSE_AFTER_UNKNOWN_IN_MS = 250;
+
 /** Keeps one received message invisible while it is being processed. */
 export class VisibilityHeartbeat {
-  readonly #queue: QueueClient;
-  readonly #messageId: string;
+  readonly #hold: MessageHold;
   readonly #options: VisibilityHeartbeatOptions;
-  #popReceipt: string;
   #timer: NodeJS.Timeout | undefined;
   #beat: Promise<void> | undefined;
   #stopped = false;
-  #lost = false;
+  #lastUnknown = false;
 
-  constructor(queue: QueueClient, messageId: string, popReceipt: string, options: VisibilityHeartbeatOptions) {
-    this.#queue = queue;
-    this.#messageId = messageId;
-    this.#popReceipt = popReceipt;
+  constructor(hold: MessageHold, options: VisibilityHeartbeatOptions) {
+    this.#hold = hold;
     this.#options = options;
     this.#schedule();
   }
 
-  /** The newest pop receipt: after {@link stop}, the one to settle the message with. */
-  get popReceipt(): string {
-    return this.#popReceipt;
-  }
-
-  /** Whether the message was found lost. */
-  get lost(): boolean {
-    return this.#lost;
-  }
-
   /**
    * Stops beating and waits for an update in flight to finish (it is not aborted: aborting it after
-   * the service applied it would leave a stale pop receipt).
+   * the service applied it would leave a stale pop receipt). Bounded by the hold's tries, each
+   * under the request time limit.
    */
   async stop(): Promise<void> {
     this.#stopped = true;
@@ -96,36 +59,47 @@ export class VisibilityHeartbeat {
   }
 
   #schedule(): void {
-    if (this.#stopped || this.#lost) return;
+    if (this.#stopped || this.#hold.state !== "held") return;
+    const due = this.#options.intervalInMs - elapsedSince(this.#hold.hiddenSince);
+    const delay = Math.max(due, this.#lastUnknown ? PAUSE_AFTER_UNKNOWN_IN_MS : 0);
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       this.#beat = this.#tick().finally(() => {
         this.#beat = undefined;
         this.#schedule();
       });
-    }, this.#options.intervalInMs);
+    }, delay);
     this.#timer.unref();
   }
 
   async #tick(): Promise<void> {
+    let outcome;
     try {
-      const response = await this.#queue.updateMessage(
-        this.#messageId,
-        this.#popReceipt,
-        undefined,
-        this.#options.visibilityTimeoutInSeconds,
-      );
-      if (response.popReceipt) this.#popReceipt = response.popReceipt;
-      logger.verbose(
-        `kept message ${this.#messageId} invisible for another ${this.#options.visibilityTimeoutInSeconds} s`,
-      );
+      outcome = await this.#hold.update(this.#options.visibilityTimeoutInSeconds, "extend the visibility of");
     } catch (error) {
-      if (isOwnershipLoss(error)) {
-        this.#lost = true;
-        this.#options.onLost(ownershipLost(this.#messageId, "extend the visibility of", error));
-        return;
-      }
       this.#options.onError(error);
+      return;
+    }
+    this.#lastUnknown = outcome.status === "unknown";
+    switch (outcome.status) {
+      case "done":
+        logger.verbose(
+          `kept message ${this.#hold.messageId} invisible for another ${this.#options.visibilityTimeoutInSeconds} s`,
+        );
+        break;
+      case "unknown":
+        this.#options.onError(outcome.error);
+        return;
+      case "lost":
+        this.#options.onLost(outcome.error);
+        return;
+      case "receiptLost":
+        logger.warning(
+          `message ${this.#hold.messageId}: an update landed but its answer (the new pop receipt) was lost; ` +
+            `it stays hidden for ${Math.round(this.#hold.remainingInMs())} ms more and cannot be extended or deleted by this consumer`,
+        );
+        this.#lostWhenVisible();
+        break;
     }
     if (this.#options.onBeat) {
       try {
@@ -134,5 +108,20 @@ export class VisibilityHeartbeat {
         this.#options.onError(error);
       }
     }
+  }
+
+  /** The receipt is lost: report the loss when the message may become visible to others. */
+  #lostWhenVisible(): void {
+    if (this.#stopped) return;
+    this.#timer = setTimeout(
+      () => {
+        this.#timer = undefined;
+        if (this.#stopped) return;
+        this.#hold.markLost();
+        this.#options.onLost(this.#hold.lostError("extend the visibility of", undefined));
+      },
+      Math.max(0, this.#hold.remainingInMs()),
+    );
+    this.#timer.unref();
   }
 }

@@ -9,6 +9,9 @@ export {
   isIdempotencyClaimLostError,
   ConsumerStoppedError,
   isConsumerStoppedError,
+  ConsumerResourceError,
+  isConsumerResourceError,
+  type ConsumerResource,
 } from "./errors.js";
 export { parsePoisonMessage, poisonQueueNameOf, type PoisonEnvelope } from "./poison.js";
 export type { ListenerDisposable } from "./events.js";
@@ -22,6 +25,7 @@ export type {
   QueueConsumerStatus,
   QueueConsumerEvents,
   StopOptions,
+  StopResult,
 } from "./types.js";
 export {
   MAX_RESULT_JSON_LENGTH,

@@ -17,8 +17,10 @@ import {
 } from "../internal/validate.js";
 import { textCodec, type MessageCodec } from "./codecs.js";
 import type { IdempotencyStore } from "./idempotency/store.js";
-import type { MessageHandler, QueueConsumerOptions, ReceivedQueueMessage } from "./types.js";
+import type { MessageHandler, QueueConsumerOptions, ReceivedQueueMessage, StopOptions } from "./types.js";
 
+/** The default `requestTimeoutInMs` is a quarter of the visibility timeout, at most this. */
+const MAX_DEFAULT_REQUEST_TIMEOUT_IN_MS = 10_000;
 /** The service's limit on messages per receive. */
 const MAX_BATCH_SIZE = 32;
 /** The service's limit on a visibility timeout, in seconds (7 days). */
@@ -46,6 +48,7 @@ export interface ResolvedOptions<T, TEffect> {
       }
     | undefined;
   readonly gracePeriodInMs: number;
+  readonly requestTimeoutInMs: number;
   readonly keepAlive: boolean;
   readonly consumerId: string;
   readonly abortSignal: AbortSignal | undefined;
@@ -133,6 +136,18 @@ export function resolveOptions<T, TEffect>(
   if (poisonTimeToLiveInSeconds === 0)
     throw new RangeError("`poisonTimeToLiveInSeconds` must be -1 (never expire) or at least 1, got 0.");
   const gracePeriodInMs = optionalNumber("gracePeriodInMs", options.gracePeriodInMs, 30_000, { min: 0 });
+  const requestTimeoutInMs = optionalNumber(
+    "requestTimeoutInMs",
+    options.requestTimeoutInMs,
+    Math.min(MAX_DEFAULT_REQUEST_TIMEOUT_IN_MS, (visibilityTimeoutInSeconds * 1000) / 4),
+    { min: 1 },
+  );
+  if (requestTimeoutInMs >= visibilityTimeoutInSeconds * 1000) {
+    throw new RangeError(
+      `\`requestTimeoutInMs\` (${requestTimeoutInMs}) must be shorter than \`visibilityTimeoutInSeconds\` (${visibilityTimeoutInSeconds} s): ` +
+        "a heartbeat that hangs must be given up, and tried again, while the message is still hidden.",
+    );
+  }
   if (options.keepAlive !== undefined && typeof options.keepAlive !== "boolean") {
     throw new TypeError("`keepAlive` must be a boolean.");
   }
@@ -156,6 +171,7 @@ export function resolveOptions<T, TEffect>(
     poisonTimeToLiveInSeconds,
     idempotency: resolveIdempotency(options),
     gracePeriodInMs,
+    requestTimeoutInMs,
     keepAlive: options.keepAlive ?? true,
     consumerId,
     abortSignal: options.abortSignal,
@@ -198,7 +214,23 @@ function checkBackoff(name: string, value: unknown): BackoffStrategy | undefined
   return value as BackoffStrategy;
 }
 
-/** Checks a grace period given to `stop()`. */
-export function checkGracePeriod(value: unknown, fallback: number): number {
-  return value === undefined ? fallback : checkNumber("gracePeriodInMs", value, { min: 0 });
+/** Checks the options of `stop()`: a grace period, and a deadline that leaves the grace period room. */
+export function checkStopOptions(
+  options: StopOptions,
+  defaultGracePeriodInMs: number,
+): { gracePeriodInMs: number; timeoutInMs: number | undefined } {
+  if (typeof options !== "object" || options === null) throw new TypeError("`options` must be an object.");
+  const gracePeriodInMs =
+    options.gracePeriodInMs === undefined
+      ? defaultGracePeriodInMs
+      : checkNumber("gracePeriodInMs", options.gracePeriodInMs, { min: 0 });
+  const timeoutInMs =
+    options.timeoutInMs === undefined ? undefined : checkNumber("timeoutInMs", options.timeoutInMs, { min: 0 });
+  if (timeoutInMs !== undefined && timeoutInMs < gracePeriodInMs) {
+    throw new RangeError(
+      `\`timeoutInMs\` (${timeoutInMs}) must not be shorter than the grace period (\`gracePeriodInMs\`, ${gracePeriodInMs}): ` +
+        "running handlers get the grace period before their signals are aborted; pass a shorter `gracePeriodInMs` too.",
+    );
+  }
+  return { gracePeriodInMs, timeoutInMs };
 }

@@ -12,7 +12,9 @@
  * poison queue is at-least-once too, never at-most-once.
  */
 import type { QueueClient } from "@azure/storage-queue";
-import { statusOf } from "../errors.js";
+import { serviceCodeOf, statusOf } from "../errors.js";
+import { MAX_TRIES } from "./hold.js";
+import { isAmbiguous, isResourceFailure, resourceError, withTimeout } from "./requests.js";
 
 /** What the poison queue receives: the original message text and why it was poisoned. */
 export interface PoisonEnvelope {
@@ -130,11 +132,28 @@ export function derivePoisonQueue(queue: QueueClient): QueueClient {
   return new Client(siblingQueueUrl(queue.url, poisonQueueNameOf(queue.name)), pipeline);
 }
 
-/** Sends to a poison queue, creating it on first use (and again if it was deleted). */
+/** How the poison writer limits its requests. */
+interface PoisonSendOptions {
+  /** The client-side time limit of each request. */
+  readonly requestTimeoutInMs: number;
+  /** How long the source message is certainly still hidden: an ambiguous send is tried again only while it is. */
+  readonly remainingInMs: () => number;
+}
+
+/**
+ * Sends to a poison queue. It sends first and creates the queue only when the send answers 404
+ * QueueNotFound, then sends again: a credential that may only add messages to an existing poison
+ * queue (a queue-scoped SAS with add rights, the least privilege) can poison, because it never
+ * needs the create rights it lacks.
+ *
+ * Sending is not idempotent: when the answer to a send is lost after the service applied it, the
+ * retry (the SDK's, or this writer's) adds a second, identical copy. Copies carry the same
+ * `messageId`, `dequeueCount` and `poisonedOn`, so readers can tell them apart from a message
+ * poisoned twice.
+ */
 export class PoisonQueueWriter {
   readonly #queue: QueueClient;
   readonly #timeToLiveInSeconds: number;
-  #created: Promise<unknown> | undefined;
 
   /** @param timeToLiveInSeconds - the poison messages' time to live; -1 keeps them until deleted. */
   constructor(queue: QueueClient, timeToLiveInSeconds: number) {
@@ -146,19 +165,62 @@ export class PoisonQueueWriter {
     return this.#queue.name;
   }
 
-  async send(text: string, abortSignal?: AbortSignal): Promise<void> {
-    this.#created ??= this.#queue.createIfNotExists({ abortSignal }).catch((error: unknown) => {
-      this.#created = undefined;
-      throw error;
-    });
-    await this.#created;
-    const options = { messageTimeToLive: this.#timeToLiveInSeconds, abortSignal };
-    try {
-      await this.#queue.sendMessage(text, options);
-    } catch (error) {
-      if (statusOf(error) !== 404) throw error;
-      await this.#queue.createIfNotExists({ abortSignal });
-      await this.#queue.sendMessage(text, options);
+  /** The poison queue's client. */
+  get client(): QueueClient {
+    return this.#queue;
+  }
+
+  /** Sends `text`; rejects with the last failure (a resource failure as {@link ConsumerResourceError}). */
+  async send(text: string, options: PoisonSendOptions): Promise<void> {
+    // Tries of the send and of the creation, each after an ambiguous failure, while the source message is hidden.
+    const again = (error: unknown, tries: number) =>
+      isAmbiguous(error) && tries < MAX_TRIES && options.remainingInMs() > 0;
+    let sends = 0;
+    let creates = 0;
+    for (;;) {
+      try {
+        sends += 1;
+        await withTimeout(`send to the poison queue '${this.name}'`, options.requestTimeoutInMs, (abortSignal) =>
+          this.#queue.sendMessage(text, { messageTimeToLive: this.#timeToLiveInSeconds, abortSignal }),
+        );
+        return;
+      } catch (error) {
+        if (isQueueMissing(error)) {
+          if (creates >= MAX_TRIES) throw error; // someone keeps deleting it
+        } else if (isResourceFailure(error)) {
+          throw resourceError("poisonQueue", this.name, "send to the poison queue", error);
+        } else if (again(error, sends)) {
+          continue;
+        } else {
+          throw error;
+        }
+      }
+      // 404 QueueNotFound: create it (the only request that needs create rights), then send again.
+      for (;;) {
+        try {
+          creates += 1;
+          await this.create(options.requestTimeoutInMs);
+          break;
+        } catch (error) {
+          if (!again(error, creates)) throw error;
+        }
+      }
     }
   }
+
+  /** Creates the poison queue if it does not exist. */
+  async create(requestTimeoutInMs: number): Promise<void> {
+    try {
+      await withTimeout(`create the poison queue '${this.name}'`, requestTimeoutInMs, (abortSignal) =>
+        this.#queue.createIfNotExists({ abortSignal }),
+      );
+    } catch (error) {
+      if (isResourceFailure(error)) throw resourceError("poisonQueue", this.name, "create the poison queue", error);
+      throw error;
+    }
+  }
+}
+
+function isQueueMissing(error: unknown): boolean {
+  return statusOf(error) === 404 && serviceCodeOf(error) === "QueueNotFound";
 }

@@ -1,93 +1,90 @@
 /**
- * Settling a received message: delete it, change its visibility, move it to the poison queue; and
- * reporting what happened. Every settle uses the pop receipt it is given (the newest, from the
- * heartbeat); a 404 or 400 PopReceiptMismatch means another consumer owns the message now and is
- * reported as `ownershipLost`, any other failure as `error`. None of them throws: the message then
- * comes back after its visibility timeout, which is what at-least-once delivery promises.
+ * Settling a received message through its {@link MessageHold}: delete it, change its visibility,
+ * move it to the poison queue; and reporting what happened. A message found lost (someone else may
+ * hold it now) is reported as `ownershipLost`, any other failure as `error`; none of them throws,
+ * except a {@link ConsumerResourceError} (the queue is gone, the credential is refused), which ends
+ * the consumer. An unsettled message comes back after its visibility timeout, which is what
+ * at-least-once delivery promises.
+ *
+ * Messages this consumer finished but could not delete (the answer to an update was lost with the
+ * new pop receipt, or the delete's outcome stayed unknown) are remembered: when this consumer
+ * receives one again, it deletes it without running the handler. With an idempotency store every
+ * consumer recognises it anyway (its key is done); without one, this memory is what keeps a lost
+ * answer from running a message twice on the consumer that processed it.
  */
 import type { QueueClient } from "@azure/storage-queue";
+import { redactSecrets } from "../errors.js";
 import { logger } from "../internal/logger.js";
-import type { MessageOwnershipLostError } from "./errors.js";
+import { isConsumerResourceError, type MessageOwnershipLostError } from "./errors.js";
 import type { TypedEvents } from "./events.js";
-import { isOwnershipLoss, ownershipLost } from "./heartbeat.js";
+import type { HoldOutcome, MessageHold } from "./hold.js";
 import { buildPoisonMessageText, derivePoisonQueue, PoisonQueueWriter } from "./poison.js";
 import type { QueueConsumerEvents, ReceivedQueueMessage } from "./types.js";
+
+/** What the consumer remembers of a message it finished but could not delete. */
+type Remembered =
+  { readonly kind: "done"; readonly key: string; readonly result: unknown } | { readonly kind: "poisoned" };
+
+/** How many finished-but-undeleted messages are remembered (the oldest are forgotten first). */
+const REMEMBERED_LIMIT = 1_000;
+
+interface MessageSettlerOptions {
+  readonly poisonQueue: QueueClient | undefined;
+  readonly poisonTimeToLiveInSeconds: number;
+  readonly requestTimeoutInMs: number;
+}
 
 export class MessageSettler {
   readonly #queue: QueueClient;
   readonly #events: TypedEvents<QueueConsumerEvents>;
-  readonly #poisonQueue: QueueClient | undefined;
-  readonly #poisonTimeToLiveInSeconds: number;
+  readonly #options: MessageSettlerOptions;
+  readonly #remembered = new Map<string, Remembered>();
   #poison: PoisonQueueWriter | undefined;
 
-  constructor(
-    queue: QueueClient,
-    events: TypedEvents<QueueConsumerEvents>,
-    poisonQueue: QueueClient | undefined,
-    poisonTimeToLiveInSeconds: number,
-  ) {
+  constructor(queue: QueueClient, events: TypedEvents<QueueConsumerEvents>, options: MessageSettlerOptions) {
     this.#queue = queue;
     this.#events = events;
-    this.#poisonQueue = poisonQueue;
-    this.#poisonTimeToLiveInSeconds = poisonTimeToLiveInSeconds;
+    this.#options = options;
   }
 
-  /** Deletes a settled message; false (and reported) when it could not. */
-  delete(message: ReceivedQueueMessage, popReceipt: string, lostError?: MessageOwnershipLostError): Promise<boolean> {
-    return this.#call(message, lostError, "delete", "delete the message", () =>
-      this.#queue.deleteMessage(message.messageId, popReceipt),
-    );
+  /** The poison queue's writer (its client is derived from the consumer's on first use). */
+  get poisonWriter(): PoisonQueueWriter {
+    return (this.#poison ??= new PoisonQueueWriter(
+      this.#options.poisonQueue ?? derivePoisonQueue(this.#queue),
+      this.#options.poisonTimeToLiveInSeconds,
+    ));
   }
 
-  /** Hides the message for `seconds` (0: visible now); false (and reported) when it could not. */
-  setVisibility(
-    message: ReceivedQueueMessage,
-    popReceipt: string,
-    seconds: number,
-    lostError?: MessageOwnershipLostError,
-  ): Promise<boolean> {
-    return this.#call(message, lostError, "update", "make the message visible again", () =>
-      this.#queue.updateMessage(message.messageId, popReceipt, undefined, seconds),
-    );
+  /** Deletes a settled message. Reports a loss or an unknown outcome. */
+  delete(message: ReceivedQueueMessage, hold: MessageHold): Promise<HoldOutcome["status"]> {
+    return this.#report(message, hold, "delete the message", () => hold.delete("delete"));
   }
 
-  /**
-   * One settling call with the message's pop receipt: true when it went through; false when the
-   * message is known lost already (`lostError`), or when the call failed, which is reported (an
-   * ownership loss as `ownershipLost`, anything else as `error`) and never thrown.
-   */
-  async #call(
-    message: ReceivedQueueMessage,
-    lostError: MessageOwnershipLostError | undefined,
-    operation: "delete" | "update",
-    what: string,
-    call: () => Promise<unknown>,
-  ): Promise<boolean> {
-    if (lostError) {
-      this.lost(message, lostError);
-      return false;
-    }
-    try {
-      await call();
-      return true;
-    } catch (error) {
-      if (isOwnershipLoss(error)) this.lost(message, ownershipLost(message.messageId, operation, error));
-      else this.reportError(error, what, message);
-      return false;
-    }
+  /** Hides the message for `seconds` (0: visible now). `receiptLost` counts as done: the message is hidden and comes back. */
+  setVisibility(message: ReceivedQueueMessage, hold: MessageHold, seconds: number): Promise<HoldOutcome["status"]> {
+    return this.#report(message, hold, "make the message visible again", () => hold.update(seconds, "update"));
   }
 
   /** Makes a message visible again at once (received while stopping, or its handler was stopped). */
-  release(message: ReceivedQueueMessage, popReceipt: string): Promise<boolean> {
-    return this.setVisibility(message, popReceipt, 0);
+  async release(message: ReceivedQueueMessage, hold: MessageHold): Promise<boolean> {
+    const status = await this.setVisibility(message, hold, 0);
+    return status === "done" || status === "receiptLost";
   }
 
-  /** Sends the message to the poison queue with `reason`, then deletes it. */
-  async poison(message: ReceivedQueueMessage, popReceipt: string, reason: string, error: unknown): Promise<void> {
-    const writer = (this.#poison ??= new PoisonQueueWriter(
-      this.#poisonQueue ?? derivePoisonQueue(this.#queue),
-      this.#poisonTimeToLiveInSeconds,
-    ));
+  /**
+   * Sends the message to the poison queue with `reason` (redacted of secrets, like the log line),
+   * then deletes it. A message that cannot be deleted any more (its receipt was lost) is not sent:
+   * it comes back and is poisoned then.
+   */
+  async poison(message: ReceivedQueueMessage, hold: MessageHold, rawReason: string, error: unknown): Promise<void> {
+    const reason = redactSecrets(rawReason);
+    if (hold.state !== "held") {
+      logger.warning(
+        `message ${message.messageId} is to be poisoned but is no longer held; it comes back and is poisoned then: ${reason}`,
+      );
+      return;
+    }
+    const writer = this.poisonWriter;
     const code =
       typeof error === "object" && error !== null
         ? ((error as { code?: unknown }).code ?? (error as Error).name)
@@ -99,17 +96,46 @@ export class MessageSettler {
       typeof code === "string" ? code : undefined,
     );
     try {
-      await writer.send(text);
+      await writer.send(text, {
+        requestTimeoutInMs: this.#options.requestTimeoutInMs,
+        remainingInMs: () => hold.remainingInMs(),
+      });
     } catch (sendError) {
+      if (isConsumerResourceError(sendError)) throw sendError;
       // The message stays in its queue and comes back after its visibility timeout.
       this.reportError(sendError, `move the message to the poison queue '${writer.name}'`, message);
       return;
     }
-    await this.#call(message, undefined, "delete", "delete the poisoned message", () =>
-      this.#queue.deleteMessage(message.messageId, popReceipt),
-    );
+    const status = await this.#report(message, hold, "delete the poisoned message", () => hold.delete("delete"));
+    if (status === "lost") return;
+    if (status !== "done") this.remember(message.messageId, { kind: "poisoned" });
     logger.warning(`message ${message.messageId} moved to the poison queue '${writer.name}': ${reason}`);
     this.#events.emit("poisoned", { message, reason, error, poisonQueueName: writer.name });
+  }
+
+  /** Remembers a message this consumer finished but could not delete. */
+  remember(messageId: string, what: Remembered): void {
+    this.#remembered.delete(messageId);
+    this.#remembered.set(messageId, what);
+    if (this.#remembered.size > REMEMBERED_LIMIT) this.#remembered.delete(this.#remembered.keys().next().value!);
+  }
+
+  /**
+   * A message this consumer finished before (see {@link remember}): deletes it without running the
+   * handler and reports it as a duplicate. False for any other message.
+   */
+  async settleRemembered(message: ReceivedQueueMessage, hold: MessageHold): Promise<boolean> {
+    const remembered = this.#remembered.get(message.messageId);
+    if (!remembered) return false;
+    const status = await this.delete(message, hold);
+    if (status === "done") this.#remembered.delete(message.messageId);
+    if (status === "done" && remembered.kind === "done") {
+      this.#events.emit("duplicate", { message, key: remembered.key, result: remembered.result });
+    }
+    logger.verbose(
+      `message ${message.messageId} was ${remembered.kind} already; received again and deleted (${status})`,
+    );
+    return true;
   }
 
   /** Reports that the message (or its claim) belongs to someone else now. */
@@ -125,6 +151,21 @@ export class MessageSettler {
       logger.warning(
         `queue consumer could not ${operation}${message ? ` (message ${message.messageId})` : ""}: ${describe(error)}`,
       );
+  }
+
+  /** Runs one settling call and reports a loss (`ownershipLost`) or an unknown outcome (`error`). */
+  async #report(
+    message: ReceivedQueueMessage,
+    hold: MessageHold,
+    what: string,
+    call: () => Promise<HoldOutcome>,
+  ): Promise<HoldOutcome["status"]> {
+    if (hold.state === "receiptLost") return "receiptLost";
+    if (hold.state !== "held") return "lost";
+    const outcome = await call();
+    if (outcome.status === "lost") this.lost(message, outcome.error);
+    if (outcome.status === "unknown") this.reportError(outcome.error, what, message);
+    return outcome.status;
   }
 }
 

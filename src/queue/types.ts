@@ -152,6 +152,16 @@ export interface QueueConsumerOptions<T, TEffect = never> {
    */
   readonly gracePeriodInMs?: number;
   /**
+   * The client-side time limit of each call the consumer makes on its own (receive, heartbeat,
+   * delete, visibility change, poison send, each idempotency store call), the SDK's own retries
+   * inside it included. A call cut short is treated as possibly applied and tried again while the
+   * message is certainly still hidden. The SDK's `tryTimeoutInMs` is a different thing: the
+   * server-side timeout, which does not help when an answer never comes. Must be shorter than the
+   * visibility timeout.
+   * @default a quarter of the visibility timeout, at most 10000
+   */
+  readonly requestTimeoutInMs?: number;
+  /**
    * Whether a running consumer keeps the Node.js process alive while it waits between polls, as a
    * listening server does. Set false when something else owns the process's lifetime.
    * @default true
@@ -163,8 +173,12 @@ export interface QueueConsumerOptions<T, TEffect = never> {
   readonly abortSignal?: AbortSignal;
 }
 
-/** The consumer's life: created, running, stopping (draining), stopped. */
-export type QueueConsumerStatus = "idle" | "running" | "stopping" | "stopped";
+/**
+ * The consumer's life: created (`idle`), checking its resources (`starting`), `running`,
+ * `stopping` (draining), and then `stopped`, or `failed` when `start()` rejected or a resource it
+ * needs went missing or refused it (see {@link QueueConsumer.closed}).
+ */
+export type QueueConsumerStatus = "idle" | "starting" | "running" | "stopping" | "stopped" | "failed";
 
 /** The consumer's events and what each listener receives. */
 export interface QueueConsumerEvents {
@@ -182,7 +196,7 @@ export interface QueueConsumerEvents {
     /** Empty receives in a row, this one included. */
     readonly emptyReceives: number;
   };
-  /** The handler succeeded and the message was deleted. */
+  /** The handler succeeded, its claim (if any) was completed, and the message was deleted. */
   processed: {
     /** The message. */
     readonly message: ReceivedQueueMessage;
@@ -190,6 +204,13 @@ export interface QueueConsumerEvents {
     readonly result: unknown;
     /** How long the handler took, in milliseconds (decoding and claiming not included). */
     readonly durationInMs: number;
+    /**
+     * False when the message could not be deleted because the answer to one of its updates was
+     * lost with its new pop receipt: it comes back after its visibility timeout and is then
+     * deleted as a duplicate (by this consumer, or by any consumer when there is an idempotency
+     * store), without running the handler again.
+     */
+    readonly messageDeleted: boolean;
   };
   /** The message's key was already done: it was deleted without running the handler. */
   duplicate: {
@@ -200,7 +221,11 @@ export interface QueueConsumerEvents {
     /** The result recorded when the key was done. */
     readonly result: unknown;
   };
-  /** Another consumer is processing the same key right now: the message was put back for `delayInSeconds`. */
+  /**
+   * Another consumer (or another message of this one) is processing the same key right now: this
+   * message waits, kept invisible by its heartbeat, and claims again after `waitInMs`. Waiting is
+   * not a delivery: it never counts towards `maxDequeueCount`.
+   */
   deferred: {
     /** The message. */
     readonly message: ReceivedQueueMessage;
@@ -208,8 +233,10 @@ export interface QueueConsumerEvents {
     readonly key: string;
     /** The consumer id holding the key's claim. */
     readonly owner: string;
-    /** How long the message is hidden, in seconds: until that claim would expire, at most the visibility timeout. */
-    readonly delayInSeconds: number;
+    /** When that claim expires unless its holder extends it. */
+    readonly expiresOn: Date;
+    /** How long this message waits before claiming again: until that claim would expire, at most the heartbeat interval. */
+    readonly waitInMs: number;
   };
   /** The handler failed; the message becomes visible again after `retryInSeconds` (unless it was poisoned). */
   failed: {
@@ -240,7 +267,11 @@ export interface QueueConsumerEvents {
     /** A {@link MessageOwnershipLostError} saying what was lost (the message or the claim) and by which operation. */
     readonly error: unknown;
   };
-  /** Something failed outside a handler (a receive, a delete, a heartbeat); the consumer goes on. */
+  /**
+   * Something failed outside a handler (a receive, a delete, a heartbeat); the consumer goes on.
+   * Once, with a {@link ConsumerResourceError} and operation `"consume"`, when the consumer fails
+   * (its queue or table was deleted, or its credential refused); it then stops with status `failed`.
+   */
   error: {
     /** The failure. */
     readonly error: unknown;
@@ -249,8 +280,11 @@ export interface QueueConsumerEvents {
     /** The message concerned, when there is one. */
     readonly message: ReceivedQueueMessage | undefined;
   };
-  /** The consumer has stopped: nothing of it is running any more. */
-  stopped: Record<string, never>;
+  /** The consumer has stopped (or failed): nothing of it is running any more. */
+  stopped: {
+    /** Why it failed ({@link ConsumerResourceError}); undefined when it was stopped. */
+    readonly error: unknown;
+  };
 }
 
 /** Options for {@link QueueConsumer.stop}. */
@@ -260,4 +294,23 @@ export interface StopOptions {
    * @default the consumer's `gracePeriodInMs`
    */
   readonly gracePeriodInMs?: number;
+  /**
+   * The most `stop()` waits, in milliseconds from the call, at least the grace period. A handler
+   * that ignores its aborted signal keeps running; `stop()` then resolves at this deadline with
+   * `timedOut: true` and the messages still being processed (see {@link StopResult}).
+   * @default no deadline: `stop()` waits for every handler
+   */
+  readonly timeoutInMs?: number;
+}
+
+/** What {@link QueueConsumer.stop} resolves to. */
+export interface StopResult {
+  /** True when `timeoutInMs` ran out before everything had stopped. */
+  readonly timedOut: boolean;
+  /**
+   * The messages still being processed at the deadline (empty unless `timedOut`): their handlers
+   * ignored the aborted signal. They go on in the background, kept invisible by their heartbeats,
+   * until their handlers return or the process exits.
+   */
+  readonly stillRunning: readonly ReceivedQueueMessage[];
 }

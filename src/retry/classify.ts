@@ -19,7 +19,8 @@ export type FailureKind =
   | "network"
   /**
    * 409 from Azure Files because an SMB client holds the file: SharingViolation (open with a share
-   * mode that refuses this access), FileLockConflict (a byte range is locked) or FileOpenBySmbClient.
+   * mode that refuses this access), FileLockConflict (a byte range is locked), FileOpenBySmbClient or
+   * CannotDeleteFileOrDirectory (in use by an SMB client, so it cannot be deleted).
    * Waiting may help: the client may close the file soon.
    */
   | "smb-sharing-violation"
@@ -180,12 +181,14 @@ function kindOfStatus(statusCode: number, serviceCode: string | undefined): Fail
 
 // Azure Files error codes: https://learn.microsoft.com/rest/api/storageservices/file-service-error-codes
 // ("DeletePending: The specified resource is marked for deletion by an SMB client", "FileLockConflict:
-// A portion of the specified file is locked by an SMB client", "FileOpenBySmbClient"); SharingViolation
-// and SMBDeletePending are the names the source documents use.
+// A portion of the specified file is locked by an SMB client", "FileOpenBySmbClient",
+// "CannotDeleteFileOrDirectory: The file or directory could not be deleted because it's in use by an
+// SMB client"); SharingViolation and SMBDeletePending are the names the source documents use.
 const SMB_HOLDS_FILE_CODES: ReadonlySet<string> = new Set([
   "SharingViolation",
   "FileLockConflict",
   "FileOpenBySmbClient",
+  "CannotDeleteFileOrDirectory",
 ]);
 const SMB_DELETE_PENDING_CODES: ReadonlySet<string> = new Set(["DeletePending", "SMBDeletePending"]);
 

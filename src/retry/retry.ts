@@ -30,8 +30,11 @@ export interface RetryEvent {
 export interface RetryAttemptContext {
   /** This attempt's number, 1 for the first. */
   readonly attempt: number;
-  /** The caller's signal; pass it to the SDK call so that cancelling stops the request too. */
-  readonly abortSignal: AbortSignal | undefined;
+  /**
+   * The caller's `abortSignal` (one that never aborts when the caller gave none): pass it to the SDK
+   * call so that cancelling stops the request too.
+   */
+  readonly abortSignal: AbortSignal;
 }
 
 /** Options for {@link retry} and {@link retryPolicy}. */
@@ -82,7 +85,8 @@ export interface RetryPolicy {
   readonly options: Readonly<Required<Omit<RetryOptions, "onRetry">>> & Pick<RetryOptions, "onRetry">;
   /**
    * Runs `operation`, retrying transient failures. When it gives up, a storage failure is thrown as
-   * a {@link StorageRequestError} (with `attempts`), any other error as it was thrown.
+   * a {@link StorageRequestError} (with `attempts`); anything else the operation rejected with (an
+   * `Error` of yours, or a value that is not an `Error` at all) is thrown as it was.
    */
   execute<T>(operation: (context: RetryAttemptContext) => Promise<T>, options?: ExecuteOptions): Promise<T>;
 }
@@ -151,20 +155,26 @@ async function execute<T>(
   { abortSignal, operationName = "complete the storage operation" }: ExecuteOptions,
 ): Promise<T> {
   checkOptionalSignal("abortSignal", abortSignal);
+  const attemptSignal = abortSignal ?? new AbortController().signal;
   const start = performance.now();
   let attempts = 0;
   let previousDelayInMs = 0;
   try {
     return await pRetry(
-      (attempt) => {
+      async (attempt) => {
         attempts = attempt;
-        return operation({ attempt, abortSignal });
+        try {
+          return await operation({ attempt, abortSignal: attemptSignal });
+        } catch (error) {
+          throw new AttemptFailure(error);
+        }
       },
       {
         retries: options.maxRetries,
         minTimeout: 0, // the wait happens in shouldRetry, chosen by the backoff strategy
         ...(abortSignal ? { signal: abortSignal } : {}),
-        shouldRetry: async ({ error, attemptNumber }) => {
+        shouldRetry: async ({ error: boxed, attemptNumber }) => {
+          const error = unbox(boxed);
           const classification = classifyError(error);
           if (!options.shouldRetry(classification, error)) return false;
           let delayInMs = options.backoff.delayInMs(attemptNumber, previousDelayInMs);
@@ -182,7 +192,8 @@ async function execute<T>(
         },
       },
     );
-  } catch (error) {
+  } catch (boxed) {
+    const error = unbox(boxed);
     const classification = classifyError(error);
     // A failure the policy would retry, but the retry budget or the deadline ran out.
     let retriable = false;
@@ -199,6 +210,23 @@ async function execute<T>(
     }
     throw wrapStorageError(error, operationName, attempts);
   }
+}
+
+/**
+ * An attempt's rejection, carried through p-retry as it was. Unboxed, p-retry would turn a value
+ * that is not an `Error` into a TypeError of its own ("Non-error was thrown") and never retry a
+ * TypeError, whatever the classifier and `shouldRetry` say; boxed, p-retry sees a plain `Error`
+ * every time, and what is retried is decided here alone, on the value the operation rejected with.
+ */
+class AttemptFailure extends Error {
+  constructor(readonly thrown: unknown) {
+    super("an attempt of retry()'s operation failed");
+  }
+}
+
+/** What the operation rejected with, when p-retry hands back one of its failures; anything else as it is. */
+function unbox(error: unknown): unknown {
+  return error instanceof AttemptFailure ? error.thrown : error;
 }
 
 /** `throttled 503 ServerBusy`, `network ECONNRESET`: a failure in a few words, for log lines. */

@@ -7,13 +7,17 @@
  * (github.com/Azure/Azurite/issues/1215; the SDK checks it client-side with a plain Error), and a
  * check that relies on the service would let an emulator-tested program half-write in production.
  */
+import type { TransactionAction } from "@azure/data-tables";
 import { logger } from "../internal/logger.js";
 import { checkOptionalSignal } from "../internal/validate.js";
 import { retryPolicy, type RetryOptions } from "../retry/retry.js";
 import { TransactionRefusedError } from "./errors.js";
 import { estimateActionBytes, tableUrlBytes, transactionBytes, TRANSACTION_LIMITS } from "./payload.js";
+import type { TableLocation } from "./plan.js";
 import { sendTransaction, type TransactionClient } from "./transaction.js";
 import { checkActions, type TableAction } from "./validation.js";
+import { newTableWriteId } from "./read-back.js";
+import { stampActions, stampedReadBack } from "./write-id.js";
 
 /** Options for {@link writeAtomic}. */
 export interface WriteAtomicOptions {
@@ -31,7 +35,11 @@ export interface WriteAtomicOptions {
 export interface WriteAtomicResult {
   /** The one PartitionKey. */
   readonly partitionKey: string;
-  /** The new ETag of each action's entity, in the order of the actions (undefined for deletes). */
+  /**
+   * The new ETag of each action's entity, in the order of the actions: undefined for deletes, and,
+   * when the answer was lost and reading back found the transaction applied, for an entity that
+   * another writer has changed since.
+   */
   readonly etags: readonly (string | undefined)[];
   /** How many requests it took. */
   readonly attempts: number;
@@ -42,10 +50,16 @@ export interface WriteAtomicResult {
 /**
  * Commits `actions` together in one entity group transaction: all of them, or none.
  *
+ * Every entity it creates, updates or upserts also gets the property `_writeId`, one random id per
+ * call: when the answer is lost (the SDK resends and meets the transaction's own entities, or only
+ * an error comes back), reading one entity back tells whether the transaction was applied, so a
+ * committed transaction is reported as committed, once.
+ *
  * @throws TableKeyError or TableActionError for an action the service would refuse, and
  *   TransactionRefusedError when the actions cannot be one transaction; in both cases nothing was sent.
  * @throws TableTransactionError when the service refused the transaction (`failedActionIndex` says
- *   which action); nothing was applied.
+ *   which action): nothing was applied; or, with `mayHaveBeenApplied: true`, when no read can tell
+ *   whether it was (see docs/table-design.md, "What is exactly once").
  *
  * @example
  * ```ts
@@ -67,6 +81,37 @@ export async function writeAtomic(
 ): Promise<WriteAtomicResult> {
   checkOptionalSignal("abortSignal", options.abortSignal);
   const policy = options.retry ? retryPolicy(options.retry) : undefined;
+  const { partitionKey, transaction, estimatedBytes } = checkAtomic(client, actions);
+  const writeId = newTableWriteId();
+  const stamped = { ...transaction, actions: stampActions(transaction.actions, writeId) };
+  const committed = await sendAtomic(client, stamped, {
+    policy,
+    abortSignal: options.abortSignal,
+    readBack: stampedReadBack(client, partitionKey, stamped.actions, writeId),
+  });
+  return { partitionKey, etags: committed.etags, attempts: committed.attempts, estimatedBytes };
+}
+
+/** {@link sendTransaction}, logging a failure at verbose level: a conflict is often an expected outcome (multi-index rows). */
+export async function sendAtomic(...args: Parameters<typeof sendTransaction>): ReturnType<typeof sendTransaction> {
+  return sendTransaction(...args).catch((error: unknown) => {
+    logger.verbose(error instanceof Error ? error.message : String(error));
+    throw error;
+  });
+}
+
+/**
+ * Checks that `actions` can be one entity group transaction, and gives it; throws a
+ * {@link TransactionRefusedError} (or a key or action error) when they cannot. Nothing is sent.
+ */
+export function checkAtomic(
+  location: TableLocation,
+  actions: readonly TableAction[],
+): {
+  partitionKey: string;
+  transaction: { partitionKey: string; actions: TransactionAction[]; actionIndexes: number[] };
+  estimatedBytes: number;
+} {
   const checked = checkActions(actions);
   const partitionKeys = [...new Set(checked.map((a) => a.partitionKey))];
   const refuse = (reason: TransactionRefusedError["reason"], message: string, estimatedBytes?: number) =>
@@ -76,7 +121,6 @@ export async function writeAtomic(
       partitionKeys,
       estimatedBytes,
     });
-
   if (checked.length === 0) throw refuse("empty", "There are no actions to commit.");
   if (partitionKeys.length > 1) {
     const shown = partitionKeys
@@ -105,7 +149,7 @@ export async function writeAtomic(
       `${checked.length} operations cannot commit together: a transaction holds at most ${TRANSACTION_LIMITS.maxOperations}. Use writeBatch() if they need not be atomic.`,
     );
   }
-  const urlBytes = tableUrlBytes(client);
+  const urlBytes = tableUrlBytes(location);
   const estimatedBytes = transactionBytes(checked.map((a) => estimateActionBytes(a, urlBytes)));
   if (estimatedBytes > TRANSACTION_LIMITS.maxPayloadBytes) {
     throw refuse(
@@ -114,18 +158,10 @@ export async function writeAtomic(
       estimatedBytes,
     );
   }
-  const committed = await sendTransaction(
-    client,
-    {
-      partitionKey: partitionKeys[0]!,
-      actions: checked.map((a) => a.action),
-      actionIndexes: checked.map((a) => a.index),
-    },
-    { policy, abortSignal: options.abortSignal },
-  ).catch((error: unknown) => {
-    // The caller gets the error itself; a conflict here is often an expected outcome (multi-index rows).
-    logger.verbose(error instanceof Error ? error.message : String(error));
-    throw error;
-  });
-  return { partitionKey: partitionKeys[0]!, etags: committed.etags, attempts: committed.attempts, estimatedBytes };
+  const partitionKey = partitionKeys[0]!;
+  return {
+    partitionKey,
+    transaction: { partitionKey, actions: checked.map((a) => a.action), actionIndexes: checked.map((a) => a.index) },
+    estimatedBytes,
+  };
 }

@@ -15,6 +15,8 @@ import { TableTransactionError } from "./errors.js";
 import { planChecked, type PlannedTransaction, type PlanTransactionsOptions } from "./plan.js";
 import { sendTransaction, type TransactionClient } from "./transaction.js";
 import { checkActions, type TableAction } from "./validation.js";
+import { newTableWriteId } from "./read-back.js";
+import { stampActions, stampedReadBack } from "./write-id.js";
 
 /** Options for {@link writeBatch}. */
 export interface WriteBatchOptions extends PlanTransactionsOptions {
@@ -51,7 +53,10 @@ export interface TransactionOutcome {
   readonly partitionKey: string;
   /** Positions of its actions in the caller's list. */
   readonly actionIndexes: readonly number[];
-  /** `committed`: every action applied; `failed`: none applied (see `error`); `not-sent`: see `reason`. */
+  /**
+   * `committed`: every action applied; `failed`: none applied, or, when `error.mayHaveBeenApplied`,
+   * no read can tell (see `error`); `not-sent`: see `reason`.
+   */
   readonly status: "committed" | "failed" | "not-sent";
   /** Why it was not sent: an earlier transaction of its partition failed, or the batch was cancelled. */
   readonly reason?: "earlier-transaction-failed" | "cancelled";
@@ -98,6 +103,9 @@ function notSent(plan: PlannedTransaction, reason: TransactionOutcome["reason"])
  * transactions as the limits allow, and reports each transaction's outcome. Every action is checked
  * first: a bad key or value throws before anything is sent. Service failures do not throw: they are
  * in the result, per transaction, with the action the service blamed.
+ *
+ * Each transaction stamps the entities it writes with `_writeId` (see {@link writeAtomic}), so that a
+ * transaction whose answer was lost is reported as committed when it was, and never sent again.
  *
  * @example
  * ```ts
@@ -159,7 +167,13 @@ export async function writeBatch(
       return false;
     }
     try {
-      const committed = await sendTransaction(client, plan, { policy, abortSignal: options.abortSignal });
+      const writeId = newTableWriteId();
+      const stamped = { ...plan, actions: stampActions(plan.actions, writeId) };
+      const committed = await sendTransaction(client, stamped, {
+        policy,
+        abortSignal: options.abortSignal,
+        readBack: stampedReadBack(client, plan.partitionKey, stamped.actions, writeId),
+      });
       settle(index, {
         partitionKey: plan.partitionKey,
         actionIndexes: plan.actionIndexes,

@@ -25,9 +25,11 @@ export type TableKeyName = "partitionKey" | "rowKey";
  * - `missing`: `null` or `undefined` (the service stores empty strings, never null keys);
  * - `not-a-string`: keys are strings;
  * - `too-long`: over 1 KiB, that is over 512 UTF-16 code units;
- * - `forbidden-character`: `/`, `\`, `#`, `?`, or a control character (U+0000-U+001F, U+007F-U+009F).
+ * - `forbidden-character`: `/`, `\`, `#`, `?`, or a control character (U+0000-U+001F, U+007F-U+009F);
+ * - `unpaired-surrogate`: half of a UTF-16 surrogate pair without its other half (`"a\uD800b"`): it is
+ *   no character at all, and no URL can carry it (`encodeURIComponent` throws "URI malformed").
  */
-export type TableKeyRule = "missing" | "not-a-string" | "too-long" | "forbidden-character";
+export type TableKeyRule = "missing" | "not-a-string" | "too-long" | "forbidden-character" | "unpaired-surrogate";
 
 /** A PartitionKey or RowKey that the service would refuse. Thrown before any request is sent. */
 export class TableKeyError extends StorageConcurrencyError {
@@ -188,8 +190,9 @@ export function isTransactionRefusedError(error: unknown): error is TransactionR
 }
 
 /**
- * The service refused an entity group transaction (nothing in it was applied), or no answer came
- * back. `failedActionIndex` says which action the service blamed, as a position in the caller's list.
+ * The service refused an entity group transaction (nothing in it was applied), or its outcome
+ * could not be decided (`mayHaveBeenApplied`). `failedActionIndex` says which action the service
+ * blamed, as a position in the caller's list.
  * A {@link StorageRequestError}, so `transient`, `attempts` and `requestId` are there and
  * `classifyError` reads it.
  */
@@ -201,8 +204,12 @@ export class TableTransactionError extends StorageRequestError {
   /** The positions, in the caller's list, of every action of the transaction. */
   readonly actionIndexes: readonly number[];
   /**
-   * True when the transaction may have committed after all: no answer came back (a lost response,
-   * a cancellation), or an earlier attempt got none. Read the entities before deciding.
+   * True when the transaction may have committed after all and reading it back could not tell:
+   * the connection failed (or a 500/502/504 came back) on the last try and a copy may still be on
+   * its way, the read-back failed, another writer changed its entity since, or the call was
+   * cancelled; the message says which (docs/table-design.md, "Lost answers"). False: nothing in it
+   * was applied. A transaction whose answer was lost but that reading back finds applied is not an
+   * error at all: it is reported as committed.
    */
   readonly mayHaveBeenApplied: boolean;
 

@@ -35,6 +35,7 @@ export { planTransactions, type PlanTransactionsOptions, type PlannedTransaction
 export type { TransactionClient } from "./transaction.js";
 export { writeBatch, type WriteBatchOptions, type WriteBatchResult, type TransactionOutcome } from "./batch.js";
 export { writeAtomic, type WriteAtomicOptions, type WriteAtomicResult } from "./atomic.js";
+export { WRITE_ID_PROPERTY } from "./write-id.js";
 export {
   multiIndexTable,
   type MultiIndexTable,
@@ -72,4 +73,3 @@ export {
   type LatencySummary,
 } from "./stress/engine.js";
 export { stressDesigns, type StressKeyDesign, type BuiltInStressDesign } from "./stress/designs.js";
-export { renderStressChart } from "./stress/chart.js";

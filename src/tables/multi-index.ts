@@ -16,32 +16,39 @@
  * ETag-checked `deleteEntity` calls. Reads treat a tombstone as absent, creates reuse one, and a
  * tombstone left behind by a crash does no harm.
  *
- * Rows carry the record's properties plus `_index` (which index the row belongs to) and `_version`
+ * Rows carry the record's properties plus `_index` (which index the row belongs to), `_version`
  * (one random id per write, the same on every row of a record), which reads use to check that all
- * rows they saw belong to the same write.
+ * rows they saw belong to the same write, and `_history` (the ids of the writes before it; see
+ * multi-index-history.ts). When a transaction's answer is lost (the SDK resends it and meets its own
+ * rows, or only an error comes back), the rows are read back: holding this write's id as their
+ * version or in their history, the write was applied and is reported once; otherwise the record's
+ * ETags say whether a copy still on its way could apply. Only when no read can tell does the call
+ * reject with a `TableTransactionError` whose `mayHaveBeenApplied` is true.
  */
-import { randomUUID } from "node:crypto";
-import type { TableClient, TableEntity, TableEntityResult, TransactionAction } from "@azure/data-tables";
-import { statusOf } from "../errors.js";
-import { logger } from "../internal/logger.js";
+import type { TableClient, TableEntity } from "@azure/data-tables";
 import { sleep } from "../internal/sleep.js";
+import { logger } from "../internal/logger.js";
 import { checkNumber, checkOptionalSignal } from "../internal/validate.js";
 import { decorrelatedJitterBackoff, type BackoffStrategy } from "../retry/backoff.js";
-import { writeAtomic } from "./atomic.js";
+import { isMultiIndexConflictError, MultiIndexConflictError, TransactionRefusedError } from "./errors.js";
+import { formatHistory } from "./multi-index-history.js";
 import {
-  isMultiIndexConflictError,
-  isTableTransactionError,
-  MultiIndexConflictError,
-  TransactionRefusedError,
-} from "./errors.js";
+  commitRows,
+  DELETED,
+  isDeleted,
+  newWrite,
+  purgeTombstones,
+  readRow,
+  recordOf,
+  RESERVED,
+  rowOf,
+  tombstoneOf,
+  VERSION,
+  versionOf,
+  type Write,
+} from "./multi-index-rows.js";
 import { keyFilter, queryEntityPages } from "./query.js";
 import { validateTableKey } from "./validation.js";
-
-/** The system properties a multi-index row carries besides the record. */
-const INDEX = "_index";
-const VERSION = "_version";
-const DELETED = "_deleted";
-const RESERVED = new Set(["partitionKey", "rowKey", "etag", "timestamp", INDEX, VERSION, DELETED]);
 
 /** A record's properties: what an entity holds besides its keys. */
 export type MultiIndexRecord = Record<string, unknown>;
@@ -70,6 +77,11 @@ export interface MultiIndexSnapshot<T extends MultiIndexRecord> {
   readonly etags: Readonly<Record<string, string>>;
   /** The id of the write that produced it. */
   readonly version: string;
+  /**
+   * The write history of this version, as stored (`_history`): carried into the next write, so that
+   * a write whose answer was lost can be recognised. Absent on a snapshot built by hand.
+   */
+  readonly history?: string;
 }
 
 /** Per-call options. */
@@ -106,7 +118,11 @@ export interface MultiIndexTable<T extends MultiIndexRecord> {
   readonly indexNames: readonly string[];
   /** The RowKey of `record` in each index. */
   rowKeysOf(record: T): Record<string, string>;
-  /** Writes a new record under all its RowKeys, atomically; a key already held by a live record is a conflict (`exists`). */
+  /**
+   * Writes a new record under all its RowKeys, atomically; a key already held by a live record is a conflict (`exists`).
+   * @throws TableTransactionError with `mayHaveBeenApplied: true` when the answer was lost and no read can tell
+   *   whether the record was written (see docs/table-design.md).
+   */
   create(record: T, options?: MultiIndexCallOptions): Promise<MultiIndexSnapshot<T>>;
   /** Reads a record by its key in one index (a point query per row); undefined when absent. */
   get(
@@ -159,10 +175,6 @@ export type MultiIndexClient = Pick<
   TableClient,
   "getEntity" | "submitTransaction" | "deleteEntity" | "listEntities" | "url" | "tableName"
 >;
-
-type Row = TableEntityResult<Record<string, unknown>>;
-
-const isDeleted = (row: Row | undefined) => row === undefined || row[DELETED] === true;
 
 function signalOf(options: MultiIndexCallOptions | undefined): { abortSignal?: AbortSignal } {
   checkOptionalSignal("abortSignal", options?.abortSignal);
@@ -233,127 +245,19 @@ export function multiIndexTable<T extends MultiIndexRecord>(
     return { partitionKey, rowKeys };
   };
 
-  const rowOf = (partitionKey: string, rowKey: string, index: string, record: T, version: string): TableEntity => {
-    const row: Record<string, unknown> = { partitionKey, rowKey };
-    for (const [name, value] of Object.entries(record)) if (value !== undefined) row[name] = value;
-    row[INDEX] = index;
-    row[VERSION] = version;
-    return row as TableEntity;
-  };
-  const tombstoneOf = (partitionKey: string, rowKey: string, version: string): TableEntity => ({
-    partitionKey,
-    rowKey,
-    [DELETED]: true,
-    [VERSION]: version,
-  });
-
-  const recordOf = (row: Row): T => {
-    const record: Record<string, unknown> = {};
-    for (const [name, value] of Object.entries(row))
-      if (!RESERVED.has(name) && !name.startsWith("odata.")) record[name] = value;
-    return record as T;
-  };
-
-  const readRow = async (
-    partitionKey: string,
-    rowKey: string,
-    call: MultiIndexCallOptions | undefined,
-  ): Promise<Row | undefined> => {
-    try {
-      return await client.getEntity<Record<string, unknown>>(partitionKey, rowKey, signalOf(call));
-    } catch (error) {
-      if (statusOf(error) === 404) return undefined;
-      throw error;
-    }
-  };
-
-  /**
-   * Commits the rows `desired` (a row entity, or a tombstone) over the rows `expected` (their ETags
-   * as read) in one transaction. Rows not read before are created; a tombstone found in the way is
-   * taken over with its ETag.
-   */
-  const commit = async (
-    partitionKey: string,
-    desired: ReadonlyMap<string, TableEntity>,
-    expected: ReadonlyMap<string, string>,
-    call: MultiIndexCallOptions | undefined,
-  ): Promise<Map<string, string>> => {
-    const etags = new Map(expected);
-    for (let round = 0; ; round++) {
-      const rowKeys = [...desired.keys()];
-      const actions: TransactionAction[] = rowKeys.map((rowKey) => {
-        const etag = etags.get(rowKey);
-        return etag === undefined
-          ? ["create", desired.get(rowKey)!]
-          : ["update", desired.get(rowKey)!, "Replace", { etag }];
-      });
-      try {
-        const result = await writeAtomic(client, actions, signalOf(call));
-        return new Map(rowKeys.map((rowKey, i) => [rowKey, result.etags[i]!]));
-      } catch (error) {
-        if (!isTableTransactionError(error)) throw error;
-        const rowKey = error.failedActionIndex === undefined ? undefined : rowKeys[error.failedActionIndex];
-        if (error.statusCode === 412 || (error.statusCode === 404 && rowKey !== undefined && etags.has(rowKey))) {
-          throw new MultiIndexConflictError(
-            `The record in partition ${JSON.stringify(partitionKey)} changed since it was read (row ${JSON.stringify(rowKey)}): read it again and reapply the change. Nothing was written.`,
-            { reason: "changed", partitionKey, rowKey, cause: error },
-          );
-        }
-        if (error.statusCode === 409 && rowKey !== undefined && !etags.has(rowKey) && round < 5) {
-          const existing = await readRow(partitionKey, rowKey, call);
-          if (existing && !isDeleted(existing)) {
-            // Taken: by this very record written meanwhile by someone else (then the read is stale), or by another record.
-            const [anchor, anchorEtag] = [...expected][0] ?? [];
-            if (anchor !== undefined && (await readRow(partitionKey, anchor, call))?.etag !== anchorEtag) {
-              throw new MultiIndexConflictError(
-                `The record in partition ${JSON.stringify(partitionKey)} changed since it was read: read it again and reapply the change. Nothing was written.`,
-                { reason: "changed", partitionKey, rowKey: anchor, cause: error },
-              );
-            }
-            throw new MultiIndexConflictError(
-              `Row ${JSON.stringify(rowKey)} in partition ${JSON.stringify(partitionKey)} belongs to another record: the key is taken. Nothing was written.`,
-              { reason: "exists", partitionKey, rowKey, cause: error },
-            );
-          }
-          if (existing) etags.set(rowKey, existing.etag); // a leftover tombstone: take it over
-          continue; // (or it vanished meanwhile: create it again)
-        }
-        throw error;
-      }
-    }
-  };
-
-  /** Removes tombstones one by one, each only if unchanged; what cannot be removed stays, harmlessly. */
-  const purge = async (
-    partitionKey: string,
-    tombstones: ReadonlyMap<string, string>,
-    call: MultiIndexCallOptions | undefined,
-  ) => {
-    await Promise.all(
-      [...tombstones].map(async ([rowKey, etag]) => {
-        try {
-          await client.deleteEntity(partitionKey, rowKey, { etag, ...signalOf(call) });
-        } catch (error) {
-          const status = statusOf(error);
-          if (status !== 404 && status !== 412)
-            logger.warning(`tombstone ${partitionKey}/${rowKey} left in place: ${String(error)}`);
-        }
-      }),
-    );
-  };
-
   const snapshotOf = (
     record: T,
     partitionKey: string,
     rowKeys: Record<string, string>,
     etags: Map<string, string>,
-    version: string,
-  ) => ({
+    version: Pick<Write, "id" | "history">,
+  ): MultiIndexSnapshot<T> => ({
     record,
     partitionKey,
     rowKeys,
     etags: Object.fromEntries(indexNames.map((index) => [index, etags.get(rowKeys[index]!)!])),
-    version,
+    version: version.id,
+    history: formatHistory(version.history),
   });
 
   const table: MultiIndexTable<T> = {
@@ -363,12 +267,12 @@ export function multiIndexTable<T extends MultiIndexRecord>(
 
     async create(record, call) {
       const { partitionKey, rowKeys } = keysOf(record);
-      const version = randomUUID();
+      const write = newWrite(undefined);
       const desired = new Map(
-        indexNames.map((index) => [rowKeys[index]!, rowOf(partitionKey, rowKeys[index]!, index, record, version)]),
+        indexNames.map((index) => [rowKeys[index]!, rowOf(partitionKey, rowKeys[index]!, index, record, write)]),
       );
-      const etags = await commit(partitionKey, desired, new Map(), call);
-      return snapshotOf(record, partitionKey, rowKeys, etags, version);
+      const etags = await commitRows(client, { partitionKey, desired, expected: new Map(), write }, signalOf(call));
+      return snapshotOf(record, partitionKey, rowKeys, etags, write);
     },
 
     async get(partitionKey, index, key, call) {
@@ -378,19 +282,21 @@ export function multiIndexTable<T extends MultiIndexRecord>(
       validateTableKey(partitionKey, "partitionKey");
       validateTableKey(rowKey, "rowKey");
       for (let round = 0; round < 8; round++) {
-        const first = await readRow(partitionKey, rowKey, call);
+        const first = await readRow(client, partitionKey, rowKey, signalOf(call));
         if (isDeleted(first)) return undefined;
-        const record = recordOf(first!);
+        const record = recordOf(first!) as T;
         const version = first![VERSION] as string;
         const rowKeys = keysOf(record).rowKeys;
         const others = await Promise.all(
           indexNames.map((other) =>
-            rowKeys[other] === rowKey ? Promise.resolve(first) : readRow(partitionKey, rowKeys[other]!, call),
+            rowKeys[other] === rowKey
+              ? Promise.resolve(first)
+              : readRow(client, partitionKey, rowKeys[other]!, signalOf(call)),
           ),
         );
         if (others.every((row) => !isDeleted(row) && row![VERSION] === version)) {
           const etags = new Map(indexNames.map((other, i) => [rowKeys[other]!, others[i]!.etag]));
-          return snapshotOf(record, partitionKey, rowKeys, etags, version);
+          return snapshotOf(record, partitionKey, rowKeys, etags, { id: version, history: versionOf(first!).history });
         }
         await sleep(5 + Math.random() * 20 * (round + 1), call?.abortSignal); // a write landed between the reads
       }
@@ -412,26 +318,30 @@ export function multiIndexTable<T extends MultiIndexRecord>(
           },
         );
       }
-      const version = randomUUID();
+      const write = newWrite(snapshot);
       const expected = new Map(indexNames.map((index) => [snapshot.rowKeys[index]!, snapshot.etags[index]!]));
       const desired = new Map<string, TableEntity>();
-      for (const rowKey of expected.keys()) desired.set(rowKey, tombstoneOf(partitionKey, rowKey, version));
+      for (const rowKey of expected.keys()) desired.set(rowKey, tombstoneOf(partitionKey, rowKey, write));
       for (const index of indexNames)
-        desired.set(rowKeys[index]!, rowOf(partitionKey, rowKeys[index]!, index, next, version));
-      const etags = await commit(partitionKey, desired, expected, call);
+        desired.set(rowKeys[index]!, rowOf(partitionKey, rowKeys[index]!, index, next, write));
+      const etags = await commitRows(client, { partitionKey, desired, expected, write }, signalOf(call));
       const vacated = new Map([...etags].filter(([rowKey]) => desired.get(rowKey)![DELETED] === true));
-      await purge(partitionKey, vacated, call);
-      return snapshotOf(next, partitionKey, rowKeys, etags, version);
+      await purgeTombstones(client, partitionKey, vacated, signalOf(call));
+      return snapshotOf(next, partitionKey, rowKeys, etags, write);
     },
 
     async delete(snapshot, call) {
-      const version = randomUUID();
+      const write = newWrite(snapshot);
       const expected = new Map(indexNames.map((index) => [snapshot.rowKeys[index]!, snapshot.etags[index]!]));
       const desired = new Map(
-        [...expected.keys()].map((rowKey) => [rowKey, tombstoneOf(snapshot.partitionKey, rowKey, version)]),
+        [...expected.keys()].map((rowKey) => [rowKey, tombstoneOf(snapshot.partitionKey, rowKey, write)]),
       );
-      const etags = await commit(snapshot.partitionKey, desired, expected, call);
-      await purge(snapshot.partitionKey, etags, call);
+      const etags = await commitRows(
+        client,
+        { partitionKey: snapshot.partitionKey, desired, expected, write },
+        signalOf(call),
+      );
+      await purgeTombstones(client, snapshot.partitionKey, etags, signalOf(call));
     },
 
     async modify(partitionKey, index, key, mutate, call = {}) {
@@ -469,7 +379,7 @@ export function multiIndexTable<T extends MultiIndexRecord>(
       })) {
         roundTrips = page.roundTrip;
         for (const row of page.entities) {
-          if (!isDeleted(row)) entries.push({ key: row.rowKey!.slice(index.length + 1), record: recordOf(row) });
+          if (!isDeleted(row)) entries.push({ key: row.rowKey!.slice(index.length + 1), record: recordOf(row) as T });
         }
       }
       return { entries, roundTrips };

@@ -11,12 +11,13 @@
  * line with the full entity URL (`<table url>(PartitionKey='…',RowKey='…')`, keys quote-doubled
  * and percent-encoded), up to five headers (Content-Type, Accept, DataServiceVersion, Prefer or
  * If-Match), a blank line and the entity as JSON with `@odata.type` annotations for bigint, Date,
- * Uint8Array and `{ value, type }` values. The estimate computes the JSON and the URL exactly and
- * allows generous fixed room for the boundaries and headers; the tests compare it with the bodies
- * the SDK really sends.
+ * Uint8Array and `{ value, type }` values, plus the transaction's write id (write-id.ts). The
+ * estimate computes the JSON and the URL exactly and allows generous fixed room for the boundaries
+ * and headers; the tests compare it with the bodies the SDK really sends.
  */
 import type { TableEntity } from "@azure/data-tables";
 import type { CheckedAction } from "./validation.js";
+import { WRITE_ID_BYTES } from "./write-id.js";
 
 /** The service's limits on one entity group transaction ("Performing entity group transactions"). */
 export const TRANSACTION_LIMITS: {
@@ -101,7 +102,7 @@ export function estimateActionBytes(action: CheckedAction, tableUrlBytes: number
     const options = action.action[3] as { etag?: unknown } | undefined;
     bytes += typeof options?.etag === "string" ? Buffer.byteLength(options.etag, "utf8") + 12 : 14;
   }
-  if (action.kind !== "delete") bytes += entityJsonBytes(action.entity);
+  if (action.kind !== "delete") bytes += entityJsonBytes(action.entity) + WRITE_ID_BYTES;
   return bytes;
 }
 

@@ -2,7 +2,13 @@
  * Sends one planned entity group transaction through the caller's `TableClient.submitTransaction`,
  * optionally retried by a {@link RetryPolicy} (which asks the one classifier, so a 4xx is never
  * retried), and turns a failure into a {@link TableTransactionError} that names the action the
- * service blamed.
+ * service blamed and says whether the transaction may have been applied.
+ *
+ * When the outcome is in doubt, storage decides (read-back.ts): after no answer, a 500, 502 or 504
+ * (on any attempt), or a 404/409/412, which is what a resend meets when an earlier copy was applied
+ * (the SDK's own retries resend without telling the library), the transaction's `readBack` reads its
+ * write id back. Applied: the transaction resolves as committed. Refused, or absent after a refusal:
+ * a definite failure. Otherwise `mayHaveBeenApplied` is true.
  *
  * The service says which operation of a changeset failed by prefixing its message with the
  * operation's position, "1:The specified entity already exists." ("Performing entity group
@@ -18,9 +24,10 @@ import { classifyError } from "../retry/classify.js";
 import type { RetryPolicy } from "../retry/retry.js";
 import { TableTransactionError } from "./errors.js";
 import type { TableLocation } from "./plan.js";
+import { answerInDoubt, runReadBack, type ReadBack, type ReadBackVerdict } from "./read-back.js";
 
-/** The part of a `TableClient` the transaction writers use. */
-export type TransactionClient = TableLocation & Pick<TableClient, "submitTransaction">;
+/** The part of a `TableClient` the transaction writers use: `getEntity` reads back a transaction whose answer was lost. */
+export type TransactionClient = TableLocation & Pick<TableClient, "submitTransaction" | "getEntity">;
 
 /** What came back from a committed transaction. */
 interface CommittedTransaction {
@@ -37,23 +44,35 @@ interface TransactionToSend {
   readonly actionIndexes: readonly number[];
 }
 
+/** How to send it. */
+interface SendOptions {
+  readonly policy?: RetryPolicy | undefined;
+  readonly abortSignal?: AbortSignal | undefined;
+  /** Decides a doubtful outcome; without it, a doubtful outcome is reported as such. */
+  readonly readBack?: ReadBack | undefined;
+}
+
+/** Statuses a resend of an applied transaction meets: its own entity (409), its own new ETag (412), its own delete (404). */
+const RESEND_STATUSES: ReadonlySet<number> = new Set([404, 409, 412]);
+
 /** Sends `transaction`; resolves with the ETags, or rejects with a {@link TableTransactionError}. */
 export async function sendTransaction(
   client: TransactionClient,
   transaction: TransactionToSend,
-  { policy, abortSignal }: { policy?: RetryPolicy | undefined; abortSignal?: AbortSignal | undefined },
+  { policy, abortSignal, readBack }: SendOptions,
 ): Promise<CommittedTransaction> {
   let attempts = 0;
-  let answerLost = false;
+  let inDoubt = false; // an attempt got no answer, or a 500/502/504
   const attempt = async (signal: AbortSignal | undefined) => {
     attempts += 1;
     try {
       return await client.submitTransaction([...transaction.actions], signal ? { abortSignal: signal } : {});
     } catch (error) {
-      if (classifyError(error).kind === "network") answerLost = true;
+      if (answerInDoubt(error)) inDoubt = true;
       throw error;
     }
   };
+  let cause: unknown;
   try {
     const response = policy
       ? await policy.execute(({ abortSignal: signal }) => attempt(signal), {
@@ -64,15 +83,41 @@ export async function sendTransaction(
     const etags = transaction.actions.map((action, i) =>
       action[0] === "delete" ? undefined : response.subResponses[i]?.etag,
     );
-    logger.verbose(
-      `committed a transaction of ${transaction.actions.length} action${transaction.actions.length === 1 ? "" : "s"} on partition ${JSON.stringify(transaction.partitionKey)}` +
-        (attempts > 1 ? ` in ${attempts} attempts` : ""),
-    );
+    logger.verbose(`committed the ${describe(transaction)}` + (attempts > 1 ? ` in ${attempts} attempts` : ""));
     return { etags, attempts };
   } catch (error) {
-    const cause = isStorageRequestError(error) && error.cause !== undefined ? error.cause : error;
-    throw transactionError(cause, transaction, attempts, answerLost);
+    cause = isStorageRequestError(error) && error.cause !== undefined ? error.cause : error;
   }
+  const { kind, statusCode } = classifyError(cause);
+  const mayFollowApplied = inDoubt || (statusCode !== undefined && RESEND_STATUSES.has(statusCode));
+  if (kind === "cancelled" || !mayFollowApplied) {
+    throw transactionError(cause, transaction, attempts, { doubt: inDoubt || statusCode === undefined });
+  }
+  if (!readBack) throw transactionError(cause, transaction, attempts, { doubt: inDoubt });
+  const verdict = await runReadBack(readBack, {
+    policy, // the read-back is retried as the transaction was: retry in one place
+    abortSignal,
+    context: { failedPosition: failedOperationOf(messageOf(cause)).position, inDoubt },
+    what: describe(transaction),
+  });
+  if (verdict.kind === "applied") {
+    logger.info(
+      `the ${describe(transaction)} had been applied although its answer was lost (read back its write id); counted once`,
+    );
+    return { etags: verdict.etags, attempts };
+  }
+  // A 404/409/412 is the service refusing this very transaction now; absent means it is not in storage either.
+  const refused = verdict.kind === "refused" || (verdict.kind === "absent" && RESEND_STATUSES.has(statusCode ?? 0));
+  throw transactionError(cause, transaction, attempts, { doubt: !refused, readBack: verdict });
+}
+
+function describe(transaction: TransactionToSend): string {
+  const n = transaction.actions.length;
+  return `transaction of ${n} action${n === 1 ? "" : "s"} on partition ${JSON.stringify(transaction.partitionKey)}`;
+}
+
+function messageOf(error: unknown): string {
+  return readRestError(error)?.message ?? (error instanceof Error ? error.message : String(error));
 }
 
 /** Reads the failed operation's position out of the service's "N:message" text. */
@@ -81,39 +126,49 @@ function failedOperationOf(message: string): { position: number | undefined; tex
   return match ? { position: Number(match[1]), text: match[2]!.trim() } : { position: undefined, text: message };
 }
 
+/** What the read-back found, in the words of the error message. */
+function afterReadBack(verdict: ReadBackVerdict | undefined, doubt: boolean): string {
+  if (verdict?.kind === "unknown") return `It may or may not have been applied: ${verdict.reason}.`;
+  if (verdict?.kind === "absent" && doubt) {
+    return "Reading it back shows it not applied so far, but a copy of it still on its way may yet be: read before deciding.";
+  }
+  if (verdict) return "Reading it back shows that nothing in it was applied.";
+  return doubt
+    ? "This attempt applied nothing, but an earlier one got no answer and may have committed the transaction: read before deciding."
+    : "Nothing in it was applied.";
+}
+
 function transactionError(
   error: unknown,
   transaction: TransactionToSend,
   attempts: number,
-  answerLost: boolean,
+  { doubt, readBack }: { doubt: boolean; readBack?: ReadBackVerdict },
 ): TableTransactionError {
   const info = readRestError(error);
   const classification = classifyError(error);
-  const where = `transaction of ${transaction.actions.length} action${transaction.actions.length === 1 ? "" : "s"} on partition ${JSON.stringify(transaction.partitionKey)}`;
-  const { position, text } = failedOperationOf(
-    info?.message ?? (error instanceof Error ? error.message : String(error)),
-  );
+  const where = describe(transaction);
+  const { position, text } = failedOperationOf(messageOf(error));
   const failedActionIndex =
     position !== undefined && position < transaction.actionIndexes.length
       ? transaction.actionIndexes[position]
       : undefined;
+  const next = classification.transient
+    ? "It is transient: try again later."
+    : "Retrying will not help: fix the action or the data first.";
   let message: string;
   if (classification.kind === "cancelled") {
     message = `The ${where} was cancelled; if it had reached the service it may have been applied: read before trying again.`;
   } else if (info?.statusCode === undefined) {
-    message = `The ${where} got no answer (${info?.networkCode ?? (error instanceof Error ? error.message : "unknown failure")}); it may or may not have been applied: read before trying again.`;
+    const why = info?.networkCode ?? (error instanceof Error ? error.message : "unknown failure");
+    message = readBack
+      ? `The ${where} got no answer (${why}). ${afterReadBack(readBack, doubt)}`
+      : `The ${where} got no answer (${why}); it may or may not have been applied: read before trying again.`;
   } else {
     const blamed =
       failedActionIndex === undefined
         ? ""
         : ` at action ${failedActionIndex} (${String(transaction.actions[position!]![0])})`;
-    const next = classification.transient
-      ? "It is transient: try again later."
-      : "Retrying will not help: fix the action or the data first.";
-    const applied = answerLost
-      ? "This attempt applied nothing, but an earlier one got no answer and may have committed the transaction: read before deciding."
-      : "Nothing in it was applied.";
-    message = `The ${where} failed${blamed}: ${info.statusCode}${info.serviceCode ? ` ${info.serviceCode}` : ""}${text ? ` (${text})` : ""}. ${applied} ${next}`;
+    message = `The ${where} failed${blamed}: ${info.statusCode}${info.serviceCode ? ` ${info.serviceCode}` : ""}${text ? ` (${text})` : ""}. ${afterReadBack(readBack, doubt)} ${next}`;
   }
   return new TableTransactionError(message, {
     code: "TransactionFailed",
@@ -126,6 +181,6 @@ function transactionError(
     partitionKey: transaction.partitionKey,
     failedActionIndex,
     actionIndexes: transaction.actionIndexes,
-    mayHaveBeenApplied: answerLost || info?.statusCode === undefined,
+    mayHaveBeenApplied: doubt,
   });
 }

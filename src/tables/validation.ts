@@ -9,7 +9,9 @@
  *   size"; strings are UTF-16, so that is 512 code units (Azurite's `validateKey` in
  *   src/table/handlers/TableHandler.ts caps them at `DEFAULT_KEY_MAX_LENGTH = 512`, and a 513-unit key
  *   is refused there); empty strings are allowed, null is not; "/", "\", "#", "?" and the control
- *   characters U+0000-U+001F and U+007F-U+009F are disallowed. String properties hold up to 64 KiB
+ *   characters U+0000-U+001F and U+007F-U+009F are disallowed. Keys travel in request URLs
+ *   (`…(PartitionKey='…',RowKey='…')`), so a key must also be well-formed UTF-16: an unpaired
+ *   surrogate makes the SDK's `encodeURIComponent` throw before anything is sent. String properties hold up to 64 KiB
  *   (32,768 code units), binary ones 64 KiB; an entity has at most 252 properties of its own.
  * - The SDK serialises only strings, numbers, booleans, bigint, Date, Uint8Array and `{ value, type }`
  *   objects (sdk/tables/data-tables/src/serialization.ts, `serializePrimitive`); anything else throws
@@ -23,6 +25,8 @@ export const MAX_TABLE_KEY_LENGTH = 512;
 
 // eslint-disable-next-line no-control-regex -- the control characters are the point: the service refuses them
 const FORBIDDEN = /[/\\#?\u0000-\u001f\u007f-\u009f]/;
+/** A high surrogate not followed by a low one, or a low surrogate not preceded by a high one. */
+const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 /**
  * The service's limits on property values and counts, shared with the optimistic table cell:
  * a String or Binary value holds 64 KiB (a string, 32,768 UTF-16 code units); an entity holds 252
@@ -51,6 +55,7 @@ export function tableKeyProblem(value: unknown): TableKeyRule | undefined {
   if (typeof value !== "string") return "not-a-string";
   if (value.length > MAX_TABLE_KEY_LENGTH) return "too-long";
   if (FORBIDDEN.test(value)) return "forbidden-character";
+  if (UNPAIRED_SURROGATE.test(value)) return "unpaired-surrogate";
   return undefined;
 }
 
@@ -63,7 +68,9 @@ function describeCharacter(ch: string): string {
 
 /**
  * Throws a {@link TableKeyError} naming the key and the rule when the service would refuse `value`
- * as a PartitionKey or RowKey.
+ * as a PartitionKey or RowKey. It is the one key check of the library: every table write path
+ * (`writeBatch`, `writeAtomic`, multi-index rows, the optimistic table cell, fenced table writes)
+ * runs it before sending anything.
  *
  * @example
  * ```ts
@@ -94,6 +101,12 @@ export function validateTableKey(
     case "too-long":
       message = `${keyName}${where} is ${(value as string).length} UTF-16 code units long; the service stores at most ${MAX_TABLE_KEY_LENGTH} (1 KiB): shorten it, or hash the long part.`;
       break;
+    case "unpaired-surrogate": {
+      const found = UNPAIRED_SURROGATE.exec(value as string)!;
+      const code = found[0].charCodeAt(0).toString(16).toUpperCase();
+      message = `${keyName}${where} holds an unpaired UTF-16 surrogate U+${code} at position ${found.index}: half of a character, which no request URL can carry. Build keys from whole characters (a string cut in the middle of an emoji, say, ends in one).`;
+      break;
+    }
     default: {
       const ch = (value as string).match(FORBIDDEN)![0];
       message = `${keyName}${where} ${shown} contains ${describeCharacter(ch)}, which the service forbids in keys (/ \\ # ? and control characters): escape it, e.g. with compositeKey().`;

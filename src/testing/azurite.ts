@@ -1,12 +1,15 @@
 /**
  * Starts a real Azurite (the open-source Azure Storage emulator) for tests, examples and benchmarks:
- * in memory, on free ports, as a child process that dies with its owner.
+ * on free ports, with its data in a temporary folder removed on stop (or in memory), as a child
+ * process that dies with its owner.
  *
  * `require("azurite")` cannot be used (its entry imports `vscode`), so this spawns Azurite's own
  * command line with the Node.js binary that runs the caller, and reads the ports it prints.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 
 /** The well-known development account that Azurite serves (documented by Azurite; not a secret). */
@@ -17,6 +20,14 @@ export const AZURITE_ACCOUNT_KEY =
 
 type AzuriteService = "blob" | "queue" | "table";
 
+/** An extra storage account for Azurite to serve ({@link StartAzuriteOptions.accounts}). */
+export interface AzuriteAccount {
+  /** The account name: 3-24 lowercase letters and digits. */
+  readonly name: string;
+  /** The account key, base64. */
+  readonly key: string;
+}
+
 /** Options for {@link startAzurite}. */
 export interface StartAzuriteOptions {
   /**
@@ -24,6 +35,17 @@ export interface StartAzuriteOptions {
    * installed in the current working directory's project.
    */
   readonly azuriteCliPath?: string;
+  /**
+   * Where Azurite keeps its data:
+   * - `"disk"`: a new temporary folder, removed when Azurite stops;
+   * - `"memory"`: Azurite's `--inMemoryPersistence`. In Azurite 3.x every queue message then gets its
+   *   own extent record, and the extent collector (a first pass at start, then every minute) removes
+   *   them one by one without yielding: after a few thousand queue messages, every service stops
+   *   answering for seconds to minutes. With disk persistence the messages share extents and the pass
+   *   is short.
+   * @default "disk"
+   */
+  readonly persistence?: "disk" | "memory";
   /**
    * Extra command line arguments for Azurite (for example `["--loose"]`).
    * @default []
@@ -34,6 +56,13 @@ export interface StartAzuriteOptions {
    * @default 30000
    */
   readonly startTimeoutInMs?: number;
+  /**
+   * More accounts for Azurite to serve besides its development account (Azurite's
+   * `AZURITE_ACCOUNTS`), each with a base64 key: for tests that need a key no one else knows, for
+   * example to check that it never reaches a log, a file or a process list.
+   * @default []
+   */
+  readonly accounts?: readonly AzuriteAccount[];
   /** Cancels the start; Azurite is stopped if it was already running. */
   readonly abortSignal?: AbortSignal;
 }
@@ -52,14 +81,17 @@ export interface RunningAzurite extends AsyncDisposable {
   readonly queueEndpoint: string;
   /** The table service: `http://127.0.0.1:<port>/devstoreaccount1`. */
   readonly tableEndpoint: string;
-  /** Stops Azurite; resolves once the process has exited. Safe to call more than once. */
+  /** The temporary folder holding Azurite's data (removed by {@link RunningAzurite.stop}); `undefined` in memory. */
+  readonly location: string | undefined;
+  /** Stops Azurite; resolves once the process has exited and its data folder is removed. Safe to call more than once. */
   stop(): Promise<void>;
 }
 
-const LISTENING = /Azurite (Blob|Queue|Table) service is successfully listening at (http:\/\/\S+)/;
+const LISTENING = /Azurite (Blob|Queue|Table) service is successfully listening at (https?:\/\/\S+)/;
 
 /**
- * Starts Azurite in memory on free ports and resolves once its blob, queue and table services listen.
+ * Starts Azurite on free ports and resolves once its blob, queue and table services listen. Its data
+ * lives in a temporary folder that is removed when it stops (see {@link StartAzuriteOptions.persistence}).
  *
  * It runs with `--skipApiVersionCheck` (the newest SDKs send API versions Azurite may not know yet)
  * and `--disableTelemetry`. Table clients talking to it need `allowInsecureConnection: true`.
@@ -83,20 +115,48 @@ export async function startAzurite(options: StartAzuriteOptions = {}): Promise<R
   // would clash between instances), so every service gets a free port.
   const services: readonly AzuriteService[] = ["blob", "queue", "table"];
   const startTimeoutInMs = options.startTimeoutInMs ?? 30_000;
+  const persistence = options.persistence ?? "disk";
+  if (persistence !== "disk" && persistence !== "memory") {
+    throw new TypeError(`\`persistence\` must be "disk" or "memory", got ${JSON.stringify(persistence)}.`);
+  }
+  const accounts = options.accounts ?? [];
+  for (const { name, key } of accounts) {
+    if (!/^[a-z0-9]{3,24}$/.test(name) || name === AZURITE_ACCOUNT_NAME)
+      throw new TypeError(`\`accounts\`: "${name}" is not a storage account name (3-24 lowercase letters and digits).`);
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(key)) throw new TypeError(`\`accounts\`: the key of "${name}" is not base64.`);
+  }
   options.abortSignal?.throwIfAborted();
 
+  const cli = options.azuriteCliPath ?? resolveAzuriteCli();
+  const location = persistence === "disk" ? mkdtempSync(join(tmpdir(), "azurite-")) : undefined;
+  const removeLocation = () => {
+    if (location !== undefined) rmSync(location, { recursive: true, force: true });
+  };
   const args = [
-    options.azuriteCliPath ?? resolveAzuriteCli(),
-    "--inMemoryPersistence",
+    cli,
+    ...(location === undefined ? ["--inMemoryPersistence"] : ["--location", location]),
     "--skipApiVersionCheck",
     "--disableTelemetry",
     ...services.flatMap((s) => [`--${s}Host`, "127.0.0.1", `--${s}Port`, "0"]),
     ...(options.extraArgs ?? []),
   ];
-  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
-  const stopChild = () => stopProcess(child);
-  // Azurite must not outlive the process that started it, even on an abrupt exit.
-  const killOnExit = () => child.kill("SIGKILL");
+  // Given to Azurite through its environment, never its command line (any local user can read that).
+  const env =
+    accounts.length === 0
+      ? process.env
+      : {
+          ...process.env,
+          AZURITE_ACCOUNTS: [{ name: AZURITE_ACCOUNT_NAME, key: AZURITE_ACCOUNT_KEY }, ...accounts]
+            .map(({ name, key }) => `${name}:${key}`)
+            .join(";"),
+        };
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], env });
+  const stopChild = () => stopProcess(child).finally(removeLocation);
+  // Azurite must not outlive the process that started it, even on an abrupt exit (nor its data).
+  const killOnExit = () => {
+    child.kill("SIGKILL");
+    removeLocation();
+  };
   process.once("exit", killOnExit);
 
   try {
@@ -106,7 +166,7 @@ export async function startAzurite(options: StartAzuriteOptions = {}): Promise<R
     child.unref();
     (child.stdout as { unref?: () => void } | null)?.unref?.();
     (child.stderr as { unref?: () => void } | null)?.unref?.();
-    return describe(endpoints, async () => {
+    return describe(endpoints, location, async () => {
       process.removeListener("exit", killOnExit);
       await stopChild();
     });
@@ -189,7 +249,11 @@ function waitForEndpoints(
   });
 }
 
-function describe(endpoints: Map<AzuriteService, string>, stop: () => Promise<void>): RunningAzurite {
+function describe(
+  endpoints: Map<AzuriteService, string>,
+  location: string | undefined,
+  stop: () => Promise<void>,
+): RunningAzurite {
   const endpoint = (service: AzuriteService) => `${endpoints.get(service)!}/${AZURITE_ACCOUNT_NAME}`;
   const blobEndpoint = endpoint("blob");
   const queueEndpoint = endpoint("queue");
@@ -204,6 +268,7 @@ function describe(endpoints: Map<AzuriteService, string>, stop: () => Promise<vo
     blobEndpoint,
     queueEndpoint,
     tableEndpoint,
+    location,
     stop: stopOnce,
     [Symbol.asyncDispose]: stopOnce,
   };

@@ -1,6 +1,6 @@
 /**
  * `azure-storage-concurrency/testing`: what the library's own tests use, for users' tests too:
- * a real Azurite started in memory on free ports, a fault-injecting proxy, and an Azure Files REST
+ * a real Azurite started on free ports (data in a temporary folder), a fault-injecting proxy, and an Azure Files REST
  * responder (Azurite does not emulate Azure Files).
  *
  * @packageDocumentation
@@ -11,6 +11,7 @@ export {
   AZURITE_ACCOUNT_NAME,
   AZURITE_ACCOUNT_KEY,
   type StartAzuriteOptions,
+  type AzuriteAccount,
   type RunningAzurite,
   type DevelopmentEndpoints,
 } from "./azurite.js";
@@ -33,4 +34,5 @@ export {
   type SmbHandle,
   type SmbOpenOptions,
 } from "./files-responder/responder.js";
-export type { SmbShareMode } from "./files-responder/store.js";
+export type { SmbShareMode, SmbAccess } from "./files-responder/store.js";
+export { SmbSharingViolationError } from "./files-responder/smb-rules.js";

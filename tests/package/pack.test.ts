@@ -1,17 +1,17 @@
 /**
- * The package as users get it: build, `npm pack`, install the tarball into a scratch project, then
- * import every entry point from ES modules and from CommonJS, and run the command line tool, its
- * benchmarks included.
+ * The package as users get it: the tarball `npm pack` makes (tests/support/pack-setup.mjs),
+ * installed into a scratch project, then every entry point imported from ES modules and from
+ * CommonJS, and the command line tool run, its benchmarks included; and the README's
+ * `npx -p … -p @azure/storage-blob …` command run in an empty directory, the tarball standing in
+ * for the registry's package.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { startAzurite, type RunningAzurite } from "../../src/testing/index.js";
+import { linkPackages, packedProject, root, SDKS } from "../support/packed.js";
 
-const root = resolve(".");
-const npm = (args: string[], cwd: string) =>
-  execFileSync("npm", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
 const node = (args: string[], cwd: string) =>
   execFileSync(process.execPath, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
 /** The installed command line tool, run in the scratch project on this project's Node.js 22. */
@@ -27,23 +27,45 @@ const bin = (scratch: string, args: string[]) => {
 /** The last line of stdout, parsed as JSON. */
 const lastJson = (stdout: string) => JSON.parse(stdout.trimEnd().split("\n").at(-1)!) as Record<string, unknown>;
 
+/** Every file under `dir`, relative to it, with its size. */
+function filesUnder(dir: string, prefix = ""): { path: string; bytes: number }[] {
+  return readdirSync(join(dir, prefix), { withFileTypes: true }).flatMap((entry) => {
+    const path = prefix ? `${prefix}/${entry.name}` : entry.name;
+    return entry.isDirectory() ? filesUnder(dir, path) : [{ path, bytes: statSync(join(dir, path)).size }];
+  });
+}
+
 describe("the packed package", () => {
   let scratch: string;
 
   beforeAll(() => {
-    scratch = mkdtempSync(join(tmpdir(), "asc-pack-"));
-    npm(["run", "build"], root);
-    npm(["pack", "--pack-destination", scratch], root);
-    const tarball = readdirSync(scratch).find((f) => f.endsWith(".tgz"))!;
-    writeFileSync(join(scratch, "package.json"), JSON.stringify({ name: "scratch", private: true }));
-    npm(["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts", `./${tarball}`], scratch);
-  }, 180_000);
+    scratch = packedProject();
+  }, 60_000);
 
   afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
   it("ships only the build, the licence, the notices and the readme", () => {
     const files = readdirSync(join(scratch, "node_modules", "azure-storage-concurrency")).sort();
     expect(files).toEqual(["LICENSE", "README.md", "THIRD_PARTY_NOTICES.md", "dist", "package.json"]);
+  });
+
+  it("ships the build without source maps, and the declarations once per module format", () => {
+    const installed = join(scratch, "node_modules", "azure-storage-concurrency");
+    const files = filesUnder(installed);
+    expect(files.filter((f) => f.path.endsWith(".map"))).toEqual([]);
+    // index.d.ts and index.d.cts have the same text but are not interchangeable: each resolves the
+    // SDKs' own types in its module format, and the SDKs ship different types for import and
+    // require (tests/package/types.test.ts fails when ES modules get the CommonJS ones).
+    const declarations = files.filter((f) => /\.d\.c?ts$/.test(f.path)).map((f) => f.path);
+    expect(declarations.sort()).toEqual([
+      "dist/index.d.cts",
+      "dist/index.d.ts",
+      "dist/testing/index.d.cts",
+      "dist/testing/index.d.ts",
+    ]);
+    // 1.3 MB unpacked when this was written (3.3 MB with maps embedding the sources); a loose bound
+    // that catches the maps, or a second copy of the build, coming back.
+    expect(files.reduce((sum, f) => sum + f.bytes, 0)).toBeLessThan(1_600_000);
   });
 
   it("imports every entry point from ES modules", () => {
@@ -81,15 +103,17 @@ describe("the packed package", () => {
     expect(out).toMatch(/^Usage: azure-storage-concurrency <command>/);
   });
 
+  const needs = (sdk: string) =>
+    `azure-storage-concurrency: this command needs ${sdk}: run \`npm install ${sdk}\` in your project, or ` +
+    `\`npx -p azure-storage-concurrency -p ${sdk} azure-storage-concurrency …\``;
+
   it("asks for a missing SDK in one line instead of crashing (the SDKs are optional peers)", () => {
-    const run = spawnSync(join(scratch, "node_modules", ".bin", "azure-storage-concurrency"), ["stress", "--azurite"], {
-      encoding: "utf8",
-      env: { ...process.env, PATH: `${join(root, "node_modules", ".bin")}:${process.env.PATH}` },
-    });
+    const run = bin(scratch, ["stress", "--azurite"]);
     expect(run.status).toBe(2);
-    expect(run.stderr).toBe(
-      "azure-storage-concurrency: this command needs @azure/data-tables: run `npm install @azure/data-tables`\n",
-    );
+    expect(run.stderr).toBe(`target: an embedded Azurite, started for this run\n${needs("@azure/data-tables")}\n`);
+    const entra = bin(scratch, ["lock", "list", "locks", "--account-name", "myaccount"]);
+    expect(entra.status).toBe(2);
+    expect(entra.stderr.split("\n").at(-2)).toBe(needs("@azure/identity"));
   });
 
   it("lists the benchmarks without any SDK installed, and asks for the one a benchmark needs", () => {
@@ -100,25 +124,89 @@ describe("the packed package", () => {
       expect(help.stdout).toMatch(new RegExp(`^  ${name} `, "m"));
     const run = bin(scratch, ["bench", "queue", "--connection-string", "UseDevelopmentStorage=true"]);
     expect(run.status).toBe(2);
-    expect(run.stderr).toBe(
-      "azure-storage-concurrency: this command needs @azure/data-tables: run `npm install @azure/data-tables`\n",
-    );
+    expect(run.stderr.split("\n").at(-2)).toBe(needs("@azure/data-tables"));
   });
 
-  // Last: these install the SDKs in the scratch project. They are linked from this project's
-  // node_modules (the versions the suite tests, with no registry or npm cache involved). NODE_PATH
-  // would not do: the command line tool is an ES module, and ESM resolution ignores NODE_PATH
-  // (https://nodejs.org/api/esm.html#no-node_path); a package in the project's node_modules is what
-  // a user has.
+  // The README's command for a machine with nothing installed, run where nothing is installed: npx
+  // installs the package and the SDK together (the SDK from the npm cache when it is there, else
+  // the registry) into its own cache folder, removed afterwards.
+  describe("npx in an empty directory", () => {
+    let azurite: RunningAzurite;
+    let empty: string;
+    const tarball = () => process.env.ASC_PACKED_TARBALL!;
+    const npxFolders = () => {
+      const cache = join(execFileSync("npm", ["config", "get", "cache"], { encoding: "utf8" }).trim(), "_npx");
+      return existsSync(cache) ? readdirSync(cache).map((name) => join(cache, name)) : [];
+    };
+
+    beforeAll(async () => {
+      azurite = await startAzurite();
+      empty = mkdtempSync(join(tmpdir(), "asc-npx-"));
+    }, 60_000);
+
+    afterAll(async () => {
+      await azurite?.stop();
+      rmSync(empty, { recursive: true, force: true });
+      // npx's install of this run's tarball (named by its path, which no one else uses).
+      for (const folder of npxFolders()) {
+        const manifest = join(folder, "package.json");
+        if (existsSync(manifest) && readFileSync(manifest, "utf8").includes(tarball()))
+          rmSync(folder, { recursive: true, force: true });
+      }
+    });
+
+    it("`npx -p azure-storage-concurrency -p @azure/storage-blob azure-storage-concurrency lock list locks` works", async () => {
+      const { BlobServiceClient } = await import("@azure/storage-blob");
+      const { blobLock } = await import("../../src/index.js");
+      const locks = BlobServiceClient.fromConnectionString(azurite.connectionString).getContainerClient("locks");
+      await locks.create();
+      const held = await blobLock(locks, "nightly-report", { durationInSeconds: 30, holderName: "npx-test" }).acquire();
+      try {
+        const blobVersion = (
+          JSON.parse(readFileSync(join(root, "node_modules", "@azure", "storage-blob", "package.json"), "utf8")) as {
+            version: string;
+          }
+        ).version;
+        const env: NodeJS.ProcessEnv = {
+          ...process.env,
+          PATH: `${join(root, "node_modules", ".bin")}:${process.env.PATH}`,
+          AZURE_STORAGE_CONNECTION_STRING: azurite.connectionString,
+          npm_config_prefer_offline: "true",
+          npm_config_yes: "true",
+        };
+        const run = spawnSync(
+          "npx",
+          [
+            "-p",
+            tarball(),
+            "-p",
+            `@azure/storage-blob@${blobVersion}`,
+            "azure-storage-concurrency",
+            "lock",
+            "list",
+            "locks",
+          ],
+          { cwd: empty, encoding: "utf8", env },
+        );
+        expect(run.stderr).toContain(
+          `account 'devstoreaccount1' (${azurite.blobEndpoint}), from AZURE_STORAGE_CONNECTION_STRING; container 'locks'`,
+        );
+        expect(run.status).toBe(0);
+        expect(run.stdout).toMatch(/^nightly-report +leased +1 +\d+s +'npx-test' on /m);
+        expect(readdirSync(empty)).toEqual([]); // nothing installed where it ran
+      } finally {
+        await held.release();
+      }
+    }, 180_000);
+  });
+
+  // Last: these install the SDKs in the scratch project (linked from this project's node_modules,
+  // tests/support/packed.ts).
   describe("with the SDKs installed", () => {
     let azurite: RunningAzurite;
 
     beforeAll(async () => {
-      mkdirSync(join(scratch, "node_modules", "@azure"), { recursive: true });
-      for (const sdk of ["storage-blob", "data-tables", "storage-queue", "storage-file-share"]) {
-        const link = join(scratch, "node_modules", "@azure", sdk);
-        if (!existsSync(link)) symlinkSync(join(root, "node_modules", "@azure", sdk), link, "dir");
-      }
+      linkPackages(scratch, SDKS);
       azurite = await startAzurite();
     }, 60_000);
 
@@ -143,8 +231,8 @@ describe("the packed package", () => {
     it("says in one line that an embedded Azurite needs the azurite package", () => {
       const run = bin(scratch, ["bench", "retry"]);
       expect(run.status).toBe(2);
-      expect(run.stderr).toBe(
-        "azure-storage-concurrency: an embedded Azurite needs the azurite package: run `npm install --save-dev azurite`, or pass --connection-string <cs>\n",
+      expect(run.stderr.split("\n").at(-2)).toBe(
+        "azure-storage-concurrency: an embedded Azurite needs the azurite package: run `npm install --save-dev azurite` (or add `-p azurite` to npx), or name an account with --connection-string <cs> or --use-env",
       );
     });
   });

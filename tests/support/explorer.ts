@@ -31,12 +31,30 @@ export const FAULT_KINDS = {
   reset: { type: "reset" },
   /** The service applied the request, and the client hears 500 OperationTimedOut. */
   applied500: { type: "statusAfterApply", statusCode: 500, serviceCode: "OperationTimedOut" },
+  /** No answer ever, and the service never saw the request: only a client-side time limit ends it. */
+  hang: { type: "hang" },
+  /** The service applied the request, and its answer never comes: only a client-side time limit ends it. */
+  hangAfterApply: { type: "hang", afterApply: true },
 } as const satisfies Record<string, FaultAction>;
 
 export type FaultKind = keyof typeof FAULT_KINDS;
-export const ALL_FAULT_KINDS = Object.keys(FAULT_KINDS) as FaultKind[];
+/** The kinds every operation is explored with by default: each ends with an answer or a cut connection. */
+export const ALL_FAULT_KINDS: FaultKind[] = ["drop", "busy503", "reset", "applied500"];
+/**
+ * The kinds that never end by themselves: for operations whose every request runs under a
+ * client-side time limit (`kinds: [...ALL_FAULT_KINDS, ...TIMEOUT_FAULT_KINDS]`). Each run costs
+ * at least that limit.
+ */
+export const TIMEOUT_FAULT_KINDS: FaultKind[] = ["hang", "hangAfterApply"];
 
-export type Service = "blob" | "queue" | "table";
+export type Service = "blob" | "queue" | "table" | "file";
+
+/**
+ * Where each service's proxy forwards to: `blobEndpoint` etc. Unset services go to the test run's
+ * Azurite; `fileEndpoint` must be given for `"file"` (Azurite has no Azure Files: pass a Files
+ * responder's `endpoint`, tests/support/files.ts).
+ */
+export type ExplorerTargets = Partial<Record<`${Service}Endpoint`, string>>;
 
 /** How an operation reached its end: resolved with a value, or rejected. */
 export type Settled<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };
@@ -77,8 +95,12 @@ export interface RunTrace {
 /** One operation, its start state and its contract. */
 export interface ExploredOperation<S, T> {
   readonly name: string;
-  /** A fresh start state, made directly against Azurite (never through the faults). */
-  setup(): Promise<S>;
+  /**
+   * A fresh start state, made directly against storage (never through the faults). `via` is for
+   * state that must live on the proxied clients (e.g. a lock handle whose release is under test):
+   * its requests pass the proxies fault-free and are not counted.
+   */
+  setup(via: Via): Promise<S>;
   /**
    * The operation under test. Build its SDK clients on `via.connectionString`, which sends every
    * service through the explorer's proxies (quick SDK retries: `blobService(via.connectionString)` etc.
@@ -116,7 +138,7 @@ export interface ExploreOptions {
    * @default ["on", "off"]
    */
   readonly sdkRetries?: readonly SdkRetries[];
-  /** @default every kind */
+  /** @default {@link ALL_FAULT_KINDS} (add {@link TIMEOUT_FAULT_KINDS} for operations with client-side time limits) */
   readonly kinds?: readonly FaultKind[];
   /**
    * Pairs of faults: `false` for none, `"all"` for every one, or how many to sample (seeded).
@@ -158,17 +180,24 @@ interface SummaryRow {
 }
 
 /**
- * Starts one proxy per service in front of the test run's Azurite, with one request counter shared
- * between them. Use one explorer per test file; `close()` it in `afterAll`.
+ * Starts one proxy per service in front of the test run's Azurite (or the endpoint `targets` names
+ * for it), with one request counter shared between them. Use one explorer per test file; `close()` it
+ * in `afterAll`.
  */
-export async function createExplorer(title: string, services: readonly Service[] = ["blob", "queue", "table"]) {
+export async function createExplorer(
+  title: string,
+  services: readonly Service[] = ["blob", "queue", "table"],
+  targets: ExplorerTargets = {},
+) {
   let count = 0;
   let plan = new Map<number, FaultKind>();
   let traced: { k: number; method: string; path: string; fault?: FaultKind }[] = [];
   const proxies: FaultProxy[] = [];
   const endpointsVia: Partial<Record<`${Service}Endpoint`, string>> = {};
   for (const service of services) {
-    const proxy = await createFaultProxy({ target: endpoints()[service] });
+    const target = targets[`${service}Endpoint`] ?? (service === "file" ? undefined : endpoints()[service]);
+    if (target === undefined) throw new Error('createExplorer: the "file" service needs `targets.fileEndpoint`.');
+    const proxy = await createFaultProxy({ target });
     // The first rule only counts (it never fires); the others fire on the planned positions.
     proxy.addRule({
       action: { type: "reset" },
@@ -178,7 +207,7 @@ export async function createExplorer(title: string, services: readonly Service[]
         return false;
       },
     });
-    for (const kind of ALL_FAULT_KINDS) {
+    for (const kind of Object.keys(FAULT_KINDS) as FaultKind[]) {
       proxy.addRule({
         action: FAULT_KINDS[kind],
         when: () => {
@@ -214,7 +243,7 @@ export async function createExplorer(title: string, services: readonly Service[]
     via: Via,
     placement: readonly { kind: FaultKind; k: number }[],
   ): Promise<ExplorerRun> {
-    const state = await op.setup();
+    const state = await op.setup(via);
     count = 0;
     traced = [];
     plan = new Map(placement.map(({ k, kind }) => [k, kind]));

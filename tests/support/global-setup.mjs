@@ -1,4 +1,4 @@
-// Starts one real Azurite for the integration tests, in memory on free ports, and hands its
+// Starts one real Azurite for the integration tests, on free ports (data in a temporary folder), and hands its
 // endpoints to the test workers through environment variables (workers are forked after this runs).
 // Plain JavaScript that loads the TypeScript launcher through tsx, because jest's global setup
 // runs outside jest's module system.

@@ -5,8 +5,16 @@
 import { randomBytes } from "node:crypto";
 import { BlobServiceClient, type StoragePipelineOptions } from "@azure/storage-blob";
 import { TableClient, type TableServiceClientOptions } from "@azure/data-tables";
-import { QueueServiceClient, type StoragePipelineOptions as QueuePipelineOptions } from "@azure/storage-queue";
 import {
+  generateQueueSASQueryParameters,
+  QueueClient,
+  QueueSASPermissions,
+  QueueServiceClient,
+  StorageSharedKeyCredential,
+  type StoragePipelineOptions as QueuePipelineOptions,
+} from "@azure/storage-queue";
+import {
+  AZURITE_ACCOUNT_KEY,
   buildConnectionString,
   createFaultProxy,
   type FaultProxy,
@@ -47,6 +55,27 @@ export function blobService(cs = connectionString(), options: StoragePipelineOpt
 /** A queue service client on `cs` (Azurite by default) with quick SDK retries. */
 export function queueService(cs = connectionString(), options: QueuePipelineOptions = {}): QueueServiceClient {
   return QueueServiceClient.fromConnectionString(cs, { retryOptions: quickSdkRetries.storage, ...options });
+}
+
+/**
+ * A client for queue `name` whose credential is a queue-scoped SAS with `permissions` (`r`, `a`,
+ * `u`, `p`), valid for an hour; `badSignature` spoils its signature (a refused credential).
+ */
+export function queueSasClient(name: string, permissions: string, { badSignature = false } = {}): QueueClient {
+  const credential = new StorageSharedKeyCredential("devstoreaccount1", AZURITE_ACCOUNT_KEY);
+  const sas = generateQueueSASQueryParameters(
+    {
+      queueName: name,
+      permissions: QueueSASPermissions.parse(permissions),
+      expiresOn: new Date(Date.now() + 3_600_000),
+    },
+    credential,
+  ).toString();
+  return new QueueClient(
+    `${queueService().url}/${name}?${badSignature ? sas.replace(/sig=[^&]+/, "sig=AAAA") : sas}`,
+    undefined,
+    { retryOptions: quickSdkRetries.storage },
+  );
 }
 
 /** A table client on `cs` (Azurite by default) with quick SDK retries, allowed over http. */

@@ -124,10 +124,23 @@ export interface IdempotencyStoreCallOptions {
 /**
  * An idempotency store. `TEffect` is what can be committed atomically with the done mark
  * (`never` for stores that cannot).
+ *
+ * The consumer calls each method under a client-side time limit (`abortSignal`) and calls `claim`,
+ * `extend` and `complete` again after an ambiguous failure (a time limit, a network failure, a
+ * 5xx), while the message is still certainly its own: a store that makes requests must recognise
+ * its own write applied by an earlier try whose answer was lost, as {@link TableIdempotencyStore}
+ * does by reading the record back.
  */
 export interface IdempotencyStore<TEffect = never> {
   /** A short name for logs and benchmark reports. */
   readonly name: string;
+  /** The storage resource the store works on (a table's name), for error messages; stores in memory have none. */
+  readonly resourceName?: string;
+  /**
+   * Checks that the store can be used (for a table: that it exists and this credential may read
+   * it); rejects with the service's error otherwise. The consumer calls it in `start()`.
+   */
+  check?(options?: IdempotencyStoreCallOptions): Promise<void>;
   /** Claims `request.key`, or says it is done or busy. */
   claim(request: ClaimRequest, options?: IdempotencyStoreCallOptions): Promise<ClaimOutcome>;
   /** Extends a claim to `ttlInMs` from now; throws {@link IdempotencyClaimLostError} if it is no longer held. */

@@ -87,6 +87,24 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
     }
   }
 
+  /** The inbox table's name. */
+  get resourceName(): string {
+    return this.#table.tableName;
+  }
+
+  /**
+   * Checks that the inbox table exists and this credential may read it: one read of a row that
+   * never exists (404 ResourceNotFound is the good answer; 404 TableNotFound and 403 are not).
+   */
+  async check(options: IdempotencyStoreCallOptions = {}): Promise<void> {
+    try {
+      await this.#table.getEntity("", this.#prefix, { abortSignal: options.abortSignal });
+    } catch (error) {
+      if (statusOf(error) === 404 && serviceCodeOf(error) !== "TableNotFound") return;
+      throw error;
+    }
+  }
+
   /** The table row that holds `key`'s record (`partitionKey` defaults to the key, as in the consumer). */
   rowOf(
     key: string,

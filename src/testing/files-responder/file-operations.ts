@@ -1,19 +1,17 @@
 /**
- * File operations of the Files responder. Each follows the REST reference page named above it.
+ * File operations of the Files responder. Each follows the REST reference page named above it, and
+ * the recorded answers of the service that tests/integration/files/conformance.test.ts replays.
  *
- * Order of the checks (the service does not document one): the share, the file (404), an SMB
- * delete-pending mark (409), an SMB handle's share mode (409 SharingViolation), then the lease (412).
+ * Order of the checks (the service does not document one): the share, the file (404, ParentNotFound
+ * when its directory is missing), an SMB delete-pending mark (409), the SMB handles' share modes
+ * (409 SharingViolation, the table in `./smb-rules.ts`), then the lease (412).
  *
- * SMB interplay, from "Manage file locks"
+ * SMB delete-pending, from "Manage file locks"
  * (https://learn.microsoft.com/rest/api/storageservices/managing-file-locks) and the source
- * documents: a REST call on a file that an SMB client holds open with a share mode that refuses the
- * call's access fails with 409 SharingViolation; while an SMB client has marked the file for deletion
- * and any handle is still open, every REST call fails with 409 (DeletePending, called SMBDeletePending
- * in older documents), and only once the last handle closes is the file gone (404). A REST Delete
- * File is atomic and never leaves the file delete-pending. The responder's model of which REST call
- * needs which access: reading data (Get File) needs read sharing; writing data (Create File over an
- * existing file, Put Range, a resize) needs write sharing; Delete File needs delete sharing; property,
- * metadata and lease calls need none.
+ * documents: while an SMB client has marked the file for deletion and any handle is still open,
+ * every REST call fails with 409 (DeletePending, called SMBDeletePending in older documents), and
+ * only once the last handle closes is the file gone (404). A REST Delete File is atomic and never
+ * leaves the file delete-pending.
  */
 import { createHash, randomUUID } from "node:crypto";
 import { AVAILABLE, applyLeaseAction, checkRead, checkWrite, leaseHeaders } from "./leases.js";
@@ -34,14 +32,9 @@ import {
   throwRefusal,
   touch,
 } from "./share-operations.js";
-import {
-  isoWith7Digits,
-  smbDefaults,
-  type DataAccess,
-  type FilesStore,
-  type StoredFile,
-  type StoredShare,
-} from "./store.js";
+import { checkSmbHandles, type SmbCheckedOperation } from "./smb-rules.js";
+import { createdSmbProperties, updateSmbProperties } from "./smb-properties.js";
+import { isoWith7Digits, type FilesStore, type StoredDirectory, type StoredFile, type StoredShare } from "./store.js";
 
 /** The largest range one Put Range (or one Create File with content) carries: 4 MiB. */
 const MAX_RANGE_BYTES = 4 * 1024 * 1024;
@@ -67,36 +60,32 @@ export function fileOperation(
   if (req.method === "PUT" && comp === null) return createFile(store, share, req);
   const file = requireFile(store, share, req.path);
   const now = store.now();
-  const guard = (access: DataAccess, lease: "read" | "write") => {
-    if (store.refusesSharing(key, access)) {
-      fail(
-        409,
-        "SharingViolation",
-        "The operation failed because the file is open by an SMB client whose share mode does not allow it.",
-      );
-    }
+  const guard = (operation: SmbCheckedOperation, lease: "read" | "write") => {
+    checkSmbHandles(store, key, operation);
     throwRefusal((lease === "write" ? checkWrite : checkRead)("file", file.lease, req.header("x-ms-lease-id"), now));
   };
   switch (`${req.method} ${comp ?? ""}`) {
     case "GET ":
-      guard("read", "read");
+      guard("Get File", "read");
       return getFile(file, req, now);
     case "HEAD ":
-      guard("none", "read");
+      guard("Get File Properties", "read");
       return { status: 200, headers: fileHeaders(file, now) };
     case "PUT range":
-      guard("write", "write");
+      guard("Put Range", "write");
       return putRange(store, file, req);
     case "PUT metadata":
-      guard("none", "write");
+      guard("Set File Metadata", "write");
       return setFileMetadata(store, file, req);
     case "PUT properties":
-      guard(req.header("x-ms-content-length") === undefined ? "none" : "write", "write");
-      return setFileProperties(store, file, req);
+      guard("Set File Properties", "write");
+      return setFileProperties(store, share, file, req);
     case "PUT lease":
+      if (req.header("x-ms-lease-action")?.toLowerCase() === "acquire")
+        checkSmbHandles(store, key, "Lease File acquire");
       return leaseFile(store, file, req);
     case "DELETE ":
-      guard("delete", "write");
+      guard("Delete File", "write");
       share.entries.delete(req.path.toLowerCase());
       return { status: 202 };
     default:
@@ -142,19 +131,11 @@ function createFile(store: FilesStore, share: StoredShare, req: ResponderRequest
     fail(409, "ResourceTypeMismatch", "The specified resource type does not match the type of the resource.");
   const leaseId = req.header("x-ms-lease-id");
   if (existing) {
-    if (store.refusesSharing(handleKey(share, req.path), "write")) {
-      fail(
-        409,
-        "SharingViolation",
-        "The operation failed because the file is open by an SMB client whose share mode does not allow it.",
-      );
-    }
+    checkSmbHandles(store, handleKey(share, req.path), "Create File");
     throwRefusal(checkWrite("file", existing.lease, leaseId, store.now()));
   } else {
     throwRefusal(checkWrite("file", AVAILABLE, leaseId, store.now()));
   }
-  const smb = existing?.smb ?? smbDefaults(store, "Archive");
-  const time = isoWith7Digits(store.now());
   const file: StoredFile = {
     kind: "file",
     name: req.path.split("/").pop()!,
@@ -163,14 +144,14 @@ function createFile(store: FilesStore, share: StoredShare, req: ResponderRequest
     etag: store.nextEtag(),
     lastModified: store.now(),
     http: httpPropertiesOf(req),
-    smb: {
-      ...smb,
-      attributes: attributesOf(req.header("x-ms-file-attributes")),
-      creationTime: timeOf(req.header("x-ms-file-creation-time"), time, existing ? smb.creationTime : time),
-      lastWriteTime: timeOf(req.header("x-ms-file-last-write-time"), time, time),
-      changeTime: timeOf(req.header("x-ms-file-change-time"), time, time),
-      permissionKey: req.header("x-ms-file-permission-key") ?? smb.permissionKey,
-    },
+    // A new file object: times "now" and the permission inherited unless given (./smb-properties.ts);
+    // recorded, the replaced file keeps its file id and its lease.
+    smb: createdSmbProperties(
+      req,
+      store.now(),
+      parentOf(store, share, req.path).smb.permissionKey,
+      existing?.smb.fileId ?? store.nextFileId(),
+    ),
     lease: existing?.lease ?? AVAILABLE,
   };
   share.entries.set(req.path.toLowerCase(), file);
@@ -237,29 +218,39 @@ function putRange(store: FilesStore, file: StoredFile, req: ResponderRequest): R
     file.content.fill(0, range.start, end + 1);
   }
   touch(store, file);
-  file.smb.lastWriteTime = isoWith7Digits(store.now());
+  // Recorded: Put Range moves the last write and change times, and answers the last write time.
+  file.smb.lastWriteTime = file.smb.changeTime = isoWith7Digits(store.now());
   return {
     status: 201,
     headers: {
       ...versionHeaders(file),
       "content-md5": write === "update" ? md5(req.body) : undefined,
-      "x-ms-request-server-encrypted": "true",
+      "x-ms-file-last-write-time": file.smb.lastWriteTime,
+      "x-ms-request-server-encrypted": write === "update" ? "true" : undefined,
     },
   };
 }
 
 // Set File Metadata: https://learn.microsoft.com/rest/api/storageservices/set-file-metadata
-// Replaces all metadata; needs the lease id on a leased file.
+// Replaces all metadata; needs the lease id on a leased file. Recorded: the change time moves, the
+// last write time does not.
 function setFileMetadata(store: FilesStore, file: StoredFile, req: ResponderRequest): ResponderReply {
   checkMetadata(req.metadata);
   file.metadata = req.metadata;
   touch(store, file);
+  file.smb.changeTime = isoWith7Digits(store.now());
   return { status: 200, headers: { ...versionHeaders(file), "x-ms-request-server-encrypted": "true" } };
 }
 
 // Set File Properties: https://learn.microsoft.com/rest/api/storageservices/set-file-properties
-// HTTP headers and x-ms-content-length (resize: truncates or zero-extends).
-function setFileProperties(store: FilesStore, file: StoredFile, req: ResponderRequest): ResponderReply {
+// HTTP headers (replaced), x-ms-content-length (resize: truncates or zero-extends) and the SMB
+// properties (kept unless given, ./smb-properties.ts).
+function setFileProperties(
+  store: FilesStore,
+  share: StoredShare,
+  file: StoredFile,
+  req: ResponderRequest,
+): ResponderReply {
   const resize = req.header("x-ms-content-length");
   if (resize !== undefined) {
     const size = Number(resize);
@@ -269,9 +260,14 @@ function setFileProperties(store: FilesStore, file: StoredFile, req: ResponderRe
     file.content.copy(content, 0, 0, Math.min(size, file.content.length));
     file.content = content;
   }
+  const parentKey = parentOf(store, share, req.path).smb.permissionKey;
+  updateSmbProperties(req, file, store.now(), parentKey, resize !== undefined);
   file.http = httpPropertiesOf(req);
   touch(store, file);
-  return { status: 200, headers: { ...versionHeaders(file), ...smbHeaders(file) } };
+  return {
+    status: 200,
+    headers: { ...versionHeaders(file), ...smbHeaders(file), "x-ms-request-server-encrypted": "true" },
+  };
 }
 
 // Lease File: https://learn.microsoft.com/rest/api/storageservices/lease-file (state machine in leases.ts).
@@ -314,10 +310,19 @@ function httpPropertiesOf(req: ResponderRequest): StoredFile["http"] {
   };
 }
 
+/** The file at `path`: 404 ParentNotFound when its directory is missing (recorded for Delete File), else ResourceNotFound. */
 function requireFile(store: FilesStore, share: StoredShare, path: string): StoredFile {
   const entry = store.entry(share, path);
-  if (entry?.kind !== "file") fail(404, "ResourceNotFound", "The specified resource does not exist.");
-  return entry;
+  if (entry?.kind === "file") return entry;
+  requireParent(store, share, path);
+  return fail(404, "ResourceNotFound", "The specified resource does not exist.");
+}
+
+/** The directory that holds `path` (which the caller knows exists). */
+function parentOf(store: FilesStore, share: StoredShare, path: string): StoredDirectory {
+  const parent = store.entry(share, path.includes("/") ? path.slice(0, path.lastIndexOf("/")) : "");
+  if (parent?.kind !== "directory") return fail(404, "ParentNotFound", "The specified parent path does not exist.");
+  return parent;
 }
 
 function parseRange(header: string | undefined, needEnd: boolean): { start: number; end: number | undefined } {
@@ -349,14 +354,4 @@ function checkTransactionalMd5(req: ResponderRequest): void {
 
 function md5(data: Buffer): string {
   return createHash("md5").update(data).digest("base64");
-}
-
-function attributesOf(header: string | undefined): string {
-  return header === undefined || header === "" || header.toLowerCase() === "none" ? "Archive" : header;
-}
-
-/** A `x-ms-file-*-time` request value: "now", "preserve" (or absent: `kept`), or a time. */
-function timeOf(header: string | undefined, now: string, kept: string): string {
-  if (header === "now") return now;
-  return header === undefined || header === "preserve" ? kept : header;
 }

@@ -16,7 +16,11 @@
  *   LeaseNotPresentWithLeaseOperation; a file lease with duration 20 is 400 InvalidHeaderValue; a
  *   file break answers 202 with `x-ms-lease-time: 0` and leaves the file "broken"/"unlocked" with
  *   no `x-ms-lease-duration`; a write without the lease id is 412 LeaseIdMissing; a read with a wrong
- *   lease id is 412 LeaseIdMismatchWithFileOperation.
+ *   lease id is 412 LeaseIdMismatchWithFileOperation. For shares (`leaseclient_for_share/`): Set
+ *   Share Metadata without the id is 412 LeaseIdMissing, with a wrong id (and Get Share Properties
+ *   with a wrong id) 412 LeaseIdMismatchWithContainerOperation; release answers `x-ms-lease-time: 0`;
+ *   a 15 s lease broken within a second answers 14. Each recorded answer is replayed against the
+ *   responder by tests/integration/files/conformance.test.ts.
  */
 
 /** What is leased: a file or a share. Their codes and rules differ slightly. */
@@ -75,6 +79,11 @@ export function leaseAt(lease: LeaseRecord, now: number): LeaseRecord {
     return { state: "broken", leaseId: lease.leaseId, durationInSeconds: lease.durationInSeconds };
   }
   return lease;
+}
+
+/** Whether a stored lease is active at `now` (leased or breaking). */
+export function isLeaseActive(stored: LeaseRecord, now: number): boolean {
+  return isActive(leaseAt(stored, now));
 }
 
 /** Whether the lease currently guards writes (leased, or breaking: the holder keeps it until broken). */
@@ -181,7 +190,8 @@ function release(target: LeaseTarget, lease: LeaseRecord, request: LeaseRequest)
   if (!request.leaseId) return missingLeaseId();
   if (lease.state === "available") return notPresent(target);
   if (lease.leaseId !== request.leaseId) return mismatch(target);
-  return granted(200, AVAILABLE, {});
+  // Recorded: a share's release answers `x-ms-lease-time: 0`, a file's none.
+  return granted(200, AVAILABLE, target === "share" ? { "x-ms-lease-time": "0" } : {});
 }
 
 function breakLease(target: LeaseTarget, lease: LeaseRecord, request: LeaseRequest, now: number): LeaseActionOutcome {
@@ -194,8 +204,16 @@ function breakLease(target: LeaseTarget, lease: LeaseRecord, request: LeaseReque
       return refuse(400, "InvalidHeaderValue", "x-ms-lease-break-period must be between 0 and 60.");
     }
   }
-  if (lease.state === "available" || lease.state === "expired") return notPresent(target);
-  if (lease.state === "broken") return granted(202, lease, { "x-ms-lease-time": "0" });
+  if (lease.state === "available") return notPresent(target);
+  // Lease Blob's outcome table (the share pages use its words): breaking a broken or an expired
+  // lease leaves it broken, at once.
+  if (lease.state === "broken" || lease.state === "expired") {
+    return granted(
+      202,
+      { state: "broken", leaseId: lease.leaseId, durationInSeconds: lease.durationInSeconds },
+      { "x-ms-lease-time": "0" },
+    );
+  }
   // Remaining time before the lease would end by itself (infinite leases: none, they break at once
   // unless a period is given).
   const remainingInMs =
@@ -205,7 +223,9 @@ function breakLease(target: LeaseTarget, lease: LeaseRecord, request: LeaseReque
         ? (period ?? 0) * 1000
         : lease.expiresAt - now;
   const breakInMs = Math.max(0, Math.min(remainingInMs, period === undefined ? remainingInMs : period * 1000));
-  const seconds = String(Math.ceil(breakInMs / 1000));
+  // Whole seconds left, rounded down: recorded, a 15 s share lease broken within a second of its
+  // acquisition answers 14 (recordings/*/leaseclient_for_share/recording_break_a_broken_lease).
+  const seconds = String(Math.floor(breakInMs / 1000));
   if (breakInMs === 0) {
     return granted(
       202,
@@ -218,8 +238,10 @@ function breakLease(target: LeaseTarget, lease: LeaseRecord, request: LeaseReque
 
 /**
  * Checks a write (or delete) against the lease: an active lease needs its id, a lease id needs an
- * active lease that it matches. Codes as recorded from the service for files; for shares the same
- * pattern with the `...WithShareOperation` names, by analogy with containers (not recorded).
+ * active lease that it matches. Codes as recorded from the service: for files
+ * `LeaseIdMismatchWithFileOperation`; for shares the container's names
+ * (`LeaseIdMismatchWithContainerOperation`, recorded for Get Share Properties and Set Share
+ * Metadata; `LeaseNotPresentWithContainerOperation` by the same family, not recorded).
  */
 export function checkWrite(
   target: LeaseTarget,
@@ -319,11 +341,15 @@ function mismatch(target: LeaseTarget) {
 }
 
 function operationMismatch(target: LeaseTarget): ServiceRefusal {
-  const code = target === "file" ? "LeaseIdMismatchWithFileOperation" : "LeaseIdMismatchWithShareOperation";
-  return { status: 412, code, message: `The lease ID specified did not match the lease ID for the ${target}.` };
+  const code = target === "file" ? "LeaseIdMismatchWithFileOperation" : "LeaseIdMismatchWithContainerOperation";
+  return {
+    status: 412,
+    code,
+    message: `The lease ID specified did not match the lease ID for the ${target === "share" ? "file share" : "file"}.`,
+  };
 }
 
 function operationNotPresent(target: LeaseTarget): ServiceRefusal {
-  const code = target === "file" ? "LeaseNotPresentWithFileOperation" : "LeaseNotPresentWithShareOperation";
+  const code = target === "file" ? "LeaseNotPresentWithFileOperation" : "LeaseNotPresentWithContainerOperation";
   return { status: 412, code, message: `There is currently no lease on the ${target}.` };
 }

@@ -11,9 +11,10 @@
  * Properties, Put Range (update and clear), Delete File and Lease File. Anything else answers 501
  * NotImplementedByResponder.
  *
- * Test hooks simulate what only an SMB client can do: {@link FilesResponder.smb} opens a file with a
- * share mode (REST calls the share mode refuses get 409 SharingViolation) and marks it
- * delete-on-close (every REST call gets 409 DeletePending until the last handle closes, then 404).
+ * Test hooks simulate what only an SMB client can do: {@link FilesResponder.smb} opens a file with an
+ * access and a share mode (REST calls they refuse get 409 SharingViolation, as "Manage file locks"
+ * tabulates it: see `./smb-rules.ts`; a leased file refuses SMB opens for write or delete) and marks
+ * it delete-on-close (every REST call gets 409 DeletePending until the last handle closes, then 404).
  *
  * Not emulated: authentication (SharedKey and SAS are accepted without checking the signature),
  * listing, copies, snapshots, handles APIs, NFS, byte-range locks, and timing limits.
@@ -24,7 +25,9 @@ import { AZURITE_ACCOUNT_NAME, buildConnectionString } from "../azurite.js";
 import { fileOperation, handleKey } from "./file-operations.js";
 import { readRequest, send, sendError, ServiceError, type ResponderRequest } from "./protocol.js";
 import { directoryOperation, notImplemented, shareOperation } from "./share-operations.js";
-import { FilesStore, type SmbShareMode } from "./store.js";
+import { isLeaseActive } from "./leases.js";
+import { openSmbHandle } from "./smb-rules.js";
+import { FilesStore, type SmbAccess, type SmbShareMode } from "./store.js";
 
 /** Options for {@link startFilesResponder}. */
 export interface FilesResponderOptions {
@@ -50,9 +53,15 @@ export interface FilesResponderOptions {
 /** Options for {@link SmbSimulator.openFile}. */
 export interface SmbOpenOptions {
   /**
-   * The handle's share mode: which REST accesses it allows while open. The default shares nothing
-   * (`FileShare.None`), which makes every REST read, write and delete of the file fail with 409
-   * SharingViolation.
+   * What the SMB client opens the file for. An open for write or delete fails on a leased file, and
+   * while a handle has write or delete access, Lease File acquire fails with 409 SharingViolation.
+   * @default { read: true, write: true, delete: false }
+   */
+  readonly access?: SmbAccess;
+  /**
+   * The handle's share mode: which later accesses it allows while open. The default shares nothing
+   * (`FileShare.None`), which makes every REST read, write and delete of the file (and Lease File
+   * acquire) fail with 409 SharingViolation; Get File Properties still answers.
    * @default { read: false, write: false, delete: false }
    */
   readonly share?: SmbShareMode;
@@ -76,7 +85,9 @@ export interface SmbHandle {
 /** Test hooks that stand in for an SMB client holding files open. */
 export interface SmbSimulator {
   /**
-   * Opens `path` (`share/dir/file`) the way an SMB client would. Throws if the file does not exist.
+   * Opens `path` (`share/dir/file`) the way an SMB client would. Throws if the file does not exist,
+   * and throws an `SmbSharingViolationError` when the open itself is refused: write or delete
+   * access to a leased file, or an access or share mode that conflicts with another open handle.
    *
    * @example
    * ```ts
@@ -230,12 +241,12 @@ function smbSimulator(store: FilesStore): SmbSimulator {
     const entry = share && store.entry(share, filePath);
     if (!share || entry?.kind !== "file")
       throw new Error(`The Files responder has no file '${path}' to open over SMB.`);
-    return { share, filePath, key: handleKey(share, filePath) };
+    return { share, filePath, key: handleKey(share, filePath), file: entry };
   };
   return {
     openFile(path, options = {}) {
-      const { share, filePath, key } = resolve(path);
-      const id = store.openHandle(key, options.share ?? {});
+      const { share, filePath, key, file } = resolve(path);
+      const id = openSmbHandle(store, key, { ...options, leased: isLeaseActive(file.lease, store.now()) });
       let closed = false;
       return {
         path,

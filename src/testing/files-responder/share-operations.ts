@@ -12,7 +12,14 @@ import {
   type ResponderReply,
   type ResponderRequest,
 } from "./protocol.js";
-import { newShare, smbDefaults, type FilesStore, type StoredDirectory, type StoredShare } from "./store.js";
+import {
+  newShare,
+  permissionKeyOf,
+  smbDefaults,
+  type FilesStore,
+  type StoredDirectory,
+  type StoredShare,
+} from "./store.js";
 
 /** Dispatches a request with `restype=share`. */
 export function shareOperation(store: FilesStore, req: ResponderRequest): ResponderReply {
@@ -22,6 +29,8 @@ export function shareOperation(store: FilesStore, req: ResponderRequest): Respon
   const share = requireShare(store, req);
   if (req.method === "PUT" && comp === "lease") return leaseShare(store, share, req);
   if (req.method === "PUT" && comp === "metadata") return setShareMetadata(store, share, req);
+  if (req.method === "PUT" && comp === "properties") return setShareProperties(store, share, req);
+  if (req.method === "PUT" && comp === "filepermission") return createPermission(req);
   if ((req.method === "GET" || req.method === "HEAD") && comp === null) return getShareProperties(store, share, req);
   if (req.method === "DELETE" && comp === null) return deleteShare(store, share, req);
   return notImplemented(`${req.method} on a share with comp=${comp ?? "(none)"}`);
@@ -80,13 +89,50 @@ function getShareProperties(store: FilesStore, share: StoredShare, req: Responde
 }
 
 // Set Share Metadata: https://learn.microsoft.com/rest/api/storageservices/set-share-metadata
-// The lease id is optional; when given it must match the active lease.
+// A leased share refuses it without the lease id (recorded: 412 LeaseIdMissing; a wrong id 412
+// LeaseIdMismatchWithContainerOperation), like Delete Share.
 function setShareMetadata(store: FilesStore, share: StoredShare, req: ResponderRequest): ResponderReply {
-  throwRefusal(checkRead("share", share.lease, req.header("x-ms-lease-id"), store.now()));
+  throwRefusal(checkWrite("share", share.lease, req.header("x-ms-lease-id"), store.now()));
   checkMetadata(req.metadata);
   share.metadata = req.metadata;
   touch(store, share);
   return { status: 200, headers: versionHeaders(share) };
+}
+
+// Set Share Properties: https://learn.microsoft.com/rest/api/storageservices/set-share-properties
+// (x-ms-lease-id: "Required if the destination file share has an active lease", version 2020-02-10
+// and later). The responder keeps the quota only.
+function setShareProperties(store: FilesStore, share: StoredShare, req: ResponderRequest): ResponderReply {
+  throwRefusal(checkWrite("share", share.lease, req.header("x-ms-lease-id"), store.now()));
+  const quota = req.header("x-ms-share-quota");
+  if (quota !== undefined) {
+    const value = Number(quota);
+    if (!Number.isSafeInteger(value) || value < 1) {
+      fail(
+        400,
+        "InvalidHeaderValue",
+        "The value for one of the HTTP headers is not in the correct format: x-ms-share-quota.",
+      );
+    }
+    share.quotaInGiB = value;
+  }
+  touch(store, share);
+  return { status: 200, headers: versionHeaders(share) };
+}
+
+// Create Permission: https://learn.microsoft.com/rest/api/storageservices/create-permission
+// A JSON body `{ "permission": "<SDDL>" }`; 201 with the permission's key in x-ms-file-permission-key.
+function createPermission(req: ResponderRequest): ResponderReply {
+  let permission: unknown;
+  try {
+    permission = (JSON.parse(req.body.toString("utf8")) as { permission?: unknown }).permission;
+  } catch {
+    permission = undefined;
+  }
+  if (typeof permission !== "string" || permission.length === 0) {
+    fail(400, "InvalidInput", "The request body must be a JSON object with a non-empty 'permission'.");
+  }
+  return { status: 201, headers: { "x-ms-file-permission-key": permissionKeyOf(permission) } };
 }
 
 // Delete Share: https://learn.microsoft.com/rest/api/storageservices/delete-share

@@ -5,6 +5,7 @@
  * Paths are case-insensitive and case-preserving, as on Azure Files
  * (https://learn.microsoft.com/rest/api/storageservices/naming-and-referencing-shares--directories--files--and-metadata).
  */
+import { createHash } from "node:crypto";
 import { AVAILABLE, type LeaseRecord } from "./leases.js";
 
 /** Metadata as sent: names keep their case, lookups ignore it. */
@@ -64,23 +65,34 @@ export interface StoredShare {
   readonly entries: Map<string, StoredDirectory | StoredFile>;
 }
 
-/** Which later opens an SMB handle allows (its share mode). */
-export interface SmbShareMode {
-  /** REST reads of the file are allowed while the handle is open (`FileShare.Read`). @default false */
+/** What an SMB client opened a file for (its file access). */
+export interface SmbAccess {
+  /** Opened for reading. @default true */
   readonly read?: boolean;
-  /** REST writes of the file are allowed while the handle is open (`FileShare.Write`). @default false */
+  /** Opened for writing. @default true */
   readonly write?: boolean;
-  /** REST deletes of the file are allowed while the handle is open (`FileShare.Delete`). @default false */
+  /** Opened for deleting. @default false */
   readonly delete?: boolean;
 }
 
-/** What a REST operation needs from SMB handles' share modes, or `"none"` for attribute-only access. */
-export type DataAccess = "read" | "write" | "delete" | "none";
+/** Which later opens an SMB handle allows (its share mode). */
+export interface SmbShareMode {
+  /** Later reads of the file (SMB opens for read, REST reads) are allowed while the handle is open (`FileShare.Read`). @default false */
+  readonly read?: boolean;
+  /** Later writes of the file are allowed while the handle is open (`FileShare.Write`). @default false */
+  readonly write?: boolean;
+  /** Later deletes of the file are allowed while the handle is open (`FileShare.Delete`). @default false */
+  readonly delete?: boolean;
+}
 
-interface OpenHandle {
+/** One of the three kinds of access that SMB access and share modes speak of. */
+export type SmbAccessKind = "read" | "write" | "delete";
+
+/** An open SMB handle on a file. */
+export interface OpenHandle {
   readonly id: number;
-  readonly share: Required<SmbShareMode>;
-  closed: boolean;
+  readonly access: Readonly<Record<SmbAccessKind, boolean>>;
+  readonly share: Readonly<Record<SmbAccessKind, boolean>>;
 }
 
 /** The account's state. */
@@ -121,29 +133,28 @@ export class FilesStore {
 
   // SMB handles -----------------------------------------------------------------------------------
 
-  /** Opens an SMB handle on a file (see {@link FilesResponder.smb}). Returns its id. */
-  openHandle(key: string, share: SmbShareMode): number {
-    const handle: OpenHandle = {
-      id: ++this.handleCounter,
-      share: { read: share.read ?? false, write: share.write ?? false, delete: share.delete ?? false },
-      closed: false,
-    };
+  /** Adds an SMB handle to a file (the checks are `./smb-rules.ts`'s). Returns its id. */
+  addHandle(key: string, access: OpenHandle["access"], share: OpenHandle["share"]): number {
+    const handle: OpenHandle = { id: ++this.handleCounter, access, share };
     this.handles.set(key, [...(this.handles.get(key) ?? []), handle]);
     return handle.id;
   }
 
+  /** The SMB handles open on a file. */
+  handlesOn(key: string): readonly OpenHandle[] {
+    return this.handles.get(key) ?? [];
+  }
+
   /** Marks a handle delete-on-close: the file is delete-pending until every handle closes. */
   markDeleteOnClose(key: string, id: number): void {
-    const handle = this.handles.get(key)?.find((h) => h.id === id);
-    if (handle && !handle.closed) this.pendingDeletes.add(key);
+    if (this.handles.get(key)?.some((h) => h.id === id)) this.pendingDeletes.add(key);
   }
 
   /** Closes a handle; when the last one closes on a delete-pending file, the file is removed. */
   closeHandle(key: string, id: number, remove: () => void): void {
     const open = this.handles.get(key) ?? [];
     const handle = open.find((h) => h.id === id);
-    if (!handle || handle.closed) return;
-    handle.closed = true;
+    if (!handle) return;
     const rest = open.filter((h) => h !== handle);
     if (rest.length > 0) {
       this.handles.set(key, rest);
@@ -161,12 +172,6 @@ export class FilesStore {
   /** Whether an SMB client marked the file for deletion and still has it open. */
   isDeletePending(key: string): boolean {
     return this.pendingDeletes.has(key);
-  }
-
-  /** Whether an open SMB handle's share mode refuses `access`. */
-  refusesSharing(key: string, access: DataAccess): boolean {
-    if (access === "none") return false;
-    return (this.handles.get(key) ?? []).some((h) => !h.share[access]);
   }
 
   /** Forgets every handle under a share (the share was deleted). */
@@ -199,6 +204,9 @@ export function newShare(store: FilesStore, name: string, metadata: Metadata, qu
   return share;
 }
 
+/** The permission key of a share's root directory (and of new directories): the service's `<number>*<number>` form. */
+const DEFAULT_DIRECTORY_PERMISSION_KEY = "4088011009347960337*11581588750433322810";
+
 /** Default SMB properties for a new file or directory, in the service's formats. */
 export function smbDefaults(store: FilesStore, attributes: string): SmbProperties {
   const time = isoWith7Digits(store.now());
@@ -207,7 +215,7 @@ export function smbDefaults(store: FilesStore, attributes: string): SmbPropertie
     creationTime: time,
     lastWriteTime: time,
     changeTime: time,
-    permissionKey: "4088011009347960337*11581588750433322810",
+    permissionKey: DEFAULT_DIRECTORY_PERMISSION_KEY,
     fileId: store.nextFileId(),
   };
 }
@@ -215,4 +223,23 @@ export function smbDefaults(store: FilesStore, attributes: string): SmbPropertie
 /** `2023-06-07T22:54:08.6338984Z`: the 7 fractional digits the service uses in `x-ms-file-*-time`. */
 export function isoWith7Digits(ms: number): string {
   return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, ".$10000Z");
+}
+
+/**
+ * The permission key the responder gives a security descriptor: derived from its text, so that the
+ * same descriptor always has the same key (Create Permission:
+ * https://learn.microsoft.com/rest/api/storageservices/create-permission).
+ */
+export function permissionKeyOf(descriptor: string): string {
+  const digest = createHash("sha256").update(descriptor).digest();
+  return `${digest.readBigUInt64BE(0)}*11581588750433322810`;
+}
+
+/**
+ * The permission key of a file or directory created with `x-ms-file-permission: inherit` (the
+ * default) under a directory with `parentKey`: its own descriptor, inherited from the parent's
+ * (the recordings show a file's key differing from its directory's).
+ */
+export function inheritedPermissionKey(parentKey: string): string {
+  return permissionKeyOf(`inherited from ${parentKey}`);
 }

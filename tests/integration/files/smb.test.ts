@@ -6,6 +6,7 @@
 import type { ShareClient, ShareFileClient } from "@azure/storage-file-share";
 import {
   classifyError,
+  fileLock,
   fixedBackoff,
   isSmbConflictError,
   isStorageRequestError,
@@ -15,6 +16,7 @@ import {
   statusOf,
   writeFileUnderLease,
 } from "../../../src/index.js";
+import { SmbSharingViolationError } from "../../../src/testing/index.js";
 import { describeResponderOnly, openFilesTarget, type FilesTarget } from "../../support/files.js";
 
 const quick = { backoff: fixedBackoff({ delayInMs: 20 }) };
@@ -185,12 +187,91 @@ describeResponderOnly("SMB clients holding files (responder simulation + retry p
     const f = await file("helpers.txt");
     const lease = f.getShareLeaseClient();
     await lease.acquireLease();
-    const handle = target.responder!.smb.openFile(smbPath(f));
+    // A leased file can still be opened for read over SMB; sharing nothing, it refuses Create File.
+    expect(() => target.responder!.smb.openFile(smbPath(f))).toThrow(SmbSharingViolationError);
+    const handle = target.responder!.smb.openFile(smbPath(f), { access: { read: true, write: false } });
     const error = await writeFileUnderLease(f, lease.leaseId, "new", { smbRetry: false }).catch((e: unknown) => e);
     expect(serviceCodeOf(error)).toBe("SharingViolation");
     setTimeout(() => handle.close(), 50);
     await writeFileUnderLease(f, lease.leaseId, "new", { smbRetry: quick });
     expect((await readFileContent(f)).content.toString()).toBe("new");
     await lease.releaseLease();
+  });
+
+  describe("fileLock on a file an SMB client holds open (Lease File acquire answers 409 SharingViolation)", () => {
+    const acquireRequests = (f: ShareFileClient) =>
+      target.responder!.requests.filter(
+        (r) => r.method === "PUT" && r.url.includes(f.path) && r.url.includes("comp=lease"),
+      ).length;
+
+    it("acquire and tryAcquire end in SmbConflictError, not in 'held by someone else', and take no lease", async () => {
+      const f = await file("smb-held.json");
+      const handle = target.responder!.smb.openFile(smbPath(f)); // read/write access, sharing nothing
+      const lock = fileLock(f, { smbRetry: { ...quick, maxRetries: 3 } });
+      const viaAcquire = await lock.acquire({ timeoutInMs: 20_000 }).catch((e: unknown) => e);
+      expect(viaAcquire).toMatchObject({
+        name: "SmbConflictError",
+        code: "SmbFileLocked",
+        statusCode: 409,
+        serviceCode: "SharingViolation",
+        attempts: 4,
+      });
+      expect((viaAcquire as Error).message).toMatch(
+        /^Could not take the lease on file '.*smb-held\.json': an SMB client holds/,
+      );
+      const viaTry = await lock.tryAcquire().catch((e: unknown) => e);
+      expect(isSmbConflictError(viaTry) && viaTry.code).toBe("SmbFileLocked");
+      expect(
+        await fileLock(f, { smbRetry: false })
+          .tryAcquire()
+          .catch((e: unknown) => e),
+      ).toMatchObject({
+        name: "SmbConflictError",
+        attempts: 1,
+      });
+      handle.close();
+      expect((await f.getProperties()).leaseState).toBe("available");
+    });
+
+    it("when acquire's timeoutInMs ends the wait first, the SmbConflictError says why, after a few requests, not one per poll", async () => {
+      const f = await file("smb-timeout.json");
+      const handle = target.responder!.smb.openFile(smbPath(f));
+      const before = acquireRequests(f);
+      const error = await fileLock(f)
+        .acquire({ timeoutInMs: 1_500 })
+        .catch((e: unknown) => e);
+      handle.close();
+      expect(error).toMatchObject({ name: "SmbConflictError", code: "SmbFileLocked", serviceCode: "SharingViolation" });
+      // The SMB preset's backoff (0.35 s, 0.85 s, ...) rather than the lock's 100 ms polling.
+      expect(acquireRequests(f) - before).toBeLessThanOrEqual(4);
+      expect((await f.getProperties()).leaseState).toBe("available");
+    });
+
+    it("waits while the SMB client has the file open, and takes the lock once it closes it", async () => {
+      const f = await file("smb-then-free.json");
+      const handle = target.responder!.smb.openFile(smbPath(f));
+      let retries = 0;
+      const lock = fileLock(f, { smbRetry: { ...quick, onRetry: () => void (++retries === 2 && handle.close()) } });
+      await using held = await lock.acquire({ timeoutInMs: 20_000 });
+      expect([retries, held.fencingToken, (await f.getProperties()).leaseState]).toEqual([2, 1, "leased"]);
+    });
+
+    it("a handle that only reads and shares read, write and delete does not stand in the way", async () => {
+      const f = await file("smb-reader.json");
+      const handle = target.responder!.smb.openFile(smbPath(f), {
+        access: { read: true, write: false },
+        share: { read: true, write: true, delete: true },
+      });
+      const held = await fileLock(f, { smbRetry: false }).tryAcquire();
+      expect(held?.fencingToken).toBe(1);
+      await held?.release();
+      handle.close();
+    });
+
+    it("bad smbRetry is refused before any request", () => {
+      expect(() => fileLock(share.rootDirectoryClient.getFileClient("x"), { smbRetry: "no" as never })).toThrow(
+        TypeError,
+      );
+    });
   });
 });

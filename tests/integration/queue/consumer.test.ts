@@ -18,7 +18,7 @@ import {
   type QueueConsumerEvents,
   type QueueConsumerOptions,
 } from "../../../src/index.js";
-import { queueService, tableClient, uniqueName } from "../../support/storage.js";
+import { faultProxyFor, queueService, tableClient, uniqueName } from "../../support/storage.js";
 
 const cleanup: QueueClient[] = [];
 afterAll(async () => {
@@ -99,7 +99,7 @@ describe("QueueConsumer", () => {
     );
     const events = record(consumer);
     expect(consumer.status).toBe("idle");
-    consumer.start();
+    await consumer.start();
     expect(consumer.status).toBe("running");
     const processed = await events.next("processed", 3);
     await consumer.stop();
@@ -124,7 +124,7 @@ describe("QueueConsumer", () => {
       { ...quick, maxDequeueCount: 3 },
     );
     const events = record(consumer);
-    consumer.start();
+    await consumer.start();
     const [poisoned] = await events.next("poisoned");
     await consumer.stop();
 
@@ -159,7 +159,7 @@ describe("QueueConsumer", () => {
       { ...quick, retryBackoff: fixedBackoff({ delayInMs: 1_500 }) },
     );
     const events = record(consumer);
-    consumer.start();
+    await consumer.start();
     const [failed] = await events.next("failed");
     expect(failed!.retryInSeconds).toBe(2);
     // Hidden for now (a peek does not see invisible messages) ...
@@ -176,7 +176,7 @@ describe("QueueConsumer", () => {
     let ran = 0;
     const consumer = new QueueConsumer(queue, async () => void (ran += 1), { ...quick, codec: jsonCodec() });
     const events = record(consumer);
-    consumer.start();
+    await consumer.start();
     const [poisoned] = await events.next("poisoned");
     await consumer.stop();
     expect(ran).toBe(0);
@@ -199,7 +199,7 @@ describe("QueueConsumer", () => {
     let ran = 0;
     const consumer = new QueueConsumer(queue, async () => void (ran += 1), { ...quick, maxDequeueCount: 2 });
     const events = record(consumer);
-    consumer.start();
+    await consumer.start();
     const [poisoned] = await events.next("poisoned");
     await consumer.stop();
     expect(ran).toBe(0);
@@ -219,7 +219,7 @@ describe("QueueConsumer", () => {
       { ...quick },
     );
     const events = record(consumer);
-    consumer.start();
+    await consumer.start();
     const [lost] = await events.next("ownershipLost");
     const [processed] = await events.next("processed");
     await consumer.stop();
@@ -236,26 +236,23 @@ describe("QueueConsumer", () => {
     expect(events.of("error")).toEqual([]);
   });
 
-  it("reports a delete that fails with 404 MessageNotFound as lost ownership", async () => {
+  it("counts a delete answered 404 while the message is certainly still hidden as done: nobody else can have deleted it", async () => {
     const { queue } = await newQueue();
-    await queue.sendMessage("deleted by someone else");
+    await queue.sendMessage("deleted with our own receipt");
     const consumer = new QueueConsumer(
       queue,
       async (_body, { message, popReceipt }) => {
+        // Only a holder of this pop receipt can delete the message: what a lost answer to our own delete looks like.
         await queue.deleteMessage(message.messageId, popReceipt);
       },
       { ...quick },
     );
     const events = record(consumer);
-    consumer.start();
-    const [lost] = await events.next("ownershipLost");
+    await consumer.start();
+    const [processed] = await events.next("processed");
     await consumer.stop();
-    expect(lost!.error).toMatchObject({
-      statusCode: 404,
-      serviceCode: "MessageNotFound",
-      code: "MessageOwnershipLost",
-    });
-    expect(events.of("processed")).toEqual([]);
+    expect(processed).toMatchObject({ messageDeleted: true });
+    expect(events.of("ownershipLost")).toEqual([]);
   });
 
   it("aborts the handler's signal when a heartbeat finds the message gone", async () => {
@@ -278,7 +275,7 @@ describe("QueueConsumer", () => {
       { ...quick, visibilityTimeoutInSeconds: 2, heartbeatIntervalInMs: 200 },
     );
     const events = record(consumer);
-    consumer.start();
+    await consumer.start();
     const [lost] = await events.next("ownershipLost");
     await consumer.stop();
     expect(isMessageOwnershipLostError(abortReason)).toBe(true);
@@ -301,7 +298,7 @@ describe("QueueConsumer", () => {
       { ...quick },
     );
     const events = record(consumer);
-    consumer.start();
+    await consumer.start();
     await events.next("received");
     const stopping = consumer.stop({ gracePeriodInMs: 20_000 });
     expect(consumer.status).toBe("stopping");
@@ -311,7 +308,7 @@ describe("QueueConsumer", () => {
     expect(events.of("processed")).toHaveLength(1);
     expect(events.events.at(-1)!.name).toBe("stopped");
     expect(await peekCount(queue)).toBe(0);
-    expect(() => consumer.start()).toThrow(/starts once/);
+    await expect(consumer.start()).rejects.toThrow(/starts once/);
   });
 
   it("stop() aborts handlers after the grace period and makes their messages visible again at once", async () => {
@@ -330,7 +327,7 @@ describe("QueueConsumer", () => {
       { ...quick, visibilityTimeoutInSeconds: 60 },
     );
     const events = record(consumer);
-    consumer.start();
+    await consumer.start();
     await events.next("received");
     await consumer.stop({ gracePeriodInMs: 100 });
     expect(isConsumerStoppedError(reason)).toBe(true);
@@ -352,7 +349,7 @@ describe("QueueConsumer", () => {
     let atReceive = -1;
     consumer.on("received", () => (atReceive = empties.length));
     const events = record(consumer);
-    consumer.start();
+    await consumer.start();
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     const before = [...empties];
     await queue.sendMessage("wake up");
@@ -389,7 +386,7 @@ describe("QueueConsumer", () => {
       { ...quick, batchSize: 32, concurrency: 5, newBatchThreshold: 2 },
     );
     const events = record(consumer);
-    consumer.start();
+    await consumer.start();
     await events.next("processed", 40);
     await consumer.stop();
     expect(most).toBeLessThanOrEqual(5);
@@ -411,7 +408,7 @@ describe("QueueConsumer", () => {
       { ...quick, codec: jsonCodec<{ orderId: string }>(), idempotency: { store, key: (order) => order.orderId } },
     );
     const events = record(consumer);
-    consumer.start();
+    await consumer.start();
     await events.next("processed");
     await queue.sendMessage(JSON.stringify({ orderId: "o-1" }));
     const [duplicate] = await events.next("duplicate");
@@ -437,12 +434,12 @@ describe("QueueConsumer", () => {
       { ...quick, visibilityTimeoutInSeconds: 2, idempotency: { store, key: (body) => body } },
     );
     const events = record(consumer);
-    consumer.start();
+    await consumer.start();
     const [deferred] = await events.next("deferred");
     await events.next("duplicate");
     await consumer.stop();
     expect(runs).toBe(1);
-    expect(deferred!.delayInSeconds).toBeGreaterThanOrEqual(1);
+    expect(deferred!.waitInMs).toBeGreaterThan(0);
     expect(deferred!.owner).toBe(consumer.consumerId);
   });
 
@@ -467,7 +464,7 @@ describe("QueueConsumer", () => {
     );
     const events = record(consumer);
     consumer.on("processed", () => secondDone());
-    consumer.start();
+    await consumer.start();
     const [processed] = await events.next("processed");
     const [lost] = await events.next("ownershipLost");
     await consumer.stop();
@@ -484,14 +481,23 @@ describe("QueueConsumer", () => {
   });
 
   it("reports a failing receive as an error and keeps polling with backoff", async () => {
-    const queue = queueService().getQueueClient(uniqueName("missing"));
-    const consumer = new QueueConsumer(queue, async () => undefined, { ...quick });
-    const events = record(consumer);
-    consumer.start();
-    const errors = await events.next("error", 2);
-    await consumer.stop();
-    expect(errors[0]).toMatchObject({ operation: "receive messages", error: { statusCode: 404 } });
-    expect(consumer.status).toBe("stopped");
+    const { queue } = await newQueue();
+    const { proxy, connectionString } = await faultProxyFor("queue");
+    try {
+      const flaky = queueService(connectionString, { retryOptions: { maxTries: 1 } }).getQueueClient(queue.name);
+      proxy.addRule({ method: "GET", path: /\/messages/, times: 2, action: { type: "serverBusy" } });
+      const consumer = new QueueConsumer(flaky, async () => undefined, { ...quick });
+      const events = record(consumer);
+      await consumer.start();
+      const errors = await events.next("error", 2);
+      await queue.sendMessage("after the errors");
+      await events.next("processed");
+      await consumer.stop();
+      expect(errors[0]).toMatchObject({ operation: "receive messages", error: { statusCode: 503 } });
+      expect(consumer.status).toBe("stopped");
+    } finally {
+      await proxy.close();
+    }
   });
 
   it("stops when its abortSignal is aborted", async () => {
@@ -499,7 +505,7 @@ describe("QueueConsumer", () => {
     const controller = new AbortController();
     const consumer = new QueueConsumer(queue, async () => undefined, { ...quick, abortSignal: controller.signal });
     const events = record(consumer);
-    consumer.start();
+    await consumer.start();
     controller.abort();
     await events.next("stopped");
     expect(consumer.status).toBe("stopped");
@@ -517,7 +523,7 @@ describe("QueueConsumer", () => {
       },
     );
     const events = record(consumer);
-    consumer.start();
+    await consumer.start();
     const [failed] = await events.next("failed");
     await consumer.stop();
     expect(String(failed!.error)).toMatch(/needs an idempotency store/);

@@ -36,7 +36,7 @@ describe("visibility heartbeat", () => {
     second.on("received", ({ message }) => receivedBySecond.push(message.messageId));
     try {
       const handling = await worker.waitFor<Line>((m) => m.event === "handling", 60_000);
-      second.start();
+      await second.start();
       await worker.waitFor<Line>((m) => m.event === "processed", 30_000);
       // Past one more visibility timeout: had the message been left behind, it would show up now.
       await new Promise((resolve) => setTimeout(resolve, 2_500));

@@ -109,6 +109,30 @@ describe("multi-index rows", () => {
     expect((await rows(client)).every((r) => r._version === again.version && r._deleted === undefined)).toBe(true);
   });
 
+  it("creates over a tombstone that another writer's purge removes meanwhile", async () => {
+    const client = await newTable("mipurge");
+    const table = runners(client);
+    const created = await table.create(john);
+    // The move leaves a tombstone at AGE:055 (its purge is held back, as if that writer were slow).
+    const noPurge = Object.assign(Object.create(client) as TableClient, { deleteEntity: async () => ({}) });
+    await runners(noPurge).update(created, { ...john, age: 56 });
+    expect((await client.getEntity(PARTITION, "AGE:055__01234__John"))._deleted).toBe(true);
+    // Another record takes the old keys; the slow writer's purge runs right after this create reads the tombstone.
+    const racing = Object.assign(Object.create(client) as TableClient, {
+      getEntity: async (partitionKey: string, rowKey: string, options?: object) => {
+        const row = await client.getEntity(partitionKey, rowKey, options);
+        if (row._deleted === true) await client.deleteEntity(partitionKey, rowKey, { etag: row.etag });
+        return row;
+      },
+    });
+    const other = { ...john, bib: 1234, name: "John", age: 55, gender: "F", count: 5 };
+    await runners(client).delete((await table.get(PARTITION, "BIB", "01234__John"))!); // frees BIB:01234 too
+    const again = await runners(racing).create(other);
+    const stored = await table.get(PARTITION, "AGE", "055__01234__John");
+    expect(stored?.version).toBe(again.version);
+    expect(stored?.record.gender).toBe("F");
+  });
+
   it("refuses a key held by another live record, and a move to another partition", async () => {
     const client = await newTable("mitaken");
     const table = runners(client);

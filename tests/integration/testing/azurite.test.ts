@@ -1,4 +1,6 @@
+import { existsSync } from "node:fs";
 import { BlobServiceClient } from "@azure/storage-blob";
+import { QueueClient } from "@azure/storage-queue";
 import { startAzurite } from "../../../src/testing/index.js";
 
 describe("startAzurite", () => {
@@ -17,7 +19,23 @@ describe("startAzurite", () => {
     await expect(client.getContainerClient("started").getProperties()).rejects.toMatchObject({ code: "ECONNREFUSED" });
   });
 
-  it("two instances are independent (in memory, separate ports)", async () => {
+  it("keeps its data in a temporary folder by default, removed on stop; or in memory", async () => {
+    const onDisk = await startAzurite();
+    expect(onDisk.location).toBeDefined();
+    const queue = new QueueClient(onDisk.connectionString, "kept");
+    await queue.create();
+    await queue.sendMessage("on disk");
+    expect(existsSync(onDisk.location!)).toBe(true);
+    await onDisk.stop();
+    expect(existsSync(onDisk.location!)).toBe(false);
+
+    await using inMemory = await startAzurite({ persistence: "memory" });
+    expect(inMemory.location).toBeUndefined();
+    await new QueueClient(inMemory.connectionString, "kept").create();
+    await expect(startAzurite({ persistence: "tape" as "disk" })).rejects.toThrow(/`persistence` must be/);
+  });
+
+  it("two instances are independent (separate ports and data)", async () => {
     await using a = await startAzurite();
     await using b = await startAzurite();
     expect(a.blobEndpoint).not.toBe(b.blobEndpoint);

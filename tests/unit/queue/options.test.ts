@@ -50,6 +50,13 @@ describe("QueueConsumer options", () => {
     ],
     ["maxDequeueCount 0", { maxDequeueCount: 0 }, /`maxDequeueCount` must be at least 1/, RangeError],
     [
+      "request time limit not shorter than the visibility timeout",
+      { visibilityTimeoutInSeconds: 3, requestTimeoutInMs: 3_000 },
+      /`requestTimeoutInMs` \(3000\) must be shorter than `visibilityTimeoutInSeconds` \(3 s\)/,
+      RangeError,
+    ],
+    ["request time limit 0", { requestTimeoutInMs: 0 }, /`requestTimeoutInMs` must be at least 1/, RangeError],
+    [
       "retryBackoff not a strategy",
       { retryBackoff: 5 as never },
       /`retryBackoff` must be a BackoffStrategy/,
@@ -121,12 +128,29 @@ describe("QueueConsumer options", () => {
     expect(calls).toEqual([]);
   });
 
+  it("stop() refuses a deadline shorter than the grace period, and a negative one, before stopping anything", async () => {
+    const { queue, calls } = fakeQueue();
+    const consumer = new QueueConsumer(queue, handler, { gracePeriodInMs: 1_000 });
+    await expect(consumer.stop({ timeoutInMs: 999 })).rejects.toThrow(
+      /`timeoutInMs` \(999\) must not be shorter than the grace period \(`gracePeriodInMs`, 1000\)/,
+    );
+    await expect(consumer.stop({ timeoutInMs: -1, gracePeriodInMs: 0 })).rejects.toThrow(RangeError);
+    await expect(consumer.stop({ gracePeriodInMs: -1 })).rejects.toThrow(/`gracePeriodInMs` must be at least 0/);
+    expect(consumer.status).toBe("idle");
+    await expect(consumer.stop({ timeoutInMs: 0, gracePeriodInMs: 0 })).resolves.toEqual({
+      timedOut: false,
+      stillRunning: [],
+    });
+    expect(consumer.status).toBe("stopped");
+    expect(calls).toEqual([]);
+  });
+
   it("a stopped consumer that never started makes no request", async () => {
     const { queue, calls } = fakeQueue();
     const consumer = new QueueConsumer(queue, handler);
     await consumer.stop();
     expect(consumer.status).toBe("stopped");
-    expect(() => consumer.start()).toThrow(/starts once/);
+    await expect(consumer.start()).rejects.toThrow(/starts once/);
     expect(calls).toEqual([]);
   });
 });

@@ -53,7 +53,7 @@ describe("classifyError", () => {
   });
 
   it("recognises every Azure Files code that means an SMB client holds the file, and nothing else", () => {
-    for (const code of ["SharingViolation", "FileLockConflict", "FileOpenBySmbClient"]) {
+    for (const code of ["SharingViolation", "FileLockConflict", "FileOpenBySmbClient", "CannotDeleteFileOrDirectory"]) {
       expect(classifyError(restError(409, { code })).kind).toBe("smb-sharing-violation");
     }
     for (const code of ["DeletePending", "SMBDeletePending"]) {

@@ -76,6 +76,64 @@ describe("retry", () => {
     ).rejects.toBe(mine);
   });
 
+  it("passes a rejection that is not an Error through untouched, without retrying it", async () => {
+    for (const thrown of ["a string", 42, null, undefined, { reason: "mine" }]) {
+      const { operation, calls } = failing(100, () => thrown);
+      const seen = await retry(operation, { backoff: noBackoff() }).then(
+        () => "resolved",
+        (error: unknown) => ({ error }),
+      );
+      expect(seen).toEqual({ error: thrown });
+      if (typeof thrown === "object" && thrown !== null) expect((seen as { error: unknown }).error).toBe(thrown);
+      expect(calls()).toBe(1);
+    }
+  });
+
+  it("classifies a rejection that is not an Error like any other, and retries it when told to", async () => {
+    const decisions: [string, unknown][] = [];
+    const { operation, calls } = failing(2, () => "not an Error");
+    await expect(
+      retry(operation, {
+        backoff: noBackoff(),
+        shouldRetry: (classification, error) => (decisions.push([classification.kind, error]), true),
+      }),
+    ).resolves.toBe("done");
+    expect(calls()).toBe(3);
+    expect(decisions).toEqual([
+      ["other", "not an Error"],
+      ["other", "not an Error"],
+    ]);
+    // An SDK-shaped object is a storage failure, Error or not: transient, so retried by default.
+    const busyObject = failing(1, () => ({ name: "RestError", statusCode: 503, code: "ServerBusy" }));
+    await expect(retry(busyObject.operation, { backoff: noBackoff() })).resolves.toBe("done");
+    expect(busyObject.calls()).toBe(2);
+  });
+
+  it("retries a TypeError when shouldRetry says so (p-retry alone would refuse)", async () => {
+    const { operation, calls } = failing(1, () => new TypeError("flaky"));
+    await expect(retry(operation, { backoff: noBackoff(), shouldRetry: () => true })).resolves.toBe("done");
+    expect(calls()).toBe(2);
+  });
+
+  it("gives the operation an abortSignal even when the caller passed none", async () => {
+    const signals: AbortSignal[] = [];
+    await retry(async ({ abortSignal }) => {
+      signals.push(abortSignal);
+      return "done";
+    });
+    expect(signals[0]).toBeInstanceOf(AbortSignal);
+    expect(signals[0]!.aborted).toBe(false);
+    const controller = new AbortController();
+    await retry(
+      async ({ abortSignal }) => {
+        signals.push(abortSignal);
+        return "done";
+      },
+      { abortSignal: controller.signal },
+    );
+    expect(signals[1]).toBe(controller.signal);
+  });
+
   it("lets a custom shouldRetry decide", async () => {
     const { operation, calls } = failing(2, conflict);
     await expect(retry(operation, { backoff: noBackoff(), shouldRetry: (c) => c.statusCode === 412 })).resolves.toBe(

@@ -37,6 +37,9 @@ describe("key rules", () => {
     [42, "not-a-string"],
     ["x".repeat(MAX_TABLE_KEY_LENGTH + 1), "too-long"],
     ["😀".repeat(257), "too-long"], // 514 UTF-16 code units
+    ["a\uD800b", "unpaired-surrogate"], // a lone high surrogate: no URL can carry it
+    ["a\uDC00", "unpaired-surrogate"], // a lone low surrogate
+    ["\uDE00\uD83D", "unpaired-surrogate"], // a pair in the wrong order
   ])("%p breaks %s", (value, rule) => {
     expect(tableKeyProblem(value)).toBe(rule);
   });
@@ -63,6 +66,9 @@ describe("key rules", () => {
       /control character U\+0001/,
     );
     expect((thrown(() => validateTableKey(null, "partitionKey")) as Error).message).toMatch(/null is not/);
+    expect((thrown(() => validateTableKey("a\uD800b", "rowKey")) as Error).message).toMatch(
+      /unpaired UTF-16 surrogate U\+D800 at position 1/,
+    );
   });
 });
 

@@ -31,6 +31,9 @@ const queue = queueService().getQueueClient(env("ASC_QUEUE"));
 const inbox = tableClient(env("ASC_INBOX"));
 const maxSleepMs = Number(env("ASC_MAX_SLEEP_MS", "20"));
 const heartbeat = process.env.ASC_HEARTBEAT_MS ? { heartbeatIntervalInMs: Number(process.env.ASC_HEARTBEAT_MS) } : {};
+// Several of these processes and Azurite share two cores: answers can take over a second. The
+// default limit (a quarter of a 3 s visibility timeout) would be correct but noisy here.
+const requestTimeoutInMs = Number(env("ASC_REQUEST_TIMEOUT_MS", String(Number(env("ASC_VISIBILITY_S", "3")) * 700)));
 
 const consumer = new QueueConsumer<Body, import("@azure/data-tables").TransactionAction>(
   queue,
@@ -52,6 +55,7 @@ const consumer = new QueueConsumer<Body, import("@azure/data-tables").Transactio
     codec: jsonCodec<Body>(),
     visibilityTimeoutInSeconds: Number(env("ASC_VISIBILITY_S", "3")),
     ...heartbeat,
+    requestTimeoutInMs,
     maxDequeueCount: Number(env("ASC_MAX_DEQUEUE", "4")),
     concurrency: Number(env("ASC_CONCURRENCY", "16")),
     batchSize: 16,
@@ -80,7 +84,7 @@ process.once("SIGTERM", () => {
   });
 });
 
-consumer.start();
+await consumer.start();
 print({ event: "ready", consumerId: consumer.consumerId });
 
 function keyOf(text: string): string | undefined {

@@ -1,0 +1,134 @@
+/**
+ * The published types as users compile them: the packed package installed in a scratch project
+ * (tests/support/packed.ts) with the SDKs and `@types/node` beside it, and compiled there under the
+ * settings strict projects use (`strict`, `exactOptionalPropertyTypes`, `noUncheckedIndexedAccess`,
+ * `verbatimModuleSyntax`), with `nodenext` and with `bundler` resolution, no `skipLibCheck`:
+ * - the package's own declaration files;
+ * - every ```ts snippet of the README, of docs/ and of the public TSDoc examples (those that import
+ *   the package, not a file of src/), with the placeholders of scripts/check-doc-examples.ts;
+ * - a few expectations of this file's own (narrowing, the `abortSignal` a callback is given, a
+ *   CommonJS consumer).
+ */
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import ts from "typescript";
+import { collectDocExamples, compileDocExamples, isSkipped } from "../../scripts/check-doc-examples.js";
+import { packedProject, root, SDKS } from "../support/packed.js";
+
+/** What strict projects set, whatever their module resolution. */
+const STRICT = {
+  strict: true,
+  exactOptionalPropertyTypes: true,
+  noUncheckedIndexedAccess: true,
+  verbatimModuleSyntax: true,
+  target: "es2022",
+  lib: ["es2023"],
+  types: ["node"],
+  skipLibCheck: false,
+  noEmit: true,
+};
+
+const RESOLUTIONS = {
+  nodenext: { module: "nodenext", moduleResolution: "nodenext" },
+  bundler: { module: "esnext", moduleResolution: "bundler" },
+} as const;
+
+/** Checked in every resolution: what the issue said must compile, stated as types. */
+const EXPECTATIONS = `
+import { blobJsonCell, optimisticUpdate, retry, writeIfMatch, type MutationContext, type RetryAttemptContext } from "azure-storage-concurrency";
+import type { BlockBlobClient } from "@azure/storage-blob";
+
+declare const blockBlob: BlockBlobClient;
+declare function sdkCall(options: { abortSignal?: AbortSignal }): Promise<number>;
+
+// The callbacks' abortSignal is always an AbortSignal, so it can be passed on under exactOptionalPropertyTypes.
+const fromRetry: AbortSignal = ({} as RetryAttemptContext).abortSignal;
+const fromMutate: AbortSignal = ({} as MutationContext).abortSignal;
+await retry(({ abortSignal }) => sdkCall({ abortSignal }));
+
+// After \`if (result.written)\`, the value is the value written.
+const counter = blobJsonCell<{ visits: number }>(blockBlob);
+const result = await optimisticUpdate(counter, (current, { abortSignal }) => {
+  void sdkCall({ abortSignal });
+  return { visits: (current?.visits ?? 0) + 1 };
+});
+if (result.written) {
+  const visits: number = result.value.visits;
+  void visits;
+} else {
+  // @ts-expect-error a skipped update's value may be undefined
+  void result.value.visits;
+}
+const saved = await writeIfMatch(counter, "etag", { visits: 1 });
+if (saved.written) void (saved.value.visits satisfies number);
+export { fromRetry, fromMutate };
+`;
+
+/**
+ * A CommonJS consumer (nodenext only: \`import x = require()\` is not ES module syntax), passing
+ * the SDK's CommonJS types to the library's CommonJS types.
+ */
+const COMMONJS_CONSUMER = `
+import asc = require("azure-storage-concurrency");
+import testing = require("azure-storage-concurrency/testing");
+import blob = require("@azure/storage-blob");
+
+declare const container: blob.ContainerClient;
+const lock: asc.LeaseLock = asc.blobLock(container, "nightly");
+const policy: asc.RetryPolicy = asc.retryPolicy({ maxRetries: 1 });
+const started: Promise<testing.RunningAzurite> = testing.startAzurite();
+void [lock, policy, started];
+`;
+
+let scratch: string;
+
+beforeAll(() => {
+  scratch = packedProject([...SDKS, "@types/node"]);
+}, 60_000);
+
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** Public snippets: they import the package (or nothing), never a file of src/. */
+function publicSnippets() {
+  return collectDocExamples(root).filter(
+    (example) => !isSkipped(example) && !/^\s*import[^;]*from\s+["']\.{1,2}\//m.test(example.code),
+  );
+}
+
+describe.each(Object.entries(RESOLUTIONS))("the published types under %s resolution", (resolution, moduleOptions) => {
+  it("compile, with every documentation snippet, under strict settings", () => {
+    const { options, errors } = ts.convertCompilerOptionsFromJson({ ...STRICT, ...moduleOptions }, scratch);
+    expect(errors.map((e) => ts.flattenDiagnosticMessageText(e.messageText, " "))).toEqual([]);
+    const snippets = publicSnippets();
+    expect(snippets.length).toBeGreaterThan(100); // the README's, the docs' and the TSDoc examples
+    const extraFiles = new Map([[join(scratch, "expectations.ts"), EXPECTATIONS]]);
+    if (resolution === "nodenext") extraFiles.set(join(scratch, "commonjs-consumer.cts"), COMMONJS_CONSUMER);
+
+    const { program, problems } = compileDocExamples(snippets, {
+      options,
+      dirOf: () => join(scratch, "snippets"),
+      extraFiles,
+    });
+
+    // The package's own declaration files, checked as a project without skipLibCheck checks them:
+    // those for `import`, and under nodenext those for `require` too (the CommonJS consumer).
+    const ours = program
+      .getSourceFiles()
+      .filter((file) => file.fileName.includes("/node_modules/azure-storage-concurrency/"));
+    const extensions = resolution === "nodenext" ? [".d.cts", ".d.ts"] : [".d.ts"];
+    expect(ours.map((file) => file.fileName.replace(/.*\/node_modules\//, "")).sort()).toEqual(
+      ["dist/index", "dist/testing/index"].flatMap((entry) =>
+        extensions.map((extension) => `azure-storage-concurrency/${entry}${extension}`),
+      ),
+    );
+    for (const file of ours) {
+      for (const diagnostic of [...program.getSyntacticDiagnostics(file), ...program.getSemanticDiagnostics(file)]) {
+        const { line } = file.getLineAndCharacterOfPosition(diagnostic.start ?? 0);
+        problems.push(
+          `${file.fileName.replace(/.*\/node_modules\//, "")}:${line + 1} ${ts.flattenDiagnosticMessageText(diagnostic.messageText, " ")}`,
+        );
+      }
+    }
+    expect(problems).toEqual([]);
+  }, 120_000);
+});
