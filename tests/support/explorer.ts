@@ -70,6 +70,28 @@ export interface Verdict {
   readonly violation?: string;
 }
 
+/** One request of a run, as the proxies saw it (in the order requests reached them), and the fault placed on it. */
+export interface TracedRequest {
+  /** Its position in the run, 1 for the first. */
+  readonly k: number;
+  /** `GET`, `PUT`, … */
+  readonly method: string;
+  /** Path and query. */
+  readonly path: string;
+  /** The fault placed on it, if one was. */
+  readonly fault?: FaultKind;
+}
+
+/**
+ * What a judge may use besides the result: every request of the run and the faults that fired (a
+ * fault planned past the last request fires none). It lets a contract say, for example, that
+ * "unknown" is allowed only when a fault hit the read that should have decided it.
+ */
+export interface RunTrace {
+  readonly requests: readonly TracedRequest[];
+  readonly fired: readonly TracedRequest[];
+}
+
 /** One operation, its start state and its contract. */
 export interface ExploredOperation<S, T> {
   readonly name: string;
@@ -85,8 +107,8 @@ export interface ExploredOperation<S, T> {
    * from tests/support/storage.ts). Background work it starts must be stopped before it resolves.
    */
   run(state: S, via: Via): Promise<T>;
-  /** The contract: reads storage directly and judges what the caller was told. */
-  judge(state: S, result: Settled<T>): Promise<Verdict>;
+  /** The contract: reads storage directly and judges what the caller was told (`trace`: what happened on the wire). */
+  judge(state: S, result: Settled<T>, trace: RunTrace): Promise<Verdict>;
   /**
    * How long one run may take before it counts as a violation ("did not settle").
    * @default 20_000
@@ -139,6 +161,10 @@ export interface ExplorerRun {
   readonly faults: string;
   readonly placement: readonly { readonly kind: FaultKind; readonly k: number }[];
   readonly requests: number;
+  /** The faults that fired, with the requests they hit. */
+  readonly fired?: readonly TracedRequest[];
+  /** How long the operation took (setup and judging not counted). */
+  readonly durationInMs?: number;
   readonly outcome: string;
   readonly violation?: string;
 }
@@ -165,6 +191,7 @@ export async function createExplorer(
 ) {
   let count = 0;
   let plan = new Map<number, FaultKind>();
+  let traced: { k: number; method: string; path: string; fault?: FaultKind }[] = [];
   const proxies: FaultProxy[] = [];
   const endpointsVia: Partial<Record<`${Service}Endpoint`, string>> = {};
   for (const service of services) {
@@ -174,13 +201,21 @@ export async function createExplorer(
     // The first rule only counts (it never fires); the others fire on the planned positions.
     proxy.addRule({
       action: { type: "reset" },
-      when: () => {
+      when: ({ method, path }) => {
         count += 1;
+        traced.push({ k: count, method, path });
         return false;
       },
     });
     for (const kind of Object.keys(FAULT_KINDS) as FaultKind[]) {
-      proxy.addRule({ action: FAULT_KINDS[kind], when: () => plan.get(count) === kind });
+      proxy.addRule({
+        action: FAULT_KINDS[kind],
+        when: () => {
+          if (plan.get(count) !== kind) return false;
+          traced[traced.length - 1]!.fault = kind;
+          return true;
+        },
+      });
     }
     proxies.push(proxy);
     endpointsVia[`${service}Endpoint`] = proxy.endpoint;
@@ -210,8 +245,10 @@ export async function createExplorer(
   ): Promise<ExplorerRun> {
     const state = await op.setup(via);
     count = 0;
+    traced = [];
     plan = new Map(placement.map(({ k, kind }) => [k, kind]));
     const limit = op.runTimeoutInMs ?? 20_000;
+    const started = performance.now();
     let timer: NodeJS.Timeout | undefined;
     const result = await Promise.race([
       op.run(state, via).then(
@@ -221,15 +258,17 @@ export async function createExplorer(
       new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), limit))),
     ]);
     clearTimeout(timer);
+    const durationInMs = performance.now() - started;
     const requests = count;
     plan = new Map();
+    const trace: RunTrace = { requests: traced, fired: traced.filter((r) => r.fault !== undefined) };
     const faults = placement.length === 0 ? "none" : placement.map((p) => `${p.kind}@${p.k}`).join("+");
     const verdict: Verdict =
       result === "timeout"
         ? { outcome: "hung", violation: `did not settle within ${limit} ms` }
-        : await op.judge(state, result);
+        : await op.judge(state, result, trace);
     const operation = `${op.name}, SDK retries ${via.sdkRetries}`;
-    const run: ExplorerRun = { operation, faults, placement, requests, ...verdict };
+    const run: ExplorerRun = { operation, faults, placement, requests, fired: trace.fired, durationInMs, ...verdict };
     runs.push(run);
     return run;
   }
