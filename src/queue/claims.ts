@@ -6,17 +6,35 @@
  * {@link ConsumerResourceError} that ends the consumer instead of failing the message.
  */
 import { MessageOwnershipLostError } from "./errors.js";
-import { MAX_TRIES, type MessageHold } from "./hold.js";
+import { MAX_TRIES } from "./hold.js";
 import type { ClaimOutcome, ClaimRequest, IdempotencyClaim, IdempotencyStore } from "./idempotency/store.js";
 import { isAmbiguous, isResourceFailure, resourceError, withTimeout } from "./requests.js";
+
+/**
+ * How long the work is certainly still the caller's (a message's {@link MessageHold}, or the
+ * claim's own expiry for `idempotent()`): an ambiguous call is tried again only within it.
+ */
+export interface HoldWindow {
+  remainingInMs(): number;
+}
+
+/** One claim to complete in {@link StoreCalls.completeMany}. */
+export interface ClaimToComplete<TEffect> {
+  readonly claim: IdempotencyClaim;
+  readonly result: unknown;
+  readonly effects: readonly TEffect[];
+}
 
 export class StoreCalls<TEffect> {
   readonly store: IdempotencyStore<TEffect>;
   readonly #requestTimeoutInMs: number;
+  readonly #retention: { readonly retentionInMs?: number };
 
-  constructor(store: IdempotencyStore<TEffect>, requestTimeoutInMs: number) {
+  /** @param retentionInMs - how long done records keep their keys (undefined: the store's default). */
+  constructor(store: IdempotencyStore<TEffect>, requestTimeoutInMs: number, retentionInMs?: number) {
     this.store = store;
     this.#requestTimeoutInMs = requestTimeoutInMs;
+    this.#retention = retentionInMs === undefined ? {} : { retentionInMs };
   }
 
   /** Checks the store (when it can be checked), for `start()`. */
@@ -31,7 +49,7 @@ export class StoreCalls<TEffect> {
       );
   }
 
-  claim(request: ClaimRequest, hold: MessageHold, abortSignal: AbortSignal): Promise<ClaimOutcome> {
+  claim(request: ClaimRequest, hold: HoldWindow, abortSignal: AbortSignal): Promise<ClaimOutcome> {
     return this.#call(
       `claim idempotency key '${request.key}'`,
       hold,
@@ -40,16 +58,34 @@ export class StoreCalls<TEffect> {
     );
   }
 
-  extend(claim: IdempotencyClaim, ttlInMs: number, hold: MessageHold): Promise<IdempotencyClaim> {
+  extend(claim: IdempotencyClaim, ttlInMs: number, hold: HoldWindow): Promise<IdempotencyClaim> {
     return this.#call(`extend the claim on idempotency key '${claim.key}'`, hold, (signal) =>
       this.store.extend(claim, ttlInMs, { abortSignal: signal }),
     );
   }
 
-  complete(claim: IdempotencyClaim, result: unknown, effects: readonly TEffect[], hold: MessageHold): Promise<void> {
+  complete(claim: IdempotencyClaim, result: unknown, effects: readonly TEffect[], hold: HoldWindow): Promise<void> {
     return this.#call(`mark idempotency key '${claim.key}' done`, hold, (signal) =>
-      this.store.complete(claim, { result, effects, abortSignal: signal }),
+      this.store.complete(claim, { result, effects, ...this.#retention, abortSignal: signal }),
     );
+  }
+
+  /**
+   * Marks several claims done in shared writes when the store can (one try: what it did not
+   * commit, `false`, is completed one by one with {@link complete}, which recognises a write that
+   * landed); all `false` when it cannot.
+   */
+  async completeMany(entries: readonly ClaimToComplete<TEffect>[]): Promise<readonly boolean[]> {
+    const completeMany = this.store.completeMany?.bind(this.store);
+    if (!completeMany || entries.length < 2) return entries.map(() => false);
+    const many = entries.map((entry) => ({ ...entry, ...this.#retention }));
+    try {
+      return await this.#call(`mark ${entries.length} idempotency keys done`, undefined, (signal) =>
+        completeMany(many, { abortSignal: signal }),
+      );
+    } catch {
+      return entries.map(() => false);
+    }
   }
 
   /** Gives a claim up; one try (an unreleased claim expires with the visibility timeout anyway). */
@@ -61,7 +97,7 @@ export class StoreCalls<TEffect> {
 
   async #call<R>(
     operation: string,
-    hold: MessageHold | undefined,
+    hold: HoldWindow | undefined,
     call: (abortSignal: AbortSignal) => Promise<R>,
     abortSignal?: AbortSignal,
   ): Promise<R> {
