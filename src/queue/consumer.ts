@@ -41,7 +41,6 @@ import { toReceived } from "./reception.js";
 import { isResourceFailure, resourceError, withTimeout } from "./requests.js";
 import { MessageSettler } from "./settle.js";
 import { checkResources } from "./startup.js";
-import type { IdempotencyStore } from "./idempotency/store.js";
 import type {
   MessageHandler,
   QueueConsumerEvents,
@@ -153,7 +152,7 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
       consumerHandler,
     );
     if (idempotency?.purgeIntervalInMs !== undefined) {
-      this.#purge = new BackgroundPurge(idempotency.store as IdempotencyStore<unknown>, {
+      this.#purge = new BackgroundPurge(idempotency.store, {
         intervalInMs: idempotency.purgeIntervalInMs,
         requestTimeoutInMs: this.#o.requestTimeoutInMs,
         onPurged: (result) => this.#events.emit("purged", result),

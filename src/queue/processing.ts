@@ -59,14 +59,19 @@ export class MessageProcessor<T, TEffect> {
     const batch = new Promise<void>((resolve) => (gathered = resolve)).then(() =>
       ready.length > 0 ? this.#guarded(() => this.#run(ready)) : undefined,
     );
-    const arrive = () => --waiting === 0 && gathered();
+    const arrive = () => {
+      waiting -= 1;
+      if (waiting === 0) gathered();
+    };
     return items.map((item) =>
       this.#guarded(async () => {
         let deferred = false;
         let work: Work<T, TEffect> | undefined;
         try {
           work = await this.#reception.receive(item, receivedAt, () => {
-            if (!deferred) ((deferred = true), arrive());
+            if (deferred) return;
+            deferred = true;
+            arrive();
           });
         } finally {
           if (!deferred) {
