@@ -3,17 +3,21 @@
  * (purged or not), and `purge()` deletes expired records, each only if unchanged since its scan
  * read it: a key claimed or completed after the scan is never deleted, and one such key never
  * keeps the purge from deleting the others. Against the Table store on Azurite and the memory
- * store (whose clock the test moves).
+ * store (whose clock the test moves); and the consumer's background purge.
  */
 import type { TableClient } from "@azure/data-tables";
 import {
   MemoryIdempotencyStore,
+  QueueConsumer,
   TableIdempotencyStore,
   type ClaimRequest,
   type IdempotencyClaim,
   type IdempotencyStore,
+  type PurgeResult,
+  type QueueConsumerEvents,
 } from "../../../src/index.js";
 import { tableClient, uniqueName } from "../../support/storage.js";
+import { newQueue, quick, record } from "./consumer-support.js";
 
 const tables: TableClient[] = [];
 afterAll(async () => {
@@ -169,5 +173,54 @@ describe("MemoryIdempotencyStore retention and purge", () => {
     expect((await store.claim(request("done", { messageId: "m-2" }))).status).toBe("claimed"); // expired: new again
     expect(await store.purge()).toMatchObject({ expired: 1, deleted: 1 }); // "live" expired meanwhile
     await expect(store.purge({ olderThan: new Date(now + 1) })).rejects.toThrow(RangeError);
+  });
+});
+
+describe("QueueConsumer background purge", () => {
+  it("purges expired done records while it runs, reports each run, and stops with the consumer", async () => {
+    const { queue } = await newQueue("purging");
+    const inbox = await newInbox();
+    for (let i = 0; i < 5; i++) await queue.sendMessage(`job ${i}`);
+    const consumer = new QueueConsumer(queue, async () => "ok", {
+      ...quick,
+      visibilityTimeoutInSeconds: 1,
+      idempotency: {
+        store: new TableIdempotencyStore(inbox),
+        retentionInMs: 1_500,
+        purge: { intervalInMs: 1_000 },
+      },
+    });
+    const events = record(consumer);
+    const purged: PurgeResult[] = [];
+    consumer.on("purged", (result) => purged.push(result));
+    await consumer.start();
+    await events.next("processed", 5);
+    const deadline = Date.now() + 20_000;
+    while (purged.reduce((sum, r) => sum + r.deleted, 0) < 5 && Date.now() < deadline) await sleep(200);
+    await consumer.stop();
+    const runs = purged.length;
+    expect(purged.reduce((sum, r) => sum + r.deleted, 0)).toBe(5);
+    expect(await rowKeys(inbox)).toEqual([]);
+    await sleep(1_500);
+    expect(purged).toHaveLength(runs); // no run after stop()
+  });
+
+  it("reports a purge that fails as an error event, and goes on consuming", async () => {
+    const { queue } = await newQueue("purging");
+    const inbox = await newInbox();
+    const consumer = new QueueConsumer(queue, async () => "ok", {
+      ...quick,
+      idempotency: { store: new TableIdempotencyStore(inbox), purge: { intervalInMs: 1_000 } },
+    });
+    const errors: QueueConsumerEvents["error"][] = [];
+    consumer.on("error", (e) => errors.push(e));
+    await consumer.start();
+    await inbox.deleteTable();
+    tables.splice(tables.indexOf(inbox), 1);
+    const deadline = Date.now() + 10_000;
+    while (errors.length === 0 && Date.now() < deadline) await sleep(100);
+    expect(consumer.status).toBe("running");
+    await consumer.stop();
+    expect(errors[0]).toMatchObject({ operation: "purge expired idempotency records", error: { statusCode: 404 } });
   });
 });
