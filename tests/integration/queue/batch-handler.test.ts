@@ -253,11 +253,11 @@ describe("TableIdempotencyStore.completeMany", () => {
     await claimed(store, request("b", { owner: "consumer-b", dequeueCount: 2 }));
     const entries = [a!, b!, c!].map((claim) => ({ claim, result: claim.key, effects: [effect(claim)] }));
     expect(await store.completeMany(entries)).toEqual([false, false, false]);
-    await store.complete(a!, entries[0]!);
-    await expect(store.complete(b!, entries[1]!)).rejects.toThrow(/another consumer took it over/);
-    await store.complete(c!, entries[2]!);
+    await store.complete(a!, entries[0]);
+    await expect(store.complete(b!, entries[1])).rejects.toThrow(/another consumer took it over/);
+    await store.complete(c!, entries[2]);
     const rows: string[] = [];
-    for await (const row of inbox.listEntities()) rows.push(`${row.rowKey}:${String(row.Status ?? "")}`);
+    for await (const row of inbox.listEntities<{ Status?: string }>()) rows.push(`${row.rowKey}:${row.Status ?? ""}`);
     expect(rows.sort()).toEqual(["effect-a-0:", "effect-c-0:", "inbox:a:done", "inbox:b:claimed", "inbox:c:done"]);
   });
 });
