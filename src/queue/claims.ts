@@ -25,16 +25,29 @@ export interface ClaimToComplete<TEffect> {
   readonly effects: readonly TEffect[];
 }
 
+/** Options of {@link StoreCalls}. */
+interface StoreCallsOptions {
+  /** How long done records keep their keys (undefined: the store's default). */
+  readonly retentionInMs?: number | undefined;
+  /**
+   * Throw a missing table or a refused credential as the SDK reported it, instead of as a
+   * {@link ConsumerResourceError} (for callers that are not a consumer).
+   * @default false
+   */
+  readonly rawResourceFailures?: boolean;
+}
+
 export class StoreCalls<TEffect> {
   readonly store: IdempotencyStore<TEffect>;
   readonly #requestTimeoutInMs: number;
   readonly #retention: { readonly retentionInMs?: number };
+  readonly #rawResourceFailures: boolean;
 
-  /** @param retentionInMs - how long done records keep their keys (undefined: the store's default). */
-  constructor(store: IdempotencyStore<TEffect>, requestTimeoutInMs: number, retentionInMs?: number) {
+  constructor(store: IdempotencyStore<TEffect>, requestTimeoutInMs: number, options: StoreCallsOptions = {}) {
     this.store = store;
     this.#requestTimeoutInMs = requestTimeoutInMs;
-    this.#retention = retentionInMs === undefined ? {} : { retentionInMs };
+    this.#retention = options.retentionInMs === undefined ? {} : { retentionInMs: options.retentionInMs };
+    this.#rawResourceFailures = options.rawResourceFailures ?? false;
   }
 
   /** Checks the store (when it can be checked), for `start()`. */
@@ -88,7 +101,7 @@ export class StoreCalls<TEffect> {
     }
   }
 
-  /** Gives a claim up; one try (an unreleased claim expires with the visibility timeout anyway). */
+  /** Gives a claim up; one try (an unreleased claim expires anyway: with the visibility timeout, or the claim's duration). */
   release(claim: IdempotencyClaim): Promise<void> {
     return this.#call(`release the claim on idempotency key '${claim.key}'`, undefined, (signal) =>
       this.store.release(claim, { abortSignal: signal }),
@@ -106,6 +119,7 @@ export class StoreCalls<TEffect> {
         return await withTimeout(operation, this.#requestTimeoutInMs, call, abortSignal);
       } catch (error) {
         if (isResourceFailure(error)) {
+          if (this.#rawResourceFailures) throw error;
           throw resourceError("idempotencyStore", this.store.resourceName ?? this.store.name, operation, error);
         }
         const again = hold !== undefined && tries < MAX_TRIES && hold.remainingInMs() > 0 && !abortSignal?.aborted;

@@ -130,7 +130,8 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
     this.#settle = new MessageSettler(queueClient, this.#events, this.#o);
     const idempotency = this.#o.idempotency;
     this.#store =
-      idempotency && new StoreCalls(idempotency.store, this.#o.requestTimeoutInMs, idempotency.retentionInMs);
+      idempotency &&
+      new StoreCalls(idempotency.store, this.#o.requestTimeoutInMs, { retentionInMs: idempotency.retentionInMs });
     const consumerHandler: ConsumerHandler<T, TEffect> = batchHandler
       ? { kind: "batch", handler: batchHandler }
       : { kind: "message", handler };

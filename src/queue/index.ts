@@ -50,3 +50,16 @@ export {
   type MemoryIdempotencyRecord,
 } from "./idempotency/memory.js";
 export { TableIdempotencyStore, type TableIdempotencyStoreOptions } from "./idempotency/table.js";
+export {
+  idempotent,
+  type IdempotentContext,
+  type IdempotentCallOptions,
+  type IdempotentFunction,
+} from "./idempotency/idempotent.js";
+export type { IdempotentOptions } from "./idempotency/idempotent-options.js";
+export {
+  IdempotencyPayloadMismatchError,
+  isIdempotencyPayloadMismatchError,
+  IdempotencyInProgressError,
+  isIdempotencyInProgressError,
+} from "./idempotency/errors.js";
