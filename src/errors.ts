@@ -263,7 +263,10 @@ export const NETWORK_CODES: ReadonlySet<string> = new Set([
 
 /**
  * Removes account keys, SAS signatures and shared-key authorisation values from a text, so that no
- * error message or log line carries a secret.
+ * error message or log line carries a secret. It finds them in connection strings (`AccountKey=k`,
+ * `AccountKey = k`), in query strings (`sig=…`, also percent-encoded once or twice inside another
+ * URL: `sig%3D…`), as fields of JSON or of `util.inspect` output (`"sig": "…"`, `signature: '…'`,
+ * `accountKey: <Buffer …>`, a `URLSearchParams`'s `'sig' => '…'`), and in `SharedKey` headers.
  *
  * @example
  * ```ts
@@ -274,10 +277,28 @@ export const NETWORK_CODES: ReadonlySet<string> = new Set([
  * ```
  */
 export function redactSecrets(text: string): string {
-  return text
-    .replace(/(AccountKey|SharedAccessSignature)=[^;\s"']*/gi, "$1=<redacted>")
-    .replace(/\b(sig=)[^&;\s"')]*/gi, "$1<redacted>")
-    .replace(/(SharedKey(?:Lite)?\s+[^:\s]+:)[^\s"',]+/gi, "$1<redacted>");
+  return (
+    text
+      // Connection strings: AccountKey=k, AccountKey = k, AccountKey%3Dk.
+      // (A name starts after a non-alphanumeric character or a percent-escape: %26sig%3D, %3BAccountKey%3D.)
+      .replace(
+        /(?<=^|[^a-z0-9]|%(?:25)?[0-9a-f]{2})(AccountKey|SharedAccessSignature)(\s*(?:=|%3D|%253D)\s*)(?:(?!%3B|%253B)[^;\s"'&])*/gi,
+        "$1$2<redacted>",
+      )
+      // Query strings, also percent-encoded once (%3D, %26) or twice (%253D, %2526) inside another URL.
+      .replace(
+        /(?<=^|[^a-z0-9]|%(?:25)?[0-9a-f]{2})(sig(?:=|%3D|%253D))(?:(?!%26|%2526)[^&;\s"'()<>])*/gi,
+        "$1<redacted>",
+      )
+      // JSON and util.inspect fields: "sig": "v", sig: 'v', signature: 'v', 'sig' => 'v' (URLSearchParams).
+      .replace(
+        /((["']?)\b(?:sig|signature|accountKey|sharedAccessSignature)\2\s*(?::|=>)\s*)(["'`])(?:(?!\3)[^\\]|\\.)*\3/gi,
+        "$1$3<redacted>$3",
+      )
+      // util.inspect of a shared key credential: accountKey: <Buffer 12 ab …>.
+      .replace(/(\baccountKey\s*:\s*)<Buffer[^>]*>/gi, "$1<redacted>")
+      .replace(/(SharedKey(?:Lite)?\s+[^:\s]+:)[^\s"',]+/gi, "$1<redacted>")
+  );
 }
 
 function parseODataError(body: string | null | undefined): { code?: string; message?: string } | undefined {

@@ -6,8 +6,19 @@
  * goes to stderr.
  */
 import { cpus, totalmem } from "node:os";
-import type { Flags } from "../cli/args.js";
-import type { Connection } from "../cli/connection.js";
+import type { FlagSpec, Flags } from "../internal/args.js";
+
+/** The storage a scenario runs on, opened for it by the command line (src/cli/commands/bench.ts). */
+interface BenchStorage {
+  readonly connectionString: string;
+  /** True for an embedded Azurite started for this scenario. */
+  readonly embedded: boolean;
+  /** Stops an embedded Azurite; nothing for an account. */
+  close(): Promise<void>;
+}
+
+/** A storage service a scenario talks to (its endpoint must be in an account's connection string). */
+type BenchService = "blob" | "queue" | "table" | "file";
 
 /** What a scenario is given. */
 interface BenchContext {
@@ -32,6 +43,8 @@ export interface BenchScenario<Sdks = unknown> {
   readonly description: string;
   /** The scenario's own flags for `bench --help`: usage (`--writers <list>`) to meaning and default. */
   readonly flags: Readonly<Record<string, string>>;
+  /** The services it uses on an account (on Azurite, `file` is the library's Files responder). */
+  readonly services: readonly BenchService[];
   loadSdks(): Promise<Sdks>;
   run(context: BenchContext, sdks: Sdks): Promise<Record<string, unknown>>;
 }
@@ -39,6 +52,16 @@ export interface BenchScenario<Sdks = unknown> {
 /** The names of a scenario's flags, without the dashes (`writers`). */
 export function flagNames(scenario: BenchScenario): string[] {
   return Object.keys(scenario.flags).map((usage) => /^--([\w-]+)/.exec(usage)![1]!);
+}
+
+/** A scenario's flags for the parser: `--writers <list>` takes a value, a bare `--name` is a boolean. */
+export function flagSpec(scenario: BenchScenario): FlagSpec {
+  return Object.fromEntries(
+    Object.keys(scenario.flags).map((usage) => {
+      const [, name, value] = /^--([\w-]+)(\s+<)?/.exec(usage)!;
+      return [name!, { type: value ? ("string" as const) : ("boolean" as const) }];
+    }),
+  );
 }
 
 /** The machine a result was measured on, for reports. */
@@ -57,7 +80,7 @@ export async function runScenario<Sdks>(
   scenario: BenchScenario<Sdks>,
   sdks: Sdks,
   args: Flags,
-  connect: () => Promise<Connection>,
+  connect: () => Promise<BenchStorage>,
   progress: (line: string) => void,
 ): Promise<Record<string, unknown>> {
   const log = (message: string) => progress(`[${scenario.name}] ${message}`);

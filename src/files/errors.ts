@@ -109,8 +109,9 @@ export function isFileLeaseConflictError(error: unknown): error is FileLeaseConf
 
 /**
  * A write failed without a definite answer (its response was lost and the SDK's retries ran out),
- * and the follow-up read could not tell whether it was applied either. Look for `writeId` in the
- * file's metadata (`readFileContent(...).writeId`) to find out before writing again.
+ * and every attempt of the follow-up read failed too, so nothing could tell whether it was applied.
+ * Look for `writeId` in the file's metadata (`readFileContent(...).writeId`) to find out before
+ * writing again.
  */
 export class FileWriteNotConfirmedError extends StorageConcurrencyError {
   /** The write id that the write carried in the file's metadata. */

@@ -38,9 +38,11 @@ import { readProperties } from "../lease/lease-client.js";
 import { LeaseLock } from "../lease/lock.js";
 import type { LeaseLockOptions } from "../lease/options.js";
 import type { ErrorClassification } from "../retry/classify.js";
+import { checkNumber } from "../internal/validate.js";
 import { shareLeaseOperations } from "./lease-operations.js";
+import { ownRequest } from "./own-request.js";
 import { describeFile } from "./request.js";
-import { retryWhileSmbLocked, smbConflictError, type SmbRetryOptions } from "./smb-retry.js";
+import { retryWhileSmbLocked, SMB_LOCK_DEADLINE_IN_MS, smbConflictError, type SmbRetryOptions } from "./smb-retry.js";
 
 /** Options for {@link fileLeasable}. */
 export interface FileLeasableOptions {
@@ -51,9 +53,16 @@ export interface FileLeasableOptions {
    * @default {} (the preset: up to 30 s, see `retryWhileSmbLocked`)
    */
   readonly smbRetry?: SmbRetryOptions | false;
+  /**
+   * The client-side time limit of each attempt of the requests the lock makes on its own: lease
+   * releases (up to 3 attempts: a file lease that is not released stays held for ever) and the
+   * periodic check that the lease is still held, in milliseconds.
+   * @default 10000
+   */
+  readonly attemptTimeoutInMs?: number;
 }
 
-/** Options for {@link fileLock}: the lock's options and {@link FileLeasableOptions.smbRetry}. */
+/** Options for {@link fileLock}: the lock's options and the {@link FileLeasableOptions}. */
 export interface FileLockOptions extends LeaseLockOptions, FileLeasableOptions {}
 
 /**
@@ -79,6 +88,8 @@ export function fileLeasable(fileClient: ShareFileClient, options: FileLeasableO
   if (smbRetry !== false && (typeof smbRetry !== "object" || smbRetry === null)) {
     throw new TypeError("`smbRetry` must be the SMB retry preset's options or false.");
   }
+  const { attemptTimeoutInMs } = options;
+  if (attemptTimeoutInMs !== undefined) checkNumber("attemptTimeoutInMs", attemptTimeoutInMs, { min: 1 });
   const lease = (id?: string) => fileClient.getShareLeaseClient(id);
   const description = `file '${describeFile(fileClient)}'`;
   const smb = <T>(operation: (signal: AbortSignal | undefined) => Promise<T>, what: string, signal?: AbortSignal) =>
@@ -100,9 +111,14 @@ export function fileLeasable(fileClient: ShareFileClient, options: FileLeasableO
     },
     async renew(leaseId: string, options: LeasableRequestOptions = {}) {
       // No renew for files: a HEAD conditioned on the lease id, refused with 412 once it is gone.
-      await fileClient.getProperties({ abortSignal: options.abortSignal, leaseAccessConditions: { leaseId } });
+      // One attempt, time-limited: the lock schedules the next check itself.
+      await ownRequest(
+        `check the lease on ${description}`,
+        (abortSignal) => fileClient.getProperties({ abortSignal, leaseAccessConditions: { leaseId } }),
+        { abortSignal: options.abortSignal, attemptTimeoutInMs, attempts: 1 },
+      );
     },
-    ...shareLeaseOperations(fileClient),
+    ...shareLeaseOperations(fileClient, description, attemptTimeoutInMs),
     async breakLease(breakPeriodInSeconds: number | undefined, options: LeasableRequestOptions = {}) {
       if (breakPeriodInSeconds !== undefined && breakPeriodInSeconds !== 0) {
         throw new RangeError(
@@ -115,6 +131,8 @@ export function fileLeasable(fileClient: ShareFileClient, options: FileLeasableO
     getProperties: (options: LeasableRequestOptions = {}) =>
       readProperties(() => fileClient.getProperties({ abortSignal: options.abortSignal })),
     conditionalMetadataWrites: false,
+    // The lock's client-side time limit for acquire and setMetadata is extended by the SMB wait.
+    conflictWaitInMs: smbRetry === false ? 0 : (smbRetry.deadlineInMs ?? SMB_LOCK_DEADLINE_IN_MS),
     async setMetadata(metadata, leaseId, options: LeasableRequestOptions = {}) {
       await smb(
         (abortSignal) => fileClient.setMetadata({ ...metadata }, { leaseAccessConditions: { leaseId }, abortSignal }),
@@ -184,6 +202,12 @@ async function waitOutSmbClients<T>(
  */
 export function fileLock(fileClient: ShareFileClient, options: FileLockOptions = {}): LeaseLock {
   if (typeof options !== "object" || options === null) throw new TypeError("`options` must be an object.");
-  const { smbRetry, ...lockOptions } = options;
-  return new LeaseLock(fileLeasable(fileClient, smbRetry === undefined ? {} : { smbRetry }), lockOptions);
+  const { smbRetry, attemptTimeoutInMs, ...lockOptions } = options;
+  return new LeaseLock(
+    fileLeasable(fileClient, {
+      ...(smbRetry === undefined ? {} : { smbRetry }),
+      ...(attemptTimeoutInMs === undefined ? {} : { attemptTimeoutInMs }),
+    }),
+    lockOptions,
+  );
 }

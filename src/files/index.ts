@@ -20,7 +20,7 @@ export {
 } from "./smb-retry.js";
 export type { FileLeaseRef, FileLeaseHandleLike } from "./lease-ref.js";
 export { fileLeasable, fileLock, type FileLeasableOptions, type FileLockOptions } from "./file-lock.js";
-export { shareLeasable, shareLock } from "./share-lock.js";
+export { shareLeasable, shareLock, type ShareLeasableOptions, type ShareLockOptions } from "./share-lock.js";
 export { WRITE_ID_METADATA_KEY, type FileRequestOptions } from "./request.js";
 export {
   readFileContent,

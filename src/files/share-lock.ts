@@ -41,7 +41,22 @@ import {
 import { readProperties } from "../lease/lease-client.js";
 import { LeaseLock } from "../lease/lock.js";
 import type { LeaseLockOptions } from "../lease/options.js";
+import { checkNumber } from "../internal/validate.js";
 import { shareLeaseOperations } from "./lease-operations.js";
+import { ownRequest } from "./own-request.js";
+
+/** Options for {@link shareLeasable}. */
+export interface ShareLeasableOptions {
+  /**
+   * The client-side time limit of each attempt of the requests the lock makes on its own: lease
+   * releases (up to 3 attempts) and renewals, in milliseconds.
+   * @default 10000
+   */
+  readonly attemptTimeoutInMs?: number;
+}
+
+/** Options for {@link shareLock}: the lock's options and the {@link ShareLeasableOptions}. */
+export interface ShareLockOptions extends LeaseLockOptions, ShareLeasableOptions {}
 
 /**
  * `shareClient`'s share lease as a {@link Leasable}: 15-60 s or infinite leases, break periods,
@@ -57,12 +72,17 @@ import { shareLeaseOperations } from "./lease-operations.js";
  * const lock = new LeaseLock(shareLeasable(share), { durationInSeconds: 30 });
  * ```
  */
-export function shareLeasable(shareClient: ShareClient): Leasable {
+export function shareLeasable(shareClient: ShareClient, options: ShareLeasableOptions = {}): Leasable {
   if (typeof shareClient?.getShareLeaseClient !== "function" || typeof shareClient.name !== "string") {
     throw new TypeError("`shareClient` must be a ShareClient (from @azure/storage-file-share).");
   }
+  const { attemptTimeoutInMs } = options;
+  if (attemptTimeoutInMs !== undefined) checkNumber("attemptTimeoutInMs", attemptTimeoutInMs, { min: 1 });
   const lease = (id?: string) => shareClient.getShareLeaseClient(id);
   const description = `share '${shareClient.name}'`;
+  // A renewal's requests: one time-limited attempt each (the lock schedules the next renewal itself).
+  const once = <T>(what: string, request: (abortSignal: AbortSignal) => Promise<T>, abortSignal?: AbortSignal) =>
+    ownRequest(`${what} ${description}`, request, { abortSignal, attemptTimeoutInMs, attempts: 1 });
   return {
     description,
     finiteDurations: true,
@@ -72,7 +92,7 @@ export function shareLeasable(shareClient: ShareClient): Leasable {
     async renew(leaseId: string, options: LeasableRenewOptions = {}) {
       const { abortSignal, durationInSeconds } = options;
       try {
-        await lease(leaseId).renewLease({ abortSignal });
+        await once("renew the lease on", (signal) => lease(leaseId).renewLease({ abortSignal: signal }), abortSignal);
         return;
       } catch (error) {
         if (!isSdkShareRenewDefect(error)) throw error;
@@ -82,7 +102,11 @@ export function shareLeasable(shareClient: ShareClient): Leasable {
           `Renewing the lease on ${description} needs \`durationInSeconds\` (the duration it was acquired with).`,
         );
       }
-      const { leaseState } = await shareClient.getProperties({ abortSignal, leaseAccessConditions: { leaseId } });
+      const { leaseState } = await once(
+        "check the lease on",
+        (signal) => shareClient.getProperties({ abortSignal: signal, leaseAccessConditions: { leaseId } }),
+        abortSignal,
+      );
       const state = toLeaseState(leaseState);
       if (state !== "leased") {
         throw new LeaseLostError(`The lease on ${description} is ${state}: someone is breaking it.`, {
@@ -91,10 +115,14 @@ export function shareLeasable(shareClient: ShareClient): Leasable {
         });
       }
       if (durationInSeconds !== INFINITE_LEASE_SECONDS) {
-        await lease(leaseId).acquireLease(durationInSeconds, { abortSignal });
+        await once(
+          "renew the lease on",
+          (signal) => lease(leaseId).acquireLease(durationInSeconds, { abortSignal: signal }),
+          abortSignal,
+        );
       }
     },
-    ...shareLeaseOperations(shareClient),
+    ...shareLeaseOperations(shareClient, description, attemptTimeoutInMs),
     async breakLease(breakPeriodInSeconds: number | undefined, options: LeasableRequestOptions = {}) {
       // The SDK passes `breakPeriod` on as x-ms-lease-break-period (its generated share operations
       // read it), though `LeaseOperationOptions` does not declare it. Left out, the service breaks a
@@ -145,6 +173,11 @@ function isSdkShareRenewDefect(error: unknown): boolean {
  * });
  * ```
  */
-export function shareLock(shareClient: ShareClient, options?: LeaseLockOptions): LeaseLock {
-  return new LeaseLock(shareLeasable(shareClient), options);
+export function shareLock(shareClient: ShareClient, options: ShareLockOptions = {}): LeaseLock {
+  if (typeof options !== "object" || options === null) throw new TypeError("`options` must be an object.");
+  const { attemptTimeoutInMs, ...lockOptions } = options;
+  return new LeaseLock(
+    shareLeasable(shareClient, attemptTimeoutInMs === undefined ? {} : { attemptTimeoutInMs }),
+    lockOptions,
+  );
 }

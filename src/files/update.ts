@@ -17,7 +17,7 @@ import { FileContentError } from "./errors.js";
 import { eitherSignal, resolveLease, type FileLeaseRef } from "./lease-ref.js";
 import { readFileContent, type FileContent } from "./read.js";
 import { describeFile, type FileRequestOptions } from "./request.js";
-import { replaceFile } from "./write.js";
+import { replaceFile, type FileWriteOptions } from "./write.js";
 
 /** What `mutate` is told besides the current value. */
 export interface FileMutationContext {
@@ -32,7 +32,8 @@ export interface FileMutationContext {
 }
 
 /** Options for {@link updateFileUnderLease}. */
-export interface UpdateFileUnderLeaseOptions<T> extends FileRequestOptions {
+export interface UpdateFileUnderLeaseOptions<T>
+  extends FileRequestOptions, Pick<FileWriteOptions, "attemptTimeoutInMs"> {
   /**
    * How the content is decoded for `mutate` and encoded back.
    * @default fileCodecs.bytes

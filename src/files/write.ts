@@ -14,18 +14,24 @@
  * new size; one request leaves none on the client's side. Hence the 4 MiB limit of these helpers.
  *
  * Each write carries a write id in the file's metadata, set by the same request. When a write fails
- * without a definite answer (the response was lost and the SDK's own retries ran out), the helper
- * reads the metadata: its write id there means the write was applied, and it reports success
- * (`confirmedAfterLostResponse`); another id means it was not. Nothing is ever applied twice by the
- * helper itself; the SDK may resend the identical request, which leaves the same content.
+ * without a definite answer (the response was lost, or a 5xx that may follow an applied write, and
+ * the SDK's own retries ran out), the helper reads the metadata: its write id there means the write
+ * was applied, and it reports success (`confirmedAfterLostResponse`); another id, or no file at all,
+ * means it was not. That read-back is a request the helper makes on its own: each attempt has a
+ * client-side time limit (`attemptTimeoutInMs`), and it gets 3 attempts, so that one more lost answer
+ * does not turn a decidable outcome into "unknown" (`FileWriteNotConfirmedError`). Nothing is ever
+ * applied twice by the helper itself; the SDK may resend the identical request, which leaves the same
+ * content. tests/integration/explorer/files.test.ts places every fault at every request to check this.
  */
 import { createHash, randomUUID } from "node:crypto";
 import type { FileSystemAttributes, ShareFileClient } from "@azure/storage-file-share";
-import { checkOptionalSignal } from "../internal/validate.js";
+import { statusOf } from "../errors.js";
+import { checkNumber, checkOptionalSignal } from "../internal/validate.js";
 import { logger } from "../internal/logger.js";
 import { classifyError } from "../retry/classify.js";
 import { FileWriteNotConfirmedError } from "./errors.js";
 import { eitherSignal, resolveLease, type FileLeaseRef, type ResolvedLease } from "./lease-ref.js";
+import { ownRequest } from "./own-request.js";
 import { lowerCaseKeys, type FileHttpProperties, type FileSmbProperties } from "./read.js";
 import { describeFile, filesCall, leaseRefusal, WRITE_ID_METADATA_KEY, type FileRequestOptions } from "./request.js";
 
@@ -49,6 +55,12 @@ export interface FileWriteOptions extends FileRequestOptions {
    * @default a random UUID
    */
   readonly writeId?: string;
+  /**
+   * The client-side time limit of each attempt of the read-back that checks a write whose answer
+   * was lost (up to 3 attempts, Get File Properties), in milliseconds.
+   * @default 10000
+   */
+  readonly attemptTimeoutInMs?: number;
 }
 
 /** What a write returns. */
@@ -169,67 +181,56 @@ export async function replaceFile(
   } catch (error) {
     if (signal?.aborted) throw error; // cancelled, or the lock was lost: its reason, as it is
     const refusal = leaseRefusal(error, path, lease?.leaseId, "write");
-    if (refusal) {
-      // The SDK may have resent a write whose first attempt was applied (its response lost) and
-      // whose lease was broken before the resend: then the write did happen, under the lease.
-      const applied = await findWrite(fileClient, writeId, signal);
-      if (applied) return applied;
-      throw refusal;
-    }
     const kind = classifyError(error).kind;
-    if (kind !== "network" && kind !== "server" && kind !== "timeout" && kind !== "throttled") throw error;
-    return confirmAfterLostResponse(fileClient, writeId, error, what, signal);
-  }
-}
-
-/** The write's result if the file carries `writeId` (one Get File Properties), else `undefined`; never throws. */
-async function findWrite(
-  fileClient: ShareFileClient,
-  writeId: string,
-  signal: AbortSignal | undefined,
-): Promise<FileWriteResult | undefined> {
-  try {
-    const properties = await fileClient.getProperties({ abortSignal: signal });
-    if (lowerCaseKeys(properties.metadata ?? {})[WRITE_ID_METADATA_KEY] !== writeId) return undefined;
-    return { writeId, etag: properties.etag, lastModified: properties.lastModified, confirmedAfterLostResponse: true };
-  } catch {
-    return undefined;
+    const ambiguous = kind === "network" || kind === "server" || kind === "timeout" || kind === "throttled";
+    if (!refusal && !ambiguous) throw error;
+    // The answer was lost (or was a 5xx that may follow an applied write), or a lease refusal came
+    // to a resend of the SDK's whose first attempt may have been applied before the lease was
+    // broken: the write id on the file tells.
+    const applied = await findWrite(fileClient, writeId, error, what, { ...options, signal });
+    if (applied) {
+      logger.info(`${what}: no definite answer, but the file carries write id ${writeId}: applied`);
+      return applied;
+    }
+    logger.info(`${what}: no definite answer, and the file does not carry write id ${writeId}: not applied`);
+    throw refusal ?? error;
   }
 }
 
 /**
- * The write failed without a definite answer: it may have been applied. One Get File Properties
- * (without the lease id, so that it answers even if the lease was broken meanwhile) tells.
+ * Reads the file's properties to find out whether it carries `writeId`: the write's result if it
+ * does, `undefined` if it does not (or the file is not there). A read whose every attempt failed
+ * throws a {@link FileWriteNotConfirmedError}: the write may or may not have been applied.
  */
-async function confirmAfterLostResponse(
+async function findWrite(
   fileClient: ShareFileClient,
   writeId: string,
   writeError: unknown,
   what: string,
-  signal: AbortSignal | undefined,
-): Promise<FileWriteResult> {
+  options: FileWriteOptions & { readonly signal: AbortSignal | undefined },
+): Promise<FileWriteResult | undefined> {
   let properties;
   try {
-    properties = await fileClient.getProperties({ abortSignal: signal });
+    // Without the lease id, so that it answers even if the lease was broken meanwhile.
+    properties = await ownRequest(
+      `read '${describeFile(fileClient)}' to check write id '${writeId}'`,
+      (abortSignal) => fileClient.getProperties({ abortSignal }),
+      { abortSignal: options.signal, attemptTimeoutInMs: options.attemptTimeoutInMs },
+    );
   } catch (readError) {
-    signal?.throwIfAborted();
+    if (options.signal?.aborted) throw options.signal.reason;
+    // No file, no write id: a write that was applied would have left one (only a delete since
+    // could hide it, and then no read can tell).
+    if (statusOf(readError) === 404) return undefined;
+    const { statusCode, serviceCode } = classifyError(writeError);
     throw new FileWriteNotConfirmedError(
       `Could not ${what}: the write got no definite answer and the file could not be read to check it ` +
         `(${describeError(readError)}). It may or may not have been applied: look for write id '${writeId}' in the ` +
         "file's metadata (readFileContent(...).writeId) before writing again.",
-      {
-        writeId,
-        statusCode: classifyError(writeError).statusCode,
-        serviceCode: classifyError(writeError).serviceCode,
-        cause: writeError,
-      },
+      { writeId, statusCode, serviceCode, cause: writeError },
     );
   }
-  if (lowerCaseKeys(properties.metadata ?? {})[WRITE_ID_METADATA_KEY] !== writeId) {
-    logger.info(`${what}: no definite answer, and the file does not carry write id ${writeId}: not applied`);
-    throw writeError;
-  }
-  logger.info(`${what}: the response was lost, but the file carries write id ${writeId}: applied`);
+  if (lowerCaseKeys(properties.metadata ?? {})[WRITE_ID_METADATA_KEY] !== writeId) return undefined;
   return { writeId, etag: properties.etag, lastModified: properties.lastModified, confirmedAfterLostResponse: true };
 }
 
@@ -253,6 +254,8 @@ function toBytes(content: unknown): Buffer {
 
 function checkWriteOptions(options: FileWriteOptions): void {
   checkOptionalSignal("abortSignal", options.abortSignal);
+  if (options.attemptTimeoutInMs !== undefined)
+    checkNumber("attemptTimeoutInMs", options.attemptTimeoutInMs, { min: 1 });
   if (options.writeId !== undefined && (typeof options.writeId !== "string" || options.writeId.length === 0)) {
     throw new TypeError("`writeId` must be a non-empty string.");
   }

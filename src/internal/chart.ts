@@ -1,9 +1,11 @@
 /**
  * Small SVG charts written by hand (no charting dependency): a line chart and a grouped bar chart
- * that share one frame (title, subtitle, y grid from zero, axis labels, a legend on the right that
- * also names the horizontal reference lines, such as goals). The partition stress test draws its chart with
- * it, and the benchmark report (src/bench/report/) its figures. Every piece of text is XML-escaped and
- * every coordinate is a finite number, so the output is a valid standalone SVG document.
+ * that share one frame (title, subtitle, y grid from zero or a log-10 y axis, axis labels, a legend
+ * on the right that also names the horizontal reference lines, such as goals), and
+ * {@link stackCharts} to put several charts, one unit each, in one picture. The command line's
+ * partition stress test draws its chart with it, and the benchmark report (src/bench/report/) its
+ * figures. Every piece of text is XML-escaped and every coordinate is a finite number, so the
+ * output is a valid standalone SVG document.
  */
 
 /** One line of a {@link renderLineChart} chart. */
@@ -29,8 +31,13 @@ interface ChartFrame {
   readonly subtitle?: string | undefined;
   readonly yAxis: {
     readonly label: string;
-    /** The axis reaches at least this far (it always starts at 0 and ends on a round number). */
+    /** The axis reaches at least this far (it ends on a round number, or on a power of ten). */
     readonly atLeast?: number | undefined;
+    /**
+     * "linear" (the default) starts at 0; "log10" spans the powers of ten around the data, for
+     * values of different orders of magnitude (values of 0 or less are not drawn on it).
+     */
+    readonly scale?: "linear" | "log10" | undefined;
   };
   readonly references?: readonly ReferenceLine[] | undefined;
 }
@@ -106,11 +113,53 @@ export function formatNumber(value: number): string {
   return String(Number(value.toFixed(Math.abs(value) >= 100 ? 0 : Math.abs(value) >= 10 ? 1 : 3)));
 }
 
+/** An axis label: whole thousands with separators (16,000), other values as {@link formatNumber}. */
+const axisLabel = (value: number) =>
+  Number.isInteger(value) && Math.abs(value) >= 1000 ? value.toLocaleString("en-US") : formatNumber(value);
+
 const f1 = (n: number) => n.toFixed(1);
 const finite = (n: number | undefined): n is number => n !== undefined && Number.isFinite(n);
 
+/** A y scale: where a value goes, its grid lines, and the bottom of the plot in value terms. */
+interface YScale {
+  readonly y: (value: number) => number;
+  readonly ticks: readonly number[];
+  /** Fainter grid lines between the ticks, unlabelled (2× and 5× each power of ten on a log axis). */
+  readonly minorTicks: readonly number[];
+  /** The value at the bottom of the plot: bars start there (0 on a linear axis). */
+  readonly base: number;
+  /** Whether a value can be drawn at all (on a log axis, only values above 0). */
+  readonly drawable: (value: number) => boolean;
+}
+
+function linearScale(top: number): YScale {
+  const maxValue = niceMax(top * 1.05);
+  const y = (value: number) =>
+    PLOT.bottom - ((PLOT.bottom - PLOT.top) * Math.min(Math.max(value, 0), maxValue)) / maxValue;
+  return {
+    y,
+    ticks: Array.from({ length: 6 }, (_, i) => (maxValue * i) / 5),
+    minorTicks: [],
+    base: 0,
+    drawable: finite,
+  };
+}
+
+function log10Scale(values: readonly number[], top: number): YScale {
+  const positive = values.filter((v) => finite(v) && v > 0);
+  const low = Math.floor(Math.log10(Math.min(...positive, top > 0 ? top : 1)));
+  const high = Math.max(low + 1, Math.ceil(Math.log10(top > 0 ? top * 1.05 : 10)));
+  const y = (value: number) => {
+    const exponent = Math.min(Math.max(Math.log10(Math.max(value, 10 ** low)), low), high);
+    return PLOT.bottom - ((PLOT.bottom - PLOT.top) * (exponent - low)) / (high - low);
+  };
+  const ticks = Array.from({ length: high - low + 1 }, (_, i) => 10 ** (low + i));
+  const minorTicks = ticks.slice(0, -1).flatMap((t) => [2 * t, 5 * t]);
+  return { y, ticks, minorTicks, base: 10 ** low, drawable: (value) => finite(value) && value > 0 };
+}
+
 /** Opens the document: background, title, subtitle, y grid and axes; returns the y scale. */
-function frame(spec: ChartFrame, values: readonly number[], height: number, out: string[]): (value: number) => number {
+function frame(spec: ChartFrame, values: readonly number[], height: number, out: string[]): YScale {
   const references = spec.references ?? [];
   const top = Math.max(
     0,
@@ -118,9 +167,8 @@ function frame(spec: ChartFrame, values: readonly number[], height: number, out:
     ...values.filter(finite),
     ...references.map((r) => r.value).filter(finite),
   );
-  const maxValue = niceMax(top * 1.05);
-  const y = (value: number) =>
-    PLOT.bottom - ((PLOT.bottom - PLOT.top) * Math.min(Math.max(value, 0), maxValue)) / maxValue;
+  const scale = spec.yAxis.scale === "log10" ? log10Scale(values, top) : linearScale(top);
+  const { y } = scale;
   const middle = (PLOT.top + PLOT.bottom) / 2;
   out.push(
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="sans-serif" font-size="12">`,
@@ -129,32 +177,30 @@ function frame(spec: ChartFrame, values: readonly number[], height: number, out:
     `<text x="${PLOT.left}" y="24" font-size="16" font-weight="bold">${escapeXml(spec.title)}</text>`,
   );
   if (spec.subtitle) out.push(`<text x="${PLOT.left}" y="44" fill="#555555">${escapeXml(spec.subtitle)}</text>`);
-  for (let i = 0; i <= 5; i++) {
-    const value = (maxValue * i) / 5;
+  for (const value of scale.minorTicks) {
+    out.push(`<line x1="${PLOT.left}" y1="${f1(y(value))}" x2="${PLOT.right}" y2="${f1(y(value))}" stroke="#f2f2f2"/>`);
+  }
+  for (const value of scale.ticks) {
     out.push(
       `<line x1="${PLOT.left}" y1="${f1(y(value))}" x2="${PLOT.right}" y2="${f1(y(value))}" stroke="#e5e5e5"/>`,
-      `<text x="${PLOT.left - 8}" y="${f1(y(value) + 4)}" text-anchor="end">${formatNumber(value)}</text>`,
+      `<text x="${PLOT.left - 8}" y="${f1(y(value) + 4)}" text-anchor="end">${axisLabel(value)}</text>`,
     );
   }
   out.push(
     `<line x1="${PLOT.left}" y1="${PLOT.top}" x2="${PLOT.left}" y2="${PLOT.bottom}" stroke="#333333"/>`,
     `<line x1="${PLOT.left}" y1="${PLOT.bottom}" x2="${PLOT.right}" y2="${PLOT.bottom}" stroke="#333333"/>`,
-    `<text x="18" y="${middle}" text-anchor="middle" transform="rotate(-90 18 ${middle})">${escapeXml(spec.yAxis.label)}</text>`,
+    `<text x="18" y="${middle}" text-anchor="middle" transform="rotate(-90 18 ${middle})">${escapeXml(spec.yAxis.label + (spec.yAxis.scale === "log10" ? " (log scale)" : ""))}</text>`,
   );
-  return y;
+  return scale;
 }
 
 /** Dash patterns that tell reference lines apart, in the plot and in the legend. */
 const REFERENCE_DASHES = ["8 4", "3 3", "12 3 3 3"];
 
 /** Reference lines go on top of the data, so that a goal stays visible; they are named in the legend. */
-function referenceLines(
-  references: readonly ReferenceLine[],
-  y: (value: number) => number,
-  out: string[],
-): LegendEntry[] {
+function referenceLines(references: readonly ReferenceLine[], { y, drawable }: YScale, out: string[]): LegendEntry[] {
   return references
-    .filter((r) => finite(r.value))
+    .filter((r) => drawable(r.value))
     .map((reference, i) => {
       const at = f1(y(reference.value));
       const dash = REFERENCE_DASHES[i % REFERENCE_DASHES.length]!;
@@ -227,19 +273,26 @@ export function renderLineChart(spec: LineChartSpec): string {
     ...s,
     colour: s.colour ?? paletteColour(i),
     points: s.points
-      .filter((p) => finite(p.x) && finite(p.y) && (spec.xAxis.scale !== "log2" || p.x > 0))
+      .filter(
+        (p) =>
+          finite(p.x) &&
+          finite(p.y) &&
+          (spec.xAxis.scale !== "log2" || p.x > 0) &&
+          (spec.yAxis.scale !== "log10" || p.y > 0),
+      )
       .sort((a, b) => a.x - b.x),
   }));
   const xs = series.flatMap((s) => s.points.map((p) => p.x));
   const references = spec.references ?? [];
   const height = heightFor([...series.map((s) => s.label), ...references.map((r) => r.label)]);
   const out: string[] = [];
-  const y = frame(
+  const scale = frame(
     spec,
     series.flatMap((s) => s.points.map((p) => p.y)),
     height,
     out,
   );
+  const y = scale.y;
 
   let x: (value: number) => number;
   let ticks: readonly number[];
@@ -278,7 +331,7 @@ export function renderLineChart(spec: LineChartSpec): string {
       }
     }
   }
-  const named = referenceLines(references, y, out);
+  const named = referenceLines(references, scale, out);
   legend(
     [...series.map((s): LegendEntry => ({ label: s.label, colour: s.colour, dash: s.dash, swatch: "line" })), ...named],
     out,
@@ -320,12 +373,14 @@ export function renderBarChart(spec: BarChartSpec): string {
   const references = spec.references ?? [];
   const height = heightFor([...series.map((s) => s.label), ...references.map((r) => r.label)]);
   const out: string[] = [];
-  const y = frame(
+  const scale = frame(
     spec,
     series.flatMap((s) => s.values.filter(finite)),
     height,
     out,
   );
+  const { y } = scale;
+  const bottom = y(scale.base);
   const groupWidth = (PLOT.right - PLOT.left) / Math.max(1, spec.groups.length);
   const barWidth = Math.min(60, (groupWidth * 0.8) / Math.max(1, series.length));
   spec.groups.forEach((group, g) => {
@@ -335,9 +390,9 @@ export function renderBarChart(spec: BarChartSpec): string {
       const value = s.values[g];
       if (!finite(value)) return;
       const left = first + i * barWidth;
-      const top = y(value);
+      const top = scale.drawable(value) ? y(value) : bottom;
       out.push(
-        `<rect x="${f1(left + 1)}" y="${f1(top)}" width="${f1(barWidth - 2)}" height="${f1(PLOT.bottom - top)}" fill="${s.colour}"><title>${escapeXml(`${group}, ${s.label}: ${format(value)}`)}</title></rect>`,
+        `<rect x="${f1(left + 1)}" y="${f1(top)}" width="${f1(barWidth - 2)}" height="${f1(bottom - top)}" fill="${s.colour}"><title>${escapeXml(`${group}, ${s.label}: ${format(value)}`)}</title></rect>`,
         `<text x="${f1(left + barWidth / 2)}" y="${f1(top - 4)}" text-anchor="middle" font-size="${series.length > 3 ? 9 : 11}">${escapeXml(format(value))}</text>`,
       );
     });
@@ -348,8 +403,38 @@ export function renderBarChart(spec: BarChartSpec): string {
         .join("")}</text>`,
     );
   });
-  const named = referenceLines(references, y, out);
+  const named = referenceLines(references, scale, out);
   legend([...series.map((s): LegendEntry => ({ label: s.label, colour: s.colour, swatch: "box" })), ...named], out);
   out.push("</svg>");
   return `${out.join("\n")}\n`;
+}
+
+/**
+ * Several charts (each a standalone SVG document from this module) stacked top to bottom in one
+ * document: one panel per unit, read together.
+ *
+ * @example
+ * ```ts
+ * import { renderLineChart, stackCharts } from "./chart.js";
+ *
+ * const rates = renderLineChart({ title: "Requests", xAxis: { label: "seconds" }, yAxis: { label: "per second" }, series: [] });
+ * const latency = renderLineChart({ title: "Latency", xAxis: { label: "seconds" }, yAxis: { label: "ms" }, series: [] });
+ * const svg = stackCharts("Requests and latency", [rates, latency]);
+ * ```
+ */
+export function stackCharts(title: string, charts: readonly string[]): string {
+  let height = 0;
+  const panels = charts.map((chart) => {
+    const size = /^<svg [^>]*\bheight="(\d+)"/.exec(chart);
+    if (!size) throw new TypeError("`charts` must be SVG documents written by this module.");
+    const panel = chart.trimEnd().replace(/^<svg /, `<svg x="0" y="${height}" `);
+    height += Number(size[1]);
+    return panel;
+  });
+  return `${[
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="sans-serif" font-size="12">`,
+    `<title>${escapeXml(title)}</title>`,
+    ...panels,
+    "</svg>",
+  ].join("\n")}\n`;
 }

@@ -3,9 +3,9 @@
  */
 import type { ContainerClient } from "@azure/storage-blob";
 import { statusOf } from "../errors.js";
-import { checkNonEmptyString } from "../internal/validate.js";
 import { type Leasable, type LeasableMetadataWriteOptions, type LeasableRequestOptions } from "./leasable.js";
 import { sdkLeaseOperations, readProperties } from "./lease-client.js";
+import { checkLockBlobName } from "./lock-name.js";
 import { LeaseLock } from "./lock.js";
 import type { LeaseLockOptions } from "./options.js";
 
@@ -14,6 +14,10 @@ import type { LeaseLockOptions } from "./options.js";
  * blob) and its container are created on first use, without races: a create that finds it already
  * there is fine, and nothing existing is overwritten (`If-None-Match: *`). The library never
  * deletes it, so its metadata (last holder, fencing token) outlives every lock.
+ *
+ * A name that the URL or the service would rewrite into another blob's name (`"./dot"`,
+ * `"dir/../x"`, `"a\\b"`, a trailing `.` or `/`) is refused with a `TypeError` naming the rule,
+ * because two such names would share one lease and one fencing counter.
  *
  * @example
  * ```ts
@@ -26,7 +30,7 @@ import type { LeaseLockOptions } from "./options.js";
  * ```
  */
 export function blobLeasable(container: ContainerClient, blobName: string): Leasable {
-  checkNonEmptyString("blobName", blobName);
+  checkLockBlobName("blobName", blobName);
   const blob = container.getBlockBlobClient(blobName);
   return {
     description: `blob '${container.containerName}/${blobName}'`,

@@ -6,21 +6,18 @@
  * candidate takes over at its next look instead of waiting for the lease to expire.
  *
  * The timings follow Kubernetes' leader election (client-go `leaderelection`): lease duration >
- * renew deadline > 1.2 x retry period, defaults 15 s, 10 s and 2 s.
+ * renew deadline > 1.2 x retry period, defaults 15 s, 10 s and 2 s. The gap between the renew
+ * deadline and the lease duration is the lock's safety margin, so it must be at least the margin a
+ * lock gets by default (10% of the duration, at least one second).
  */
 import { logger } from "../internal/logger.js";
 import { sleep, uniform } from "../internal/sleep.js";
-import {
-  checkNonEmptyString,
-  checkOptionalFunction,
-  checkOptionalSignal,
-  optionalNumber,
-} from "../internal/validate.js";
+import { checkOptionalFunction, checkOptionalSignal, optionalNumber } from "../internal/validate.js";
 import { classifyError } from "../retry/classify.js";
 import type { LockHandle } from "./handle.js";
 import type { Leasable } from "./leasable.js";
 import { LeaseLock } from "./lock.js";
-import { MAX_LEASE_SECONDS, MIN_LEASE_SECONDS } from "./options.js";
+import { checkHolderName, defaultSafetyMarginInMs, MAX_LEASE_SECONDS, MIN_LEASE_SECONDS } from "./options.js";
 
 /** Options for {@link startLeaderElection}. */
 export interface LeaderElectionOptions {
@@ -33,7 +30,8 @@ export interface LeaderElectionOptions {
   readonly leaseDurationInSeconds?: number;
   /**
    * How long the leader keeps leading without a successful renewal before it stops (its signal
-   * aborts). Shorter than the lease duration, so that it stops before anyone else can start.
+   * aborts). Shorter than the lease duration by at least the lock's safety margin (10% of the
+   * duration, at least 1 s: at most 13 500 for a 15 s lease), so that it stops before anyone else can start.
    * @default 10000
    */
   readonly renewDeadlineInMs?: number;
@@ -92,7 +90,7 @@ export interface LeaderElection extends AsyncDisposable {
  */
 export function startLeaderElection(leasable: Leasable, options: LeaderElectionOptions): LeaderElection {
   if (typeof options !== "object" || options === null) throw new TypeError("`options` must be an object.");
-  const identity = checkNonEmptyString("identity", options.identity);
+  const identity = checkHolderName("identity", options.identity);
   const leaseDurationInSeconds = optionalNumber("leaseDurationInSeconds", options.leaseDurationInSeconds, 15, {
     min: MIN_LEASE_SECONDS,
     max: MAX_LEASE_SECONDS,
@@ -100,9 +98,12 @@ export function startLeaderElection(leasable: Leasable, options: LeaderElectionO
   });
   const renewDeadlineInMs = optionalNumber("renewDeadlineInMs", options.renewDeadlineInMs, 10_000, { min: 1 });
   const retryPeriodInMs = optionalNumber("retryPeriodInMs", options.retryPeriodInMs, 2_000, { min: 10 });
-  if (renewDeadlineInMs >= leaseDurationInSeconds * 1000) {
+  const margin = defaultSafetyMarginInMs(leaseDurationInSeconds);
+  if (renewDeadlineInMs > leaseDurationInSeconds * 1000 - margin) {
     throw new RangeError(
-      `\`renewDeadlineInMs\` (${renewDeadlineInMs}) must be shorter than the lease duration (${leaseDurationInSeconds * 1000} ms).`,
+      `\`renewDeadlineInMs\` (${renewDeadlineInMs}) must be shorter than the lease duration ` +
+        `(${leaseDurationInSeconds * 1000} ms) by at least the lock's safety margin (${margin} ms): at most ` +
+        `${leaseDurationInSeconds * 1000 - margin}, so that the leader stops before its lease can expire at the service.`,
     );
   }
   if (renewDeadlineInMs <= 1.2 * retryPeriodInMs) {

@@ -52,7 +52,9 @@ export function isLeaseLostError(error: unknown): error is LeaseLostError {
 }
 
 /**
- * `acquire` gave up waiting: the lock stayed held by someone else for the whole `timeoutInMs`.
+ * `acquire` gave up waiting: the lock stayed held by someone else for the whole `timeoutInMs`, or the
+ * looks at it kept failing transiently; `cause` is the latest transient failure met while waiting
+ * (503, a reset, a request cut off by its time limit), if there was one.
  *
  * @example
  * ```ts
@@ -171,16 +173,59 @@ export class FencedWriteRejectedError extends StorageConcurrencyError {
   readonly fencingToken: number;
   /** The token the data already carries. */
   readonly currentToken: number;
+  /**
+   * `false` when the write was refused before it could apply. `true` when an earlier attempt of it
+   * got no answer: it may have been applied before the later holder wrote over it.
+   */
+  readonly mayHaveBeenApplied: boolean;
 
-  constructor(message: string, options: { fencingToken: number; currentToken: number; cause?: unknown }) {
+  constructor(
+    message: string,
+    options: { fencingToken: number; currentToken: number; mayHaveBeenApplied?: boolean; cause?: unknown },
+  ) {
     super(message, { code: "FencedWriteRejected", cause: options.cause });
     this.name = "FencedWriteRejectedError";
     this.fencingToken = options.fencingToken;
     this.currentToken = options.currentToken;
+    this.mayHaveBeenApplied = options.mayHaveBeenApplied ?? false;
   }
 }
 
 /** True when `error` is a {@link FencedWriteRejectedError}. */
 export function isFencedWriteRejectedError(error: unknown): error is FencedWriteRejectedError {
   return isStorageConcurrencyError(error) && error.name === "FencedWriteRejectedError";
+}
+
+/**
+ * A fenced write got no answer, and reading the entity back could not tell whether it was applied:
+ * the read failed too, or the write may still reach the service (the entity is as the write found
+ * it, and the write was stopped, for example because the lock was lost). Read the entity before
+ * doing the work again; its `lockWriteId` property (see `GuardedTableOptions.writeIdProperty`) is
+ * `writeId` if it was applied.
+ *
+ * @example
+ * ```ts
+ * import { isFencedWriteOutcomeUnknownError, type GuardedTable } from "azure-storage-concurrency";
+ *
+ * declare const guarded: GuardedTable; // from tableLock(…).acquire()
+ * await guarded.upsertEntity({ partitionKey: "orders", rowKey: "42", status: "shipped" }).catch((error: unknown) => {
+ *   if (isFencedWriteOutcomeUnknownError(error)) console.warn(`write ${error.writeId}: outcome unknown`);
+ *   throw error;
+ * });
+ * ```
+ */
+export class FencedWriteOutcomeUnknownError extends StorageConcurrencyError {
+  /** The id the write stamped on the entity: find it there to know that the write was applied. */
+  readonly writeId: string;
+
+  constructor(message: string, options: { writeId: string; cause?: unknown }) {
+    super(message, { code: "FencedWriteOutcomeUnknown", cause: options.cause });
+    this.name = "FencedWriteOutcomeUnknownError";
+    this.writeId = options.writeId;
+  }
+}
+
+/** True when `error` is a {@link FencedWriteOutcomeUnknownError}. */
+export function isFencedWriteOutcomeUnknownError(error: unknown): error is FencedWriteOutcomeUnknownError {
+  return isStorageConcurrencyError(error) && error.name === "FencedWriteOutcomeUnknownError";
 }

@@ -10,20 +10,30 @@
  * - renewals are due every R after the last successful one was sent; a failed renewal is tried
  *   again soon (a quarter of the time left to the guard, between 100 ms and 2 s), until the guard;
  * - a renewal the service refuses (409/412: broken, or taken after expiry; 404: the blob is gone)
- *   means the lock is lost at once.
+ *   means the lock is lost at once;
+ * - each renewal has a client-side time limit: `requestTimeoutInMs`, and at most half the time left
+ *   to the guard, so that a renewal whose answer never comes is abandoned and another is sent before
+ *   the guard (one stuck connection does not cost the lock);
+ * - the guard (`./guard.ts`) also watches the wall clock, for a machine that was suspended, and is
+ *   checked whenever the handle is read (`status`, `signal.aborted`, `timeLeftInMs()`, ...), so that
+ *   a holder whose event loop was blocked past the deadline sees the loss before its next step.
  * For an infinite lease there is no guard: `renew` is the periodic "still ours?" check.
  *
- * Every timer is unref'd; `release()` stops them, aborts and waits for a renewal in flight, then
- * releases, so nothing outlives the handle.
+ * Every timer is unref'd; `release()` stops them, abandons a renewal in flight, then releases (at
+ * most two tries, each within `requestTimeoutInMs`), so nothing outlives the handle and release
+ * settles in bounded time.
  */
 import { randomUUID } from "node:crypto";
 import { serviceCodeOf, statusOf } from "../errors.js";
 import { logger } from "../internal/logger.js";
 import { uniform } from "../internal/sleep.js";
-import { wrapStorageError } from "../retry/classify.js";
+import { withTimeLimit } from "../internal/time-limit.js";
+import { classifyError, wrapStorageError } from "../retry/classify.js";
 import { isLeaseLostError, LeaseLostError, LockNotHeldError, type LeaseLossReason } from "./errors.js";
+import { ExpiryGuard, sentNow, type GuardExpiry, type SentAt } from "./guard.js";
 import { INFINITE_LEASE_SECONDS, type Leasable, type LeasableRequestOptions } from "./leasable.js";
 import type { ResolvedLeaseLockOptions } from "./options.js";
+import { describeFailure } from "./wait-failures.js";
 
 /** Where a handle stands. */
 export type LockStatus = "held" | "lost" | "released";
@@ -55,7 +65,9 @@ export interface LockHandle extends AsyncDisposable {
   readonly leaseId: string;
   /**
    * Aborts when the lock is lost (its `reason` is a `LeaseLostError` saying why) or released.
-   * Pass it to everything done under the lock.
+   * Pass it to everything done under the lock. Reading `signal.aborted` (or `reason`,
+   * `throwIfAborted()`) checks the expiry guard first, so it is up to date even after the event loop
+   * was blocked or the machine suspended past the guard, before any timer had a turn.
    */
   readonly signal: AbortSignal;
   /**
@@ -79,9 +91,10 @@ export interface LockHandle extends AsyncDisposable {
   /** Throws a `LockNotHeldError` unless the lock is held (with at least `minTimeLeftInMs` left). */
   assertHeld(options?: AssertHeldOptions): void;
   /**
-   * Stops renewing (waiting for a renewal in flight) and releases the lease so that a waiter gets
-   * it at once. Safe to call more than once. Rejects only if the service could not be reached, in
-   * which case the lease expires on its own.
+   * Stops renewing (abandoning a renewal in flight) and releases the lease so that a waiter gets it
+   * at once. Safe to call more than once. Settles within twice the lock's `requestTimeoutInMs` (one
+   * request, tried once more if its answer was lost). Rejects only if the service could not be
+   * reached, in which case the lease expires on its own (within the lease duration).
    */
   release(options?: LeasableRequestOptions): Promise<void>;
 }
@@ -91,8 +104,8 @@ interface Acquisition {
   readonly leasable: Leasable;
   readonly options: ResolvedLeaseLockOptions;
   readonly leaseId: string;
-  /** `performance.now()` when the acquire request was sent. */
-  readonly sentAt: number;
+  /** When the acquire request was sent, on the monotonic and the wall clock. */
+  readonly sentAt: SentAt;
   readonly acquiredAt: Date;
   readonly fencingToken: number | undefined;
   readonly lockMetadata: Readonly<Record<string, string>>;
@@ -102,6 +115,34 @@ interface Acquisition {
 export function isLeaseGone(error: unknown): boolean {
   const status = statusOf(error);
   return isLeaseLostError(error) || status === 409 || status === 412 || status === 404;
+}
+
+/**
+ * Releases the lease `leaseId` holds: at most two tries, each within `requestTimeoutInMs`, so that
+ * one lost answer is not taken for a failure (the second try of a release that was applied is
+ * refused with 409: nothing held). Resolves `true` when released, `false` when the id held nothing
+ * (409/412: expired and taken, broken, or released already); rejects with the last failure.
+ */
+export async function releaseLease(
+  leasable: Leasable,
+  leaseId: string,
+  options: Pick<ResolvedLeaseLockOptions, "requestTimeoutInMs">,
+  abortSignal?: AbortSignal,
+): Promise<boolean> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await withTimeLimit(
+        `release the lease on ${leasable.description}`,
+        options.requestTimeoutInMs,
+        abortSignal,
+        (signal) => leasable.release(leaseId, { abortSignal: signal }),
+      );
+      return true;
+    } catch (error) {
+      if (isLeaseGone(error)) return false;
+      if (attempt >= 2 || abortSignal?.aborted || !classifyError(error).transient) throw error;
+    }
+  }
 }
 
 /** Starts renewing an acquired lease and returns its handle. */
@@ -114,13 +155,13 @@ class HeldLease implements LockHandle {
   readonly fencingToken: number | undefined;
   readonly acquiredAt: Date;
   readonly lockMetadata: Readonly<Record<string, string>>;
+  readonly signal: AbortSignal;
   readonly #leasable: Leasable;
   readonly #options: ResolvedLeaseLockOptions;
-  readonly #durationInMs: number;
   readonly #controller = new AbortController();
+  /** The local expiry guard; absent for an infinite lease. */
+  readonly #guard: ExpiryGuard | undefined;
   #status: LockStatus = "held";
-  #guardDeadline: number;
-  #guardTimer: NodeJS.Timeout | undefined;
   #renewTimer: NodeJS.Timeout | undefined;
   #inflight: { controller: AbortController; done: Promise<void> } | undefined;
   #releasing: Promise<void> | undefined;
@@ -132,24 +173,25 @@ class HeldLease implements LockHandle {
     this.lockMetadata = acquisition.lockMetadata;
     this.#leasable = acquisition.leasable;
     this.#options = acquisition.options;
-    this.#durationInMs = acquisition.options.durationInSeconds * 1000;
-    this.#guardDeadline = acquisition.sentAt + this.#durationInMs - this.#options.safetyMarginInMs;
-    this.#armGuard();
-    this.#scheduleRenewal(acquisition.sentAt + this.#options.renewIntervalInMs - performance.now());
-  }
-
-  get signal(): AbortSignal {
-    return this.#controller.signal;
+    this.signal = checkedOnRead(this.#controller.signal, () => this.#guard?.check());
+    const { durationInSeconds, safetyMarginInMs } = this.#options;
+    this.#guard =
+      durationInSeconds === Infinity
+        ? undefined
+        : new ExpiryGuard(durationInSeconds * 1000 - safetyMarginInMs, acquisition.sentAt, (expiry) =>
+            this.#expired(expiry),
+          );
+    this.#scheduleRenewal(acquisition.sentAt.monotonic + this.#options.renewIntervalInMs - performance.now());
   }
 
   get status(): LockStatus {
-    this.#checkGuard();
+    this.#guard?.check();
     return this.#status;
   }
 
   timeLeftInMs(): number {
     if (this.status !== "held") return 0;
-    return Math.max(0, this.#guardDeadline - performance.now());
+    return this.#guard ? this.#guard.timeLeftInMs() : Infinity;
   }
 
   assertHeld({ minTimeLeftInMs = 0 }: AssertHeldOptions = {}): void {
@@ -159,7 +201,7 @@ class HeldLease implements LockHandle {
         `The lock on ${this.#leasable.description} is ${this.#status}; the write was not made.`,
         {
           timeLeftInMs: 0,
-          cause: this.#status === "lost" ? this.signal.reason : undefined,
+          cause: this.#status === "lost" ? this.#controller.signal.reason : undefined,
         },
       );
     }
@@ -181,20 +223,19 @@ class HeldLease implements LockHandle {
   }
 
   async #release(options: LeasableRequestOptions): Promise<void> {
-    this.#checkGuard();
+    this.#guard?.check();
     const wasLost = this.#status === "lost";
-    const refused = wasLost && isLeaseLostError(this.signal.reason) && this.signal.reason.reason === "renewal-rejected";
+    const reason: unknown = this.#controller.signal.reason;
+    const refused = wasLost && isLeaseLostError(reason) && reason.reason === "renewal-rejected";
     this.#status = wasLost ? "lost" : "released";
     await this.#stopRenewing();
     if (!wasLost)
       this.#controller.abort(new DOMException(`The lock on ${this.#leasable.description} was released.`, "AbortError"));
     if (refused) return; // the service already said this lease id holds nothing
     try {
-      await this.#leasable.release(this.leaseId, { abortSignal: options.abortSignal });
-      logger.info(`released the lock on ${this.#leasable.description}`);
+      const released = await releaseLease(this.#leasable, this.leaseId, this.#options, options.abortSignal);
+      if (released) logger.info(`released the lock on ${this.#leasable.description}`);
     } catch (error) {
-      // 409/412: the lease is no longer ours (expired and taken, or broken): nothing left to release.
-      if (isLeaseGone(error)) return;
       // After a loss this is a best effort: the lease expires on its own.
       if (wasLost) return;
       logger.warning(`could not release the lock on ${this.#leasable.description}; it expires on its own`);
@@ -202,11 +243,11 @@ class HeldLease implements LockHandle {
     }
   }
 
-  /** Stops the timers, aborts a renewal in flight and waits for it to settle. */
+  /** Stops the timers and abandons a renewal in flight (its time-limited call settles at once). */
   async #stopRenewing(): Promise<void> {
     clearTimeout(this.#renewTimer);
-    clearTimeout(this.#guardTimer);
-    this.#renewTimer = this.#guardTimer = undefined;
+    this.#renewTimer = undefined;
+    this.#guard?.stop();
     const inflight = this.#inflight;
     if (inflight) {
       inflight.controller.abort(new DOMException("The lock stopped renewing.", "AbortError"));
@@ -214,25 +255,17 @@ class HeldLease implements LockHandle {
     }
   }
 
-  #finite(): boolean {
-    return this.#durationInMs !== Infinity;
-  }
-
-  #armGuard(): void {
-    if (!this.#finite()) return;
-    clearTimeout(this.#guardTimer);
-    this.#guardTimer = setTimeout(() => this.#checkGuard(), Math.max(0, this.#guardDeadline - performance.now()));
-    this.#guardTimer.unref();
-  }
-
-  /** Gives the lock up once the guard deadline has passed (also when a blocked event loop delayed the timer). */
-  #checkGuard(): void {
-    if (this.#status !== "held" || !this.#finite() || performance.now() < this.#guardDeadline) return;
-    const silentForMs = Math.round(this.#durationInMs - this.#options.safetyMarginInMs);
+  #expired(expiry: GuardExpiry): void {
+    const { durationInSeconds, safetyMarginInMs } = this.#options;
+    const silentForMs = Math.round(durationInSeconds * 1000 - safetyMarginInMs);
     this.#lose(
       "expiry-guard",
-      `Gave up the lock on ${this.#leasable.description}: no renewal succeeded within ${silentForMs} ms, so the lease ` +
-        `may expire at the service within ${this.#options.safetyMarginInMs} ms and go to someone else.`,
+      expiry === "wall"
+        ? `Gave up the lock on ${this.#leasable.description}: by the wall clock no renewal succeeded within ${silentForMs} ms ` +
+            `(the monotonic clock did not see that time pass: the machine was probably suspended), so the lease may have ` +
+            `expired at the service and gone to someone else.`
+        : `Gave up the lock on ${this.#leasable.description}: no renewal succeeded within ${silentForMs} ms, so the lease ` +
+            `may expire at the service within ${safetyMarginInMs} ms and go to someone else.`,
     );
   }
 
@@ -243,24 +276,30 @@ class HeldLease implements LockHandle {
     this.#renewTimer.unref();
   }
 
+  /** The time limit of a renewal sent now: a second one must fit before the guard if this one hangs. */
+  #renewalTimeLimitInMs(): number {
+    const limit = this.#options.requestTimeoutInMs;
+    return this.#guard ? Math.min(limit, Math.max(MIN_RENEWAL_LIMIT_IN_MS, this.#guard.timeLeftInMs() / 2)) : limit;
+  }
+
   #renew(): void {
-    this.#checkGuard();
+    this.#guard?.check();
     if (this.#status !== "held" || this.#inflight) return;
     const controller = new AbortController();
-    const sentAt = performance.now();
-    const durationInSeconds = this.#finite() ? this.#options.durationInSeconds : INFINITE_LEASE_SECONDS;
-    const done = this.#leasable.renew(this.leaseId, { abortSignal: controller.signal, durationInSeconds }).then(
+    const sent = sentNow();
+    const durationInSeconds = this.#guard ? this.#options.durationInSeconds : INFINITE_LEASE_SECONDS;
+    const timeLimitInMs = this.#renewalTimeLimitInMs();
+    const done = withTimeLimit(
+      `renew the lease on ${this.#leasable.description}`,
+      timeLimitInMs,
+      controller.signal,
+      (abortSignal) => this.#leasable.renew(this.leaseId, { abortSignal, durationInSeconds }),
+    ).then(
       () => {
         if (this.#status !== "held") return;
-        if (this.#finite()) {
-          this.#guardDeadline = Math.max(
-            this.#guardDeadline,
-            sentAt + this.#durationInMs - this.#options.safetyMarginInMs,
-          );
-          this.#armGuard();
-        }
+        this.#guard?.extend(sent);
         logger.verbose(`renewed the lease on ${this.#leasable.description}`);
-        this.#scheduleRenewal(sentAt + this.#options.renewIntervalInMs - performance.now());
+        this.#scheduleRenewal(sent.monotonic + this.#options.renewIntervalInMs - performance.now());
       },
       (error: unknown) => {
         if (this.#status !== "held" || controller.signal.aborted) return;
@@ -270,7 +309,7 @@ class HeldLease implements LockHandle {
           // knew its id, can have taken it away.
           this.#lose(
             isLeaseLostError(error) ? "lease-gone" : "renewal-rejected",
-            this.#finite()
+            this.#guard
               ? `Lost the lock on ${this.#leasable.description}: the service refused to renew the lease` +
                   `${code ? ` (${code})` : ""}; it was broken, or it expired and another client took it.`
               : `Lost the lock on ${this.#leasable.description}: the periodic check found the lease no longer held by this lock` +
@@ -279,10 +318,10 @@ class HeldLease implements LockHandle {
           );
           return;
         }
-        const timeLeft = this.#finite() ? this.#guardDeadline - performance.now() : Infinity;
+        const timeLeft = this.#guard ? this.#guard.timeLeftInMs() : Infinity;
         const retryInMs = Math.min(2_000, Math.max(100, timeLeft / 4)) * uniform(0.8, 1.2);
         logger.warning(
-          `renewing the lease on ${this.#leasable.description} failed (${String(statusOf(error) ?? serviceCodeOf(error) ?? error)}); trying again in ${Math.round(retryInMs)} ms`,
+          `renewing the lease on ${this.#leasable.description} failed (${describeFailure(error)}); trying again in ${Math.round(retryInMs)} ms`,
         );
         this.#scheduleRenewal(retryInMs);
       },
@@ -298,7 +337,7 @@ class HeldLease implements LockHandle {
     if (this.#status !== "held") return;
     this.#status = "lost";
     clearTimeout(this.#renewTimer);
-    clearTimeout(this.#guardTimer);
+    this.#guard?.stop();
     this.#inflight?.controller.abort(new DOMException("The lock was lost.", "AbortError"));
     logger.warning(message);
     this.#controller.abort(
@@ -311,6 +350,37 @@ class HeldLease implements LockHandle {
       }),
     );
   }
+}
+
+/** The shortest time limit a renewal gets, however close the guard is. */
+const MIN_RENEWAL_LIMIT_IN_MS = 50;
+
+/**
+ * `signal` itself, whose `aborted`, `reason` and `throwIfAborted()` run `check` first. A timer
+ * cannot fire while the event loop is blocked or the machine suspended; code that reads the signal
+ * right after such a pause (its own, or the SDK's before a request) must still see the loss.
+ */
+function checkedOnRead(signal: AbortSignal, check: () => void): AbortSignal {
+  Object.defineProperties(signal, {
+    aborted: {
+      get: () => (check(), Reflect.get(AbortSignal.prototype, "aborted", signal) === true),
+      configurable: true,
+    },
+    reason: {
+      get: () => (check(), Reflect.get(AbortSignal.prototype, "reason", signal) as unknown),
+      configurable: true,
+    },
+    throwIfAborted: {
+      value: () => {
+        check();
+        if (Reflect.get(AbortSignal.prototype, "aborted", signal))
+          throw Reflect.get(AbortSignal.prototype, "reason", signal);
+      },
+      configurable: true,
+      writable: true,
+    },
+  });
+  return signal;
 }
 
 /** A fresh lease id to propose. */

@@ -35,6 +35,11 @@ export const LOCK_METADATA = {
   durationInSeconds: "lockdurationseconds",
   /** How often the holder renews (or checks) its lease, in milliseconds. */
   renewIntervalInMs: "lockrenewintervalms",
+  /**
+   * A random id of the `acquire` call that wrote this record, so that the call recognises its own
+   * record after a lost answer instead of writing the next token again.
+   */
+  acquisitionId: "lockacquisitionid",
 } as const;
 
 /** Who holds (or last held) a lock, as recorded in its metadata. */
@@ -57,6 +62,8 @@ export interface LockHolder {
 export interface LockRecord {
   /** The fencing token of the latest acquisition; 0 before the first. */
   readonly fencingToken: number;
+  /** The id of the `acquire` call that wrote the record, when recorded. */
+  readonly acquisitionId: string | undefined;
   /** The latest holder, if any acquisition was recorded. */
   readonly holder: LockHolder | undefined;
 }
@@ -84,6 +91,7 @@ export function readLockRecord(metadata: Readonly<Record<string, string>>): Lock
   const name = metadata[LOCK_METADATA.name];
   return {
     fencingToken: Number.isSafeInteger(token) && token > 0 ? token : 0,
+    acquisitionId: metadata[LOCK_METADATA.acquisitionId],
     holder:
       host === undefined
         ? undefined
@@ -107,6 +115,7 @@ export function buildLockMetadata(
   existing: Readonly<Record<string, string>>,
   acquisition: {
     readonly fencingToken: number;
+    readonly acquisitionId: string;
     readonly name: string | undefined;
     readonly acquiredAt: Date;
     readonly durationInSeconds: number;
@@ -121,6 +130,7 @@ export function buildLockMetadata(
     [LOCK_METADATA.durationInSeconds]:
       acquisition.durationInSeconds === Infinity ? "infinite" : String(acquisition.durationInSeconds),
     [LOCK_METADATA.renewIntervalInMs]: String(Math.round(acquisition.renewIntervalInMs)),
+    [LOCK_METADATA.acquisitionId]: acquisition.acquisitionId,
   };
   if (acquisition.name !== undefined) own[LOCK_METADATA.name] = encodeURIComponent(acquisition.name);
   const all: Record<string, string> = { ...existing };
@@ -134,4 +144,10 @@ function safeDecode(value: string): string {
   } catch {
     return value;
   }
+}
+
+/** The lock's own entries of `metadata` (those named in {@link LOCK_METADATA}). */
+export function ownLockMetadata(metadata: Readonly<Record<string, string>>): Record<string, string> {
+  const names = new Set<string>(Object.values(LOCK_METADATA));
+  return Object.fromEntries(Object.entries(metadata).filter(([name]) => names.has(name)));
 }

@@ -39,17 +39,17 @@ export {
   isLockNotHeldError,
   FencedWriteRejectedError,
   isFencedWriteRejectedError,
+  FencedWriteOutcomeUnknownError,
+  isFencedWriteOutcomeUnknownError,
   type LeaseLossReason,
 } from "./errors.js";
 export { startLeaderElection, type LeaderElection, type LeaderElectionOptions } from "./election.js";
+export { tableLock, TableLock, type TableLockOptions } from "./table-lock.js";
 export {
-  tableLock,
   guardTable,
-  TableLock,
-  type TableLockOptions,
   type TableLockScope,
   type GuardedTable,
   type GuardedTableOptions,
   type GuardedEntity,
   type FencedWriteOptions,
-} from "./table-lock.js";
+} from "./guarded-table.js";

@@ -150,6 +150,14 @@ export interface Leasable {
   ): Promise<void>;
 
   /**
+   * The longest `acquire` and `setMetadata` may wait out a conflict that is not another holder
+   * before they fail (Azure Files: an SMB client holding the file). The engine gives those two calls
+   * this much on top of its request time limit (`requestTimeoutInMs`), and, when it cancels them,
+   * lets them settle with their own error. Absent: 0 (one request, no waiting).
+   */
+  readonly conflictWaitInMs?: number;
+
+  /**
    * Whether `setMetadata` honours `ifMatch` (blobs do; containers do not). With it, a waiter that
    * read the lock's record just before acquiring writes the next record without reading it again
    * (leasing does not change the ETag, so the condition holds unless someone wrote in between).

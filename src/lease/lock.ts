@@ -11,24 +11,26 @@
  * Every attempt first reads the lease state and the lock's record (one HEAD) and only tries to
  * acquire when the lease looks free, so waiters do not flood the service with 409s; waiting repeats
  * that at jittered intervals. The read costs nothing extra: its ETag lets the new record be written
- * without reading it again after the acquire (see `#recordAcquisition`).
+ * without reading it again after the acquire (see `./lock-requests.ts`, which makes the requests).
+ *
+ * Every request has a client-side time limit (`requestTimeoutInMs`, see `../internal/time-limit.ts`);
+ * one without an answer by then counts as a lost answer. Waiting never fails silently: a failure
+ * that waiting cannot cure (403, a missing container, ...) ends it at once, transient ones are
+ * logged and kept as the timeout's `cause`, and a service that answers nothing at all ends it after
+ * `unreachableTimeoutInMs` (`./wait-failures.ts`).
  */
 import { classifyError, wrapStorageError } from "../retry/classify.js";
-import { isStorageConcurrencyError, serviceCodeOf, statusOf } from "../errors.js";
+import { isStorageConcurrencyError } from "../errors.js";
 import { logger } from "../internal/logger.js";
 import { sleep, uniform } from "../internal/sleep.js";
 import { checkNumber, checkOptionalSignal } from "../internal/validate.js";
-import { LeaseTargetNotFoundError, LockTimeoutError } from "./errors.js";
-import { isLeaseGone, newLeaseId, startHandle, type LockHandle } from "./handle.js";
-import { buildLockMetadata, readLockRecord, type LockHolder } from "./holder.js";
-import {
-  INFINITE_LEASE_SECONDS,
-  type Leasable,
-  type LeasableProperties,
-  type LeaseDurationType,
-  type LeaseState,
-} from "./leasable.js";
+import { LockTimeoutError } from "./errors.js";
+import { newLeaseId, type LockHandle } from "./handle.js";
+import { readLockRecord, type LockHolder } from "./holder.js";
+import { type Leasable, type LeasableProperties, type LeaseDurationType, type LeaseState } from "./leasable.js";
+import { LockRequests } from "./lock-requests.js";
 import { resolveLeaseLockOptions, type LeaseLockOptions, type ResolvedLeaseLockOptions } from "./options.js";
+import { describeFailure, WaitFailures } from "./wait-failures.js";
 
 /** Options for {@link LeaseLock.tryAcquire}. */
 export interface TryAcquireOptions {
@@ -39,9 +41,11 @@ export interface TryAcquireOptions {
 /** Options for {@link LeaseLock.acquire} and {@link LeaseLock.withLock}. */
 export interface AcquireOptions {
   /**
-   * How long to wait for the lock before failing with a `LockTimeoutError` (or, when the leasable
-   * was waiting out a conflict that is not another holder, such as an SMB client holding a file,
-   * with that conflict's error).
+   * How long to wait for the lock before failing with a `LockTimeoutError` (whose `cause` is the
+   * latest transient failure met while waiting, if any), or, when the leasable was waiting out a
+   * conflict that is not another holder, such as an SMB client holding a file, with that conflict's
+   * error. The promise settles within this plus three times the lock's `requestTimeoutInMs` (the
+   * attempt in flight winds down, then a lease id it may have won is given back).
    * @default Infinity
    */
   readonly timeoutInMs?: number;
@@ -104,12 +108,15 @@ export class LeaseLock {
   /** The options, with defaults filled in. */
   readonly options: ResolvedLeaseLockOptions;
 
+  readonly #requests: LockRequests;
+
   constructor(leasable: Leasable, options: LeaseLockOptions = {}) {
     if (typeof leasable !== "object" || leasable === null || typeof leasable.acquire !== "function") {
       throw new TypeError("`leasable` must be a Leasable (for example blobLeasable(container, name)).");
     }
     this.leasable = leasable;
     this.options = resolveLeaseLockOptions(leasable, options);
+    this.#requests = new LockRequests(leasable, this.options);
   }
 
   /**
@@ -129,22 +136,23 @@ export class LeaseLock {
   async tryAcquire(options: TryAcquireOptions = {}): Promise<LockHandle | undefined> {
     checkOptionalSignal("abortSignal", options.abortSignal);
     const leaseId = newLeaseId();
-    const known = await this.leasable
-      .getProperties({ abortSignal: options.abortSignal })
+    const acquisitionId = newLeaseId();
+    const known = await this.#requests
+      .readState(options.abortSignal)
       .catch((error: unknown) =>
         Promise.reject(wrapStorageError(error, `read the lease state of ${this.leasable.description}`)),
       );
     if (isHeld(known)) return undefined;
     try {
       try {
-        return await this.#attempt(leaseId, options.abortSignal, known);
+        return await this.#requests.attempt(leaseId, acquisitionId, options.abortSignal, known);
       } catch (error) {
         // The answer was lost: asking again with the same proposed id settles it (granted, or 409).
         if (!isUncertain(error) || options.abortSignal?.aborted) throw error;
-        return await this.#attempt(leaseId, options.abortSignal);
+        return await this.#requests.attempt(leaseId, acquisitionId, options.abortSignal);
       }
     } catch (error) {
-      await this.#forget(leaseId); // the service may have granted it before the failure
+      await this.#requests.forget(leaseId); // the service may have granted it before the failure
       throw wrapStorageError(error, `take the lock on ${this.leasable.description}`);
     }
   }
@@ -162,25 +170,23 @@ export class LeaseLock {
     checkOptionalSignal("abortSignal", options.abortSignal);
     const timeoutInMs = checkNumber("timeoutInMs", options.timeoutInMs ?? Infinity, { min: 0, allowInfinity: true });
     const leaseId = newLeaseId();
+    const acquisitionId = newLeaseId();
     const controller = new AbortController();
     const onAbort = () => controller.abort(options.abortSignal!.reason);
     options.abortSignal?.addEventListener("abort", onAbort, { once: true });
     if (options.abortSignal?.aborted) onAbort();
     let lastHolder: LockHolder | undefined;
+    let timedOut = false;
+    const failures = new WaitFailures(this.leasable.description, this.options.unreachableTimeoutInMs);
     const timer =
       timeoutInMs === Infinity
         ? undefined
-        : setTimeout(
-            () =>
-              controller.abort(
-                new LockTimeoutError(
-                  `Could not take the lock on ${this.leasable.description} within ${timeoutInMs} ms` +
-                    `${lastHolder ? `: held by ${describeHolder(lastHolder)}` : ""}.`,
-                  { timeoutInMs, holder: lastHolder },
-                ),
-              ),
-            timeoutInMs,
-          );
+        : setTimeout(() => {
+            timedOut = true;
+            // A LockTimeoutError as the reason: a leasable waiting out a conflict of its own (fileLock's
+            // SMB clients) reads it to end with its own error; the one thrown is built in the catch.
+            controller.abort(this.#timeoutError(timeoutInMs, lastHolder, failures));
+          }, timeoutInMs);
     const signal = controller.signal;
     let uncertain = false;
     try {
@@ -188,11 +194,15 @@ export class LeaseLock {
         let known: LeasableProperties | undefined;
         if (!first) await sleep(this.#pollDelay(), signal);
         if (!uncertain) {
-          const properties = await this.leasable.getProperties({ abortSignal: signal }).catch((error: unknown) => {
-            if (classifyError(error).transient) return "unknown" as const;
-            throw error;
-          });
-          if (properties === "unknown") continue;
+          let properties: LeasableProperties | undefined;
+          try {
+            properties = await this.#requests.readState(signal);
+          } catch (error) {
+            if (signal.aborted || !classifyError(error).transient) throw error;
+            failures.transient("reading the lease state", error);
+            continue;
+          }
+          failures.answered();
           if (isHeld(properties)) {
             lastHolder = readLockRecord(properties!.metadata).holder;
             continue;
@@ -200,22 +210,24 @@ export class LeaseLock {
           known = properties;
         }
         try {
-          const handle = await this.#attempt(leaseId, signal, known);
+          const handle = await this.#requests.attempt(leaseId, acquisitionId, signal, known);
           if (handle) return handle;
+          failures.answered();
           uncertain = false;
         } catch (error) {
           if (!isUncertain(error) || signal.aborted) throw error;
           uncertain = true;
-          logger.warning(`acquiring the lock on ${this.leasable.description} failed transiently; trying again`);
+          failures.transient("acquiring", error);
         }
       }
     } catch (error) {
       // An acquire in flight when the wait was cancelled (or one whose answer was lost) may have
       // been granted: give that lease id back so that nothing is left held until it expires.
-      await this.#forget(leaseId);
+      await this.#requests.forget(leaseId);
       // When the time ran out while the leasable was waiting out a conflict it names (an SMB client
       // holding a file: fileLock), its error says more than the timeout.
       const named = !options.abortSignal?.aborted && isStorageConcurrencyError(error) && error !== signal.reason;
+      if (timedOut && !named) throw this.#timeoutError(timeoutInMs, lastHolder, failures);
       throw signal.aborted && !named
         ? signal.reason
         : wrapStorageError(error, `take the lock on ${this.leasable.description}`);
@@ -225,10 +237,28 @@ export class LeaseLock {
     }
   }
 
+  #timeoutError(timeoutInMs: number, holder: LockHolder | undefined, failures: WaitFailures): LockTimeoutError {
+    const why =
+      failures.inARow > 0
+        ? `: the last ${failures.inARow === 1 ? "look" : `${failures.inARow} looks`} failed (${describeFailure(failures.last)})`
+        : holder
+          ? `: held by ${describeHolder(holder)}`
+          : "";
+    return new LockTimeoutError(
+      `Could not take the lock on ${this.leasable.description} within ${timeoutInMs} ms${why}.`,
+      {
+        timeoutInMs,
+        holder,
+        cause: failures.last,
+      },
+    );
+  }
+
   /**
    * Runs `callback` under the lock and always releases it. Rejects with the callback's error, or,
    * if the lock was lost while the callback ran, with the `LeaseLostError` (even when the callback
-   * finished: what it did was not protected to the end).
+   * finished: what it did was not protected to the end). Once the callback has settled, it settles
+   * within twice the lock's `requestTimeoutInMs` (the release: see {@link LockHandle.release}).
    *
    * @example
    * ```ts
@@ -265,8 +295,9 @@ export class LeaseLock {
    * ```
    */
   async inspect(options: TryAcquireOptions = {}): Promise<LockInfo> {
-    const properties = await this.leasable
-      .getProperties({ abortSignal: options.abortSignal })
+    checkOptionalSignal("abortSignal", options.abortSignal);
+    const properties = await this.#requests
+      .readState(options.abortSignal)
       .catch((error: unknown) =>
         Promise.reject(wrapStorageError(error, `read the lease state of ${this.leasable.description}`)),
       );
@@ -298,130 +329,14 @@ export class LeaseLock {
       max: 60,
       integer: true,
     });
+    checkOptionalSignal("abortSignal", options.abortSignal);
     logger.info(`breaking the lease on ${this.leasable.description} (break period ${breakPeriodInSeconds} s)`);
-    return this.leasable
-      .breakLease(breakPeriodInSeconds, { abortSignal: options.abortSignal })
-      .catch((error: unknown) =>
-        Promise.reject(wrapStorageError(error, `break the lease on ${this.leasable.description}`)),
-      );
-  }
-
-  /**
-   * One acquire attempt; `undefined` when someone else holds the lease. `known` is what a look at
-   * the lease state just before found (it saves reading the lock's record again).
-   */
-  async #attempt(
-    leaseId: string,
-    abortSignal: AbortSignal | undefined,
-    known?: LeasableProperties,
-  ): Promise<LockHandle | undefined> {
-    const sentAt = performance.now();
-    const acquiredAt = new Date();
-    const granted = await this.#acquireOrCreate(leaseId, abortSignal);
-    if (!granted) return undefined;
-    let record: { fencingToken: number; lockMetadata: Record<string, string> } | undefined;
-    try {
-      record = await this.#recordAcquisition(leaseId, acquiredAt, abortSignal, known);
-    } catch (error) {
-      // The lease is ours but its record could not be written: give it back rather than hold it unfenced.
-      await this.#forget(leaseId);
-      if (isLeaseGone(error)) return undefined; // broken in between: someone else has it
-      throw error;
-    }
-    const fencingToken = record?.fencingToken;
-    logger.info(
-      `acquired the lock on ${this.leasable.description}${fencingToken === undefined ? "" : ` (fencing token ${fencingToken})`}`,
-    );
-    return startHandle({
-      leasable: this.leasable,
-      options: this.options,
-      leaseId,
-      sentAt,
-      acquiredAt,
-      fencingToken,
-      lockMetadata: record?.lockMetadata ?? {},
-    });
-  }
-
-  async #acquireOrCreate(leaseId: string, abortSignal: AbortSignal | undefined): Promise<boolean> {
-    const seconds =
-      this.options.durationInSeconds === Infinity ? INFINITE_LEASE_SECONDS : this.options.durationInSeconds;
-    for (let created = false; ; created = true) {
-      try {
-        await this.leasable.acquire(seconds, leaseId, { abortSignal });
-        return true;
-      } catch (error) {
-        const status = statusOf(error);
-        // "Held by someone else" is the lease's own 409 (LeaseAlreadyPresent, ...): not an SMB client
-        // holding a file (409 SharingViolation) nor an error the leasable raised about one.
-        if (status === 409 && classifyError(error).kind === "client") return false;
-        if (status !== 404) throw error;
-        if (created || !this.options.createIfMissing || !this.leasable.createIfMissing) {
-          throw new LeaseTargetNotFoundError(
-            `Cannot lock ${this.leasable.description}: it does not exist` +
-              (this.leasable.createIfMissing
-                ? created
-                  ? " (it was deleted right after being created)."
-                  : "; create it, or leave `createIfMissing` at its default (true)."
-                : "; create it first."),
-            { statusCode: status, serviceCode: serviceCodeOf(error), cause: error },
-          );
-        }
-        await this.leasable.createIfMissing({ abortSignal });
-      }
-    }
-  }
-
-  /**
-   * Writes the holder record and the next fencing token under the new lease.
-   *
-   * The token must be one more than the latest recorded, so the record read must be the latest:
-   * - with `known` (read just before the acquire) and a leasable whose metadata writes can be
-   *   conditional, the write is made `If-Match` the ETag read then. Leasing does not change the
-   *   ETag, so it only fails (412 ConditionNotMet) if someone wrote in between;
-   * - otherwise, or after such a 412, the record is read after the acquire: from then on no earlier
-   *   holder can write, so that read is the latest.
-   * The unconditional write sets an absolute value, so the SDK re-sending it after a lost response
-   * changes nothing. A conditional write whose response was lost is re-sent, fails with 412 (its
-   * ETag moved), and the read that follows skips one token number: tokens stay unique and
-   * increasing, which is all fencing needs.
-   */
-  async #recordAcquisition(
-    leaseId: string,
-    acquiredAt: Date,
-    abortSignal: AbortSignal | undefined,
-    known: LeasableProperties | undefined,
-  ): Promise<{ fencingToken: number; lockMetadata: Record<string, string> } | undefined> {
-    if (!this.leasable.setMetadata) return undefined;
-    const next = (existing: Readonly<Record<string, string>>) => {
-      const fencingToken = readLockRecord(existing).fencingToken + 1;
-      const { all, own } = buildLockMetadata(existing, {
-        fencingToken,
-        name: this.options.holderName,
-        acquiredAt,
-        durationInSeconds: this.options.durationInSeconds,
-        renewIntervalInMs: this.options.renewIntervalInMs,
-      });
-      return { fencingToken, all, lockMetadata: own };
-    };
-    if (known?.etag !== undefined && this.leasable.conditionalMetadataWrites) {
-      const record = next(known.metadata);
-      try {
-        await this.leasable.setMetadata(record.all, leaseId, { abortSignal, ifMatch: known.etag });
-        return record;
-      } catch (error) {
-        if (statusOf(error) !== 412 || serviceCodeOf(error) !== "ConditionNotMet") throw error;
-      }
-    }
-    const properties = await this.leasable.getProperties({ abortSignal });
-    const record = next(properties?.metadata ?? {});
-    await this.leasable.setMetadata(record.all, leaseId, { abortSignal });
-    return record;
-  }
-
-  /** Best-effort release of a lease id this call may hold without knowing it (bounded: 5 s). */
-  async #forget(leaseId: string): Promise<void> {
-    await this.leasable.release(leaseId, { abortSignal: AbortSignal.timeout(5_000) }).catch(() => undefined);
+    const operation = `break the lease on ${this.leasable.description}`;
+    return this.#requests
+      .call(operation, options.abortSignal, (abortSignal) =>
+        this.leasable.breakLease(breakPeriodInSeconds, { abortSignal }),
+      )
+      .catch((error: unknown) => Promise.reject(wrapStorageError(error, operation)));
   }
 
   #pollDelay(): number {

@@ -35,7 +35,29 @@ export interface LeaseLockOptions {
    * @default 100
    */
   readonly pollIntervalInMs?: number;
-  /** A name for the holder, recorded in the lock's metadata next to its host and process id. */
+  /**
+   * The client-side time limit of each request the lock makes on its own: the reads and acquires
+   * while waiting, the holder record's write, each renewal, the release. A request without an answer
+   * by then is abandoned and counts as a lost answer (the lock's handling of those applies: the same
+   * proposed lease id again, a renewal tried again, a release left to expire). The SDKs have no
+   * such limit of their own (their `tryTimeoutInMs` is the service's timeout), so without it one
+   * hung connection could keep a renewal, a release or `withLock` waiting for ever. A renewal gets
+   * at most half the time left before the expiry guard, so that another can follow before it.
+   * @default 5000
+   */
+  readonly requestTimeoutInMs?: number;
+  /**
+   * How long `acquire` keeps waiting while no request gets any answer from the service (an unknown
+   * host, a refused or hung connection): after this, the wait ends with a `StorageRequestError`
+   * whose `cause` is the last failure, instead of waiting for ever. Any answer, even a 503, restarts
+   * the count.
+   * @default 30000
+   */
+  readonly unreachableTimeoutInMs?: number;
+  /**
+   * A name for the holder, recorded in the lock's metadata next to its host and process id (1 to 256
+   * characters of well-formed Unicode; percent-encoded in the metadata).
+   */
   readonly holderName?: string;
   /**
    * Create the lock blob (and its container) when missing. With `false`, a missing one gives a
@@ -55,6 +77,10 @@ export interface ResolvedLeaseLockOptions {
   readonly safetyMarginInMs: number;
   /** The average wait between two looks at the lease state while `acquire` waits, in milliseconds. */
   readonly pollIntervalInMs: number;
+  /** The client-side time limit of each request the lock makes on its own, in milliseconds. */
+  readonly requestTimeoutInMs: number;
+  /** How long `acquire` waits while no request gets an answer before it fails, in milliseconds. */
+  readonly unreachableTimeoutInMs: number;
   /** The holder name recorded in the lock's metadata, if one was given. */
   readonly holderName: string | undefined;
   /** Whether a missing lock blob (and container) is created. */
@@ -92,7 +118,7 @@ export function resolveLeaseLockOptions(leasable: Leasable, options: LeaseLockOp
   const durationInMs = durationInSeconds * 1000;
   const safetyMarginInMs = infinite
     ? 0
-    : optionalNumber("safetyMarginInMs", options.safetyMarginInMs, Math.max(1000, durationInMs / 10), {
+    : optionalNumber("safetyMarginInMs", options.safetyMarginInMs, defaultSafetyMarginInMs(durationInSeconds), {
         min: 0,
         max: durationInMs - 100,
       });
@@ -110,13 +136,13 @@ export function resolveLeaseLockOptions(leasable: Leasable, options: LeaseLockOp
     );
   }
   const pollIntervalInMs = optionalNumber("pollIntervalInMs", options.pollIntervalInMs, 100, { min: 10 });
+  const requestTimeoutInMs = optionalNumber("requestTimeoutInMs", options.requestTimeoutInMs, 5_000, { min: 50 });
+  const unreachableTimeoutInMs = optionalNumber("unreachableTimeoutInMs", options.unreachableTimeoutInMs, 30_000, {
+    min: 0,
+    allowInfinity: true,
+  });
   const holderName = options.holderName;
-  if (
-    holderName !== undefined &&
-    (typeof holderName !== "string" || holderName.length === 0 || holderName.length > 256)
-  ) {
-    throw new TypeError("`holderName` must be a non-empty string of at most 256 characters.");
-  }
+  if (holderName !== undefined) checkHolderName("holderName", holderName);
   if (options.createIfMissing !== undefined && typeof options.createIfMissing !== "boolean") {
     throw new TypeError("`createIfMissing` must be a boolean.");
   }
@@ -125,10 +151,43 @@ export function resolveLeaseLockOptions(leasable: Leasable, options: LeaseLockOp
     renewIntervalInMs,
     safetyMarginInMs,
     pollIntervalInMs,
+    requestTimeoutInMs,
+    unreachableTimeoutInMs,
     holderName,
     createIfMissing: options.createIfMissing ?? true,
   };
 }
+
+/**
+ * The safety margin a finite lease of `durationInSeconds` gets by default, and the least that leader
+ * election accepts between its renew deadline and the lease duration: 10% of the duration, at least
+ * one second.
+ */
+export function defaultSafetyMarginInMs(durationInSeconds: number): number {
+  return Math.max(1000, durationInSeconds * 100);
+}
+
+/**
+ * Checks a name that goes into the lock's metadata (percent-encoded there): 1 to 256 characters of
+ * well-formed Unicode. A lone surrogate cannot be encoded, and would otherwise fail only after the
+ * lease was taken.
+ */
+export function checkHolderName(name: string, value: unknown): string {
+  if (typeof value !== "string" || value.length === 0 || value.length > 256) {
+    throw new TypeError(
+      `\`${name}\` must be a non-empty string of at most 256 characters, got ${describeValue(value)}.`,
+    );
+  }
+  if (LONE_SURROGATE.test(value)) {
+    throw new TypeError(
+      `\`${name}\` must be well-formed Unicode: it holds a lone surrogate (half of a UTF-16 pair), which cannot be ` +
+        `recorded in the lock's metadata.`,
+    );
+  }
+  return value;
+}
+
+const LONE_SURROGATE = /\p{Surrogate}/u;
 
 function resolveDuration(leasable: Leasable, value: unknown): number {
   if (!leasable.finiteDurations) {

@@ -17,7 +17,7 @@ import { isUtf8 } from "node:buffer";
 import type { BlobHTTPHeaders, BlockBlobClient } from "@azure/storage-blob";
 import { serviceCodeOf, statusOf } from "../errors.js";
 import { readStream } from "../internal/stream.js";
-import { NOT_MODIFIED, OPTIMISTIC_LOG_KEY, type CellVersion, type VersionedCell } from "./cell.js";
+import { countSends, NOT_MODIFIED, OPTIMISTIC_LOG_KEY, type CellVersion, type VersionedCell } from "./cell.js";
 import { CellContentError } from "./errors.js";
 
 /** Options for the blob cells. */
@@ -188,7 +188,7 @@ function blobCell<T>(blob: BlockBlobClient, options: BlobCellOptions, codec: Cod
       return version;
     },
 
-    async write(content, { abortSignal, condition, log, base }) {
+    async write(content, { abortSignal, condition, log, base, onSend }) {
       const extras = base?.extras as BlobExtras | undefined;
       const conditions =
         "ifMatch" in condition
@@ -200,6 +200,7 @@ function blobCell<T>(blob: BlockBlobClient, options: BlobCellOptions, codec: Cod
               : {};
       const response = await blob.upload(content, content.length, {
         abortSignal,
+        onProgress: countSends(onSend),
         conditions: options.leaseId ? { ...conditions, leaseId: options.leaseId } : conditions,
         metadata: { ...extras?.metadata, [OPTIMISTIC_LOG_KEY]: log },
         blobHTTPHeaders: extras?.headers ?? { blobContentType: contentType },

@@ -70,11 +70,21 @@ export interface CellWriteOptions {
   readonly log: string;
   /** The version the content was computed from (its extras are carried over), if any. */
   readonly base: CellVersion<unknown> | undefined;
+  /**
+   * Call this each time the request that changes the cell is sent, the SDK's own resends included
+   * (the cells of this library count them through the SDK's upload progress callback, which runs
+   * once per try). It lets the engine tell a refusal of the one request sent (a 412: an ordinary
+   * conflict) from a refusal that may answer the SDK's resend of a request that was applied. A cell
+   * that cannot count leaves it uncalled; the engine then reads back after every refusal that may
+   * answer a resend.
+   */
+  readonly onSend?: (() => void) | undefined;
 }
 
 /**
  * Thrown by an adapter whose write takes several requests, when one failed before the request that
- * changes the cell was sent: nothing can have been applied, so the engine need not read back.
+ * changes the cell was sent: nothing of this write can have been applied, so the engine need not
+ * read back (a 412 or 409 as `cause` is a conflict; anything else fails the update, nothing written).
  *
  * @example
  * ```ts
@@ -126,7 +136,9 @@ export const NOT_MODIFIED: unique symbol = Symbol("azure-storage-concurrency.not
  * Contract: `read` answers `undefined` when the cell does not exist and throws on any other
  * failure; `write` resolves with the new ETag or rejects with the service's error as it came
  * (a 412 when the ETag no longer matches, a 409 when creating something that exists), and stores
- * `log` with the content so that a later `read` returns it.
+ * `log` with the content so that a later `read` returns it. Two writes with the same `condition`
+ * can never both be applied (that is what lets the engine resend a write whose outcome it could not
+ * tell), and what the write history means is stated once, in `write-log.ts`.
  *
  * @example
  * ```ts
@@ -165,8 +177,28 @@ export interface VersionedCell<T, C = unknown> {
   /** Size of stored content, to keep big values out of the per-process cache. */
   sizeInBytes?(content: C): number;
   /**
-   * What the cell holds after `content` was written on top of `base`, when that is not simply
-   * `content` (a table Merge keeps the properties it was not given).
+   * For a cell whose write changes only what it is given (a table entity in Merge mode keeps the
+   * properties it was not sent): what the cell holds after `written` is written on top of `stored`.
+   * Without it, a write replaces the whole value. The engine uses it to hand every caller sharing a
+   * round the whole value, to send the union of their changes, and to cache only whole values (a
+   * blind last-writer-wins write to such a cell is not cached).
    */
-  storedAfterWrite?(content: C, base: CellVersion<C> | undefined): C;
+  mergeWrite?(stored: C, written: C): C;
+}
+
+/**
+ * An upload progress callback (`onProgress` of @azure/storage-blob, `requestOptions.onUploadProgress`
+ * of @azure/data-tables) that calls `onSend` once per try of the request: the SDK's HTTP client
+ * counts each try's bytes from zero again, and reports the first chunk as the try starts (even an
+ * empty body reports 0). Checked against Azurite in tests/integration/optimistic/send-count.test.ts.
+ */
+export function countSends(
+  onSend: (() => void) | undefined,
+): ((progress: { readonly loadedBytes: number }) => void) | undefined {
+  if (!onSend) return undefined;
+  let last = -1;
+  return ({ loadedBytes }) => {
+    if (last < 0 || loadedBytes <= last) onSend();
+    last = loadedBytes;
+  };
 }

@@ -19,7 +19,12 @@
  * - This protects writers that use this cell (or that take the container lease themselves). A plain
  *   `setMetadata` call elsewhere does not need the lease (a container lease only makes Delete
  *   exclusive) and is last-writer-wins against everything.
- * - A writer that dies holding the lease blocks the others until it expires (at most 15 s).
+ * - A writer that dies holding the lease blocks the others until it expires (at most 15 s). A live
+ *   writer holds it for a bounded time: every request it makes while taking, holding or giving back
+ *   the lease has a client-side time limit (`requestTimeoutInMs`), which also cuts short the SDK's
+ *   waits between its own retries, so that no writer sits on the lease while its SDK backs off; and
+ *   a lease whose acquire got no clear answer (lost, 5xx, timed out) is released all the same, since
+ *   the acquire may have been granted.
  * - The container lease is shared with anyone else who leases the container (for example to guard
  *   Delete). If you hold such a lease, pass its id as `leaseId`: writes then use it, no lease is
  *   taken, and no other writer can write at all while you hold it.
@@ -31,7 +36,11 @@ import { randomUUID } from "node:crypto";
 import type { ContainerClient } from "@azure/storage-blob";
 import { serviceCodeOf, statusOf, StorageConcurrencyError } from "../errors.js";
 import { logger } from "../internal/logger.js";
+import { checkNumber } from "../internal/validate.js";
+import { backoffPresets } from "../retry/backoff.js";
+import { retry } from "../retry/retry.js";
 import { OPTIMISTIC_LOG_KEY, WriteNotSent, type VersionedCell } from "./cell.js";
+import { withTimeLimit } from "./time-limit.js";
 import { MAX_LOG_LENGTH } from "./write-log.js";
 
 /** Options for {@link containerMetadataCell}. */
@@ -40,6 +49,17 @@ export interface ContainerMetadataCellOptions {
    * A lease you hold on the container. Writes use it instead of taking a short lease of their own.
    */
   readonly leaseId?: string;
+  /**
+   * Client-side time limit on each request a write makes while it takes, holds or gives back the
+   * container lease (acquire, the ETag check, Set Container Metadata, release), the SDK's retries
+   * included. It bounds how long a writer holds the lease (at most about four times this, and
+   * mostly once: one request that met a fault) and cuts short the SDK's waits between retries while
+   * the lease is held, so that the other writers, who try for about 7 s with the default 20
+   * attempts, are not starved. A write cut short is not lost: it is settled by reading back, or
+   * tried again. Raise it on a slow link (a request that usually takes more than a few hundred ms).
+   * @default 1_000
+   */
+  readonly requestTimeoutInMs?: number;
 }
 
 type Metadata = Record<string, string>;
@@ -74,6 +94,7 @@ export function containerMetadataCell(
     throw new TypeError("`leaseId` must be a non-empty string.");
   }
   const description = `metadata of container '${container.containerName}'`;
+  const requestTimeoutInMs = checkNumber("requestTimeoutInMs", options.requestTimeoutInMs ?? 1_000, { min: 1 });
   const withLog = (content: Metadata, log: string) => ({ ...content, [OPTIMISTIC_LOG_KEY]: log });
 
   return {
@@ -104,7 +125,12 @@ export function containerMetadataCell(
           return (await container.create({ abortSignal, metadata })).etag!;
         }
       }
-      return writeUnderLease(container, metadata, condition.ifMatch, options.leaseId, abortSignal, description);
+      return writeUnderLease(container, metadata, condition.ifMatch, {
+        heldLeaseId: options.leaseId,
+        abortSignal,
+        description,
+        requestTimeoutInMs,
+      });
     },
 
     decode: (content) => ({ ...content }),
@@ -145,37 +171,57 @@ export function containerMetadataCell(
   };
 }
 
+/**
+ * Acquire a 15 s lease, check under it that the ETag is still the one read, write with the lease id,
+ * release. Throws `WriteNotSent` when it fails before Set Container Metadata was sent.
+ */
 async function writeUnderLease(
   container: ContainerClient,
   metadata: Metadata,
   expectedEtag: string,
-  heldLeaseId: string | undefined,
-  abortSignal: AbortSignal | undefined,
-  description: string,
+  options: {
+    readonly heldLeaseId: string | undefined;
+    readonly abortSignal: AbortSignal | undefined;
+    readonly description: string;
+    readonly requestTimeoutInMs: number;
+  },
 ): Promise<string> {
+  const { heldLeaseId, abortSignal, description, requestTimeoutInMs } = options;
   const leaseId = heldLeaseId ?? randomUUID();
   const lease = container.getBlobLeaseClient(leaseId);
-  let mayHoldLease = !heldLeaseId;
+  const limited = <T>(what: string, request: (signal: AbortSignal) => Promise<T>, signal = abortSignal) =>
+    withTimeLimit(`${what} (${description})`, requestTimeoutInMs, signal, request);
+  let mayHoldLease = false;
   try {
     if (!heldLeaseId) {
       try {
-        await lease.acquireLease(LEASE_DURATION_IN_SECONDS, { abortSignal });
+        await limited("acquire the container lease", (signal) =>
+          lease.acquireLease(LEASE_DURATION_IN_SECONDS, { abortSignal: signal }),
+        );
+        mayHoldLease = true;
       } catch (error) {
         // A refusal (409 LeaseAlreadyPresent: another writer is writing, a conflict) leaves no lease;
-        // a lost answer may have left ours in place.
-        mayHoldLease = statusOf(error) === undefined;
+        // an acquire without a clear answer (lost, 5xx, timed out, cancelled) may have been granted.
+        // (A resend of a granted acquire with the same proposed id is granted again, not refused, so
+        // a refusal is never ours.)
+        const status = statusOf(error);
+        mayHoldLease = status === undefined || status >= 500;
         throw new WriteNotSent(error);
       }
     }
     let etag: string | undefined;
     try {
-      etag = (await container.getProperties({ abortSignal })).etag;
+      etag = (await limited("read the container's ETag", (signal) => container.getProperties({ abortSignal: signal })))
+        .etag;
     } catch (error) {
       throw new WriteNotSent(error);
     }
     if (etag !== expectedEtag) throw new WriteNotSent(conditionNotMet(description, expectedEtag, etag));
+    const write = (signal: AbortSignal | undefined) =>
+      container.setMetadata(metadata, { abortSignal: signal, conditions: { leaseId } });
     try {
-      return (await container.setMetadata(metadata, { abortSignal, conditions: { leaseId } })).etag!;
+      // Under a lease of our own, the write too is held to the time limit; under yours, only your signal.
+      return (heldLeaseId ? await write(abortSignal) : await limited("set the metadata", write)).etag!;
     } catch (error) {
       // Our lease expired (a very slow write): another writer may have written since. A conflict.
       if (statusOf(error) === 412) throw conditionNotMet(description, expectedEtag, undefined, error);
@@ -183,9 +229,17 @@ async function writeUnderLease(
     }
   } finally {
     // Released even when the acquire's answer was lost (releasing a lease we do not hold fails
-    // harmlessly); never with the caller's signal, so that a cancelled update frees the container.
+    // harmlessly), and tried again on a transient failure, so that no writer (this one's next write
+    // included) waits for it to expire; never with the caller's signal, so that a cancelled update
+    // frees the container.
     if (mayHoldLease) {
-      await lease.releaseLease().catch((error: unknown) => {
+      const release = () =>
+        limited("release the container lease", (signal) => lease.releaseLease({ abortSignal: signal }), undefined);
+      await retry(release, {
+        maxRetries: 2,
+        backoff: backoffPresets.contention,
+        operationName: `release the lease on ${description}`,
+      }).catch((error: unknown) => {
         if (statusOf(error) !== 409)
           logger.warning(
             `could not release the lease on ${description}; it expires within ${LEASE_DURATION_IN_SECONDS} s`,

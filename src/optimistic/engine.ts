@@ -1,157 +1,38 @@
 /**
- * The optimistic-concurrency engine: read, modify, write with `If-Match`, over any
- * {@link VersionedCell}.
- *
- * One round: read the cell (or start from the version this process wrote last), run every waiting
- * caller's `mutate` in call order, write the result with `If-Match` (or `If-None-Match: *` when the
- * cell is absent). On 412/409 someone else wrote first: wait (jittered backoff), read again, and run
- * the mutations again on the new value, up to `maxAttempts` times.
- *
- * Transient failures (503, resets) are the SDK pipeline's job, as everywhere in this library. What
- * the engine adds is the one thing the SDK cannot know: after a write fails ambiguously (no
- * response, or a 412/409 that may answer the SDK's own retry of a write that was applied), it reads
- * the cell back and asks the write history (`write-log.ts`) whether the write was its own.
+ * The optimistic-concurrency engine's public calls: {@link optimisticUpdate} (read, modify, write
+ * with `If-Match`, over any {@link VersionedCell}), {@link readCell}, {@link writeIfMatch} and
+ * {@link writeLastWriterWins}. They check their arguments and hand over to the parts that read top
+ * to bottom:
+ * - `coalescing.ts`: who shares a round;
+ * - `round.ts`: one read-modify-write round, and its retries after conflicts;
+ * - `mutations.ts`: the callers' mutations over one version;
+ * - `write-outcome.ts`: the verdict on a write whose outcome was ambiguous;
+ * - `write-log.ts`: the write history each value carries, and its contract.
  */
-import { serviceCodeOf, statusOf } from "../errors.js";
-import { logger } from "../internal/logger.js";
-import { sleep } from "../internal/sleep.js";
 import { checkNumber, checkOptionalFunction, checkOptionalSignal } from "../internal/validate.js";
-import { backoffPresets, type BackoffStrategy } from "../retry/backoff.js";
-import { classifyError, wrapStorageError } from "../retry/classify.js";
-import { NOT_MODIFIED, WriteNotSent, type CellVersion, type VersionedCell } from "./cell.js";
-import { OptimisticConflictError, OptimisticOutcomeUnknownError } from "./errors.js";
-import { acquireSlot, cachedVersion, forgetVersion, releaseSlot, rememberVersion } from "./process-state.js";
-import { formatWriteLog, judgeWrite, newWriteId, nextWriteLog, parseWriteLog, type WriteLog } from "./write-log.js";
+import { backoffPresets } from "../retry/backoff.js";
+import { wrapStorageError } from "../retry/classify.js";
+import { NOT_MODIFIED, type VersionedCell } from "./cell.js";
+import { enqueue, join, openRound, type Settings } from "./coalescing.js";
+import { acquireSlot, forgetVersion, releaseSlot, rememberVersion } from "./process-state.js";
+import { SKIP_WRITE, type Mutation, type OptimisticUpdateOptions, type OptimisticUpdateResult } from "./types.js";
+import { writeAndSettle } from "./write-outcome.js";
+import { formatWriteLog, newWriteId, nextWriteLog, parseWriteLog } from "./write-log.js";
 
-/**
- * Return this from `mutate` to leave the cell as it is (the update resolves with `written: false`).
- *
- * @example
- * ```ts
- * import { blobJsonCell, optimisticUpdate, SKIP_WRITE } from "azure-storage-concurrency";
- *
- * declare const email: string;
- * const profile = blobJsonCell<{ email: string; displayName?: string }>(container.getBlockBlobClient("profiles/42.json"));
- * await optimisticUpdate(profile, (current) => (current?.email === email ? SKIP_WRITE : { ...current, email }));
- * ```
- */
-export const SKIP_WRITE: unique symbol = Symbol.for("azure-storage-concurrency.skip-write");
-
-/** What `mutate` is told besides the current value. */
-export interface MutationContext {
-  /** The round's attempt, 1 for the first; `mutate` runs again on each attempt. */
-  readonly attempt: number;
-  /** The ETag of the stored version the attempt started from; `undefined` when the cell is absent. */
-  readonly etag: string | undefined;
-  /** The caller's `abortSignal` (one that never aborts when the caller gave none), for any call `mutate` makes. */
-  readonly abortSignal: AbortSignal;
-}
-
-/**
- * Computes the new value from the current one (`undefined` when the cell does not exist). It may
- * run several times (once per attempt), so it must not have side effects beyond its result. Return
- * {@link SKIP_WRITE} to write nothing. Returning `undefined` is refused (a forgotten `return`).
- */
-export type Mutation<T> = (
-  current: T | undefined,
-  context: MutationContext,
-) => T | typeof SKIP_WRITE | PromiseLike<T | typeof SKIP_WRITE>;
-
-/** Told before the engine waits and tries again after a conflict. */
-export interface OptimisticConflictEvent {
-  /** The cell, in words. */
-  readonly cell: string;
-  /** The attempt that met the conflict (1 for the first). */
-  readonly attempt: number;
-  /** How long the engine waits before reading again. */
-  readonly delayInMs: number;
-  /** The service's answer (412, or 409 when creating). */
-  readonly error: unknown;
-}
-
-/** Options for {@link optimisticUpdate}. */
-export interface OptimisticUpdateOptions {
-  /** Cancels the update. A write already sent may still be applied. */
-  readonly abortSignal?: AbortSignal;
-  /**
-   * How many read-modify-write rounds to try before giving up with {@link OptimisticConflictError}.
-   * @default 20
-   */
-  readonly maxAttempts?: number;
-  /**
-   * How long to wait after a conflict before reading again.
-   * @default backoffPresets.contention (full jitter, 10 ms up to 1 s)
-   */
-  readonly backoff?: BackoffStrategy;
-  /**
-   * When this process made the last successful write to the cell, start from the value and ETag it
-   * wrote instead of reading (a 412 then means someone else wrote since: the engine reads and goes on).
-   * @default true
-   */
-  readonly skipReadAfterOwnWrite?: boolean;
-  /**
-   * Let concurrent updates of the same cell within this process share one read-modify-write round:
-   * their mutations run in call order on one value and one write stores them all. Each caller still
-   * gets its own outcome. The round runs with the options of the call that opened it.
-   * @default true
-   */
-  readonly coalesce?: boolean;
-  /** Called before each wait after a conflict, e.g. to log contention. */
-  readonly onConflict?: (event: OptimisticConflictEvent) => void;
-}
-
-/**
- * The outcome of {@link optimisticUpdate} (and {@link writeIfMatch}). Narrow it on `written`: after
- * `if (result.written)`, `value` is the value written (`T`, never `undefined`).
- */
-export type OptimisticUpdateResult<T> =
-  | {
-      /** Your `mutate` returned a value, and it was written. */
-      readonly written: true;
-      /** The value your `mutate` returned, as written. */
-      readonly value: T;
-      /**
-       * The ETag of the stored version that holds your write. When your update shared a round with
-       * later ones (see `coalesced`), or a lost response was recovered after others wrote on top,
-       * that version also holds their changes: read again before a further `If-Match` write based
-       * on `value`.
-       */
-      readonly etag: string | undefined;
-      /** How many read-modify-write rounds were needed (1 without conflicts). */
-      readonly attempts: number;
-      /** True when a write's response was lost and the engine found, by reading back, that it was applied. */
-      readonly recoveredLostResponse: boolean;
-      /** How many updates shared the round's write, yours included (1 without coalescing). */
-      readonly coalesced: number;
-    }
-  | {
-      /** Your `mutate` returned {@link SKIP_WRITE}: nothing was written for you. */
-      readonly written: false;
-      /**
-       * The value your `mutate` was given when it skipped (`undefined` if the cell does not exist);
-       * from {@link writeIfMatch}, the cell's current value.
-       */
-      readonly value: T | undefined;
-      /** The ETag of the stored version you skipped on (`undefined` if the cell does not exist). */
-      readonly etag: string | undefined;
-      /** How many read-modify-write rounds were needed (1 without conflicts). */
-      readonly attempts: number;
-      /** True when the round's write (of updates that shared your round) had its response lost and was found applied. */
-      readonly recoveredLostResponse: boolean;
-      /** How many updates shared the round's write, yours not among them (0 when none wrote). */
-      readonly coalesced: number;
-    };
+/** The default of `recoveryTimeoutInMs`. */
+const RECOVERY_TIMEOUT_IN_MS = 30_000;
 
 /**
  * Read, modify, write with `If-Match`, until the write lands on the version it was computed from.
  *
  * - Absent cells are created with `If-None-Match: *`; a 409 means another writer created it first,
  *   and `mutate` runs again on what they wrote.
- * - A write whose response was lost is recognised as applied (not applied twice, not reported as
- *   failed), by the write id it stored with the value.
+ * - A write whose response was lost (or answered 500/502/504) is recognised as applied, by the
+ *   write id it stored with the value: never applied twice, never reported as failed. When the cell
+ *   shows it has not landed so far, the same write is sent again (its `If-Match` lets only one land).
  * - Transient failures are left to the SDK client's own retries; when they outlast them, the update
- *   rejects with a `StorageRequestError`, and nothing was written (or, if the engine cannot tell,
- *   with {@link OptimisticOutcomeUnknownError}).
+ *   rejects with a `StorageRequestError`, and nothing was written. Only when no read can tell
+ *   (see `docs/optimistic-concurrency.md`) does it reject with {@link OptimisticOutcomeUnknownError}.
  * - A `mutate` that throws writes nothing and rejects with its error; other callers sharing the
  *   round are not affected.
  *
@@ -177,11 +58,11 @@ export async function optimisticUpdate<T>(
 ): Promise<OptimisticUpdateResult<T>> {
   checkCell(cell);
   if (typeof mutate !== "function") throw new TypeError("`mutate` must be a function: (current) => the new value.");
-  const settings = settle(options);
+  const settings = checkOptions(options);
   settings.abortSignal?.throwIfAborted();
   const { participant, promise } = join(mutate, settings);
   if (settings.coalesce) enqueue(cell, participant);
-  else void runRound(cell, [participant]);
+  else void openRound(cell, [participant]);
   return promise;
 }
 
@@ -265,6 +146,11 @@ export async function readCell<T>(cell: VersionedCell<T>, options: ReadCellOptio
 export interface WriteIfMatchOptions {
   /** Cancels the write. A write already sent may still be applied. */
   readonly abortSignal?: AbortSignal;
+  /**
+   * Client-side time limit on each request made to settle a write whose outcome was ambiguous.
+   * @default 30_000
+   */
+  readonly recoveryTimeoutInMs?: number;
 }
 
 /**
@@ -299,6 +185,7 @@ export async function writeIfMatch<T>(
   cell.encode(value); // refuse a bad value before any request
   return optimisticUpdate(cell, (_current, context) => (context.etag === etag ? value : SKIP_WRITE), {
     abortSignal: options.abortSignal,
+    recoveryTimeoutInMs: options.recoveryTimeoutInMs,
     coalesce: false,
     skipReadAfterOwnWrite: false,
     maxAttempts: 2, // a second round only to find out what changed after a 412
@@ -315,12 +202,22 @@ export interface WriteLastWriterWinsOptions {
    * @default false
    */
   readonly mustExist?: boolean;
+  /**
+   * Client-side time limit on each request made to settle a write whose outcome was ambiguous.
+   * @default 30_000
+   */
+  readonly recoveryTimeoutInMs?: number;
 }
 
 /**
  * Last writer wins: writes `value` without checking what is stored, replacing any change made
  * since you read. The source documents' third strategy, for data only one writer owns or that is
  * short-lived; named so that the choice is visible where it is made.
+ *
+ * A write whose response is lost (or answered 500/502/504) is not reported as failed when it was
+ * applied: the cell is read back and the write recognised by its id; when it is not there, it is
+ * sent again (for a blind write, landing twice stores the same value). It rejects with
+ * {@link OptimisticOutcomeUnknownError} only when that too cannot settle it.
  *
  * @example
  * ```ts
@@ -341,47 +238,52 @@ export async function writeLastWriterWins<T>(
 }> {
   checkCell(cell);
   checkOptionalSignal("abortSignal", options.abortSignal);
+  const recoveryTimeoutInMs = checkRecoveryTimeout(options.recoveryTimeoutInMs);
+  const mustExist = options.mustExist === true;
   const content = cell.encode(value);
-  const { slot, index } = acquireSlot(cell.key);
+  const slot = acquireSlot();
   try {
-    const log = formatWriteLog(nextWriteLog(undefined, { slot, id: newWriteId() }, { lastWriterWins: true }));
+    const written = nextWriteLog(undefined, { slot: slot.slot, id: newWriteId() }, { lastWriterWins: true });
+    const log = formatWriteLog(written);
     forgetVersion(cell.key);
-    const condition = { lastWriterWins: true as const, mustExist: options.mustExist === true };
-    let etag: string;
-    try {
-      etag = await cell.write(content, { abortSignal: options.abortSignal, condition, log, base: undefined });
-    } catch (error) {
-      throw wrapStorageError(error, `write ${cell.description} (last writer wins)`);
+    const outcome = await writeAndSettle(
+      cell,
+      {
+        content,
+        condition: { lastWriterWins: true, mustExist },
+        log,
+        base: undefined,
+        // A blind write starts a history of its own: it is there when the cell is on that history.
+        // Otherwise send it again (landing twice stores the same value), unless it must replace an
+        // existing cell and there is none.
+        judge: (now) =>
+          parseWriteLog(now?.log)?.chain === written.chain
+            ? "applied"
+            : !now && mustExist
+              ? "not-applied"
+              : "unchanged",
+      },
+      { abortSignal: options.abortSignal, recoveryTimeoutInMs, backoff: backoffPresets.contention },
+    );
+    if (outcome.kind === "refused") {
+      throw wrapStorageError(outcome.error, `write ${cell.description} (last writer wins; nothing was written)`);
     }
-    rememberVersion(cell.key, { content, etag, log }, cell.sizeInBytes?.(content));
-    return { etag };
+    if (outcome.kind === "recognised") {
+      const { now } = outcome;
+      if (parseWriteLog(now.log)?.seq === 1) rememberVersion(cell.key, now, cell.sizeInBytes?.(now.content));
+      return { etag: now.etag };
+    }
+    // A cell that merges writes (a table entity in Merge mode) holds more than `value` now: only a
+    // read tells what, so nothing is cached.
+    if (!cell.mergeWrite) rememberVersion(cell.key, { content, etag: outcome.etag, log }, cell.sizeInBytes?.(content));
+    return { etag: outcome.etag };
   } finally {
-    releaseSlot(cell.key, index);
+    releaseSlot(slot);
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// Rounds
-
-interface Settings {
-  readonly abortSignal: AbortSignal | undefined;
-  readonly maxAttempts: number;
-  readonly backoff: BackoffStrategy;
-  readonly skipReadAfterOwnWrite: boolean;
-  readonly coalesce: boolean;
-  readonly onConflict: ((event: OptimisticConflictEvent) => void) | undefined;
-}
-
-interface Participant<T> {
-  readonly mutate: Mutation<T>;
-  readonly abortSignal: AbortSignal | undefined;
-  readonly settings: Settings;
-  settled: boolean;
-  succeed(result: OptimisticUpdateResult<T>): void;
-  fail(error: unknown): void;
-}
-
-function settle(options: OptimisticUpdateOptions): Settings {
+/** Checks the options of {@link optimisticUpdate}. */
+function checkOptions(options: OptimisticUpdateOptions): Settings {
   checkOptionalSignal("abortSignal", options.abortSignal);
   checkOptionalFunction("onConflict", options.onConflict);
   const backoff = options.backoff ?? backoffPresets.contention;
@@ -400,311 +302,12 @@ function settle(options: OptimisticUpdateOptions): Settings {
     skipReadAfterOwnWrite: options.skipReadAfterOwnWrite ?? true,
     coalesce: options.coalesce ?? true,
     onConflict: options.onConflict,
+    recoveryTimeoutInMs: checkRecoveryTimeout(options.recoveryTimeoutInMs),
   };
 }
 
-function join<T>(mutate: Mutation<T>, settings: Settings) {
-  const { abortSignal } = settings;
-  let resolve!: (result: OptimisticUpdateResult<T>) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<OptimisticUpdateResult<T>>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  const onAbort = () => participant.fail(abortSignal!.reason);
-  const finish = () => {
-    participant.settled = true;
-    abortSignal?.removeEventListener("abort", onAbort);
-  };
-  const participant: Participant<T> = {
-    mutate,
-    abortSignal,
-    settings,
-    settled: false,
-    succeed(result) {
-      if (participant.settled) return;
-      finish();
-      resolve(result);
-    },
-    fail(error) {
-      if (participant.settled) return;
-      finish();
-      reject(error);
-    },
-  };
-  abortSignal?.addEventListener("abort", onAbort, { once: true });
-  return { participant, promise };
-}
-
-const queues = new Map<string, { cell: VersionedCell<unknown>; waiting: Participant<unknown>[] }>();
-
-/** Joins the next round for the cell, opening one (on the next microtask, so that calls made together share it). */
-function enqueue<T>(cell: VersionedCell<T>, participant: Participant<T>): void {
-  const queued = queues.get(cell.key);
-  if (queued) {
-    queued.waiting.push(participant as Participant<unknown>);
-    return;
-  }
-  queues.set(cell.key, { cell, waiting: [participant as Participant<unknown>] });
-  queueMicrotask(() => void drain(cell.key));
-}
-
-/** Runs rounds for one cell one after another, each with every update that arrived meanwhile. */
-async function drain(key: string): Promise<void> {
-  for (;;) {
-    const entry = queues.get(key)!;
-    if (entry.waiting.length === 0) {
-      queues.delete(key);
-      return;
-    }
-    await runRound(entry.cell, entry.waiting.splice(0));
-  }
-}
-
-/** One round for `participants`, with the options of the first of them. Settles every participant. */
-async function runRound<T>(cell: VersionedCell<T>, participants: Participant<T>[]): Promise<void> {
-  const { slot, index } = acquireSlot(cell.key);
-  const combined = participants.length === 1 ? undefined : allAborted(participants as Participant<unknown>[]);
-  const abortSignal = combined ? combined.signal : participants[0]!.abortSignal;
-  try {
-    await attemptRound(cell, participants, { ...participants[0]!.settings, abortSignal }, slot);
-  } catch (error) {
-    for (const p of participants) p.fail(error);
-  } finally {
-    combined?.dispose();
-    releaseSlot(cell.key, index);
-  }
-}
-
-/** One participant's step: what it returned (written), or undefined (skipped: decoded from `content` later). */
-type Step<T> = {
-  readonly participant: Participant<T>;
-  /** Stored content after this step. */
-  readonly content: unknown;
-} & ({ readonly written: true; readonly value: T } | { readonly written: false; readonly value: undefined });
-
-async function attemptRound<T>(
-  cell: VersionedCell<T>,
-  participants: readonly Participant<T>[],
-  settings: Settings,
-  slot: string,
-): Promise<void> {
-  const { abortSignal } = settings;
-  const cached = settings.skipReadAfterOwnWrite ? cachedVersion(cell.key) : undefined;
-  let base: CellVersion<unknown> | undefined = cached;
-  let unread = cached === undefined;
-  let previousDelayInMs = 0;
-  for (let attempt = 1; ; attempt++) {
-    if (unread) base = await readVersion(cell, abortSignal);
-    unread = false;
-    const mutated = runMutations(cell, participants, base, attempt);
-    const steps = mutated instanceof Promise ? await mutated : mutated;
-    if (steps === undefined) return; // every caller failed or was cancelled
-    const last = steps.findLast((s) => s.written);
-    if (!last) {
-      resolveSteps(cell, steps, base?.etag, attempt, false);
-      return;
-    }
-
-    const writer = { slot, id: newWriteId() };
-    const written = nextWriteLog(base, writer);
-    const log = formatWriteLog(written);
-    const condition = base ? { ifMatch: base.etag } : { ifNoneMatch: "*" as const };
-    try {
-      const etag = await cell.write(last.content, { abortSignal, condition, log, base });
-      const stored = cell.storedAfterWrite ? cell.storedAfterWrite(last.content, base) : last.content;
-      const version = { content: stored, etag, log, extras: base?.extras };
-      rememberVersion(cell.key, version, cell.sizeInBytes?.(stored));
-      resolveSteps(cell, steps, etag, attempt, false);
-      return;
-    } catch (thrown) {
-      forgetVersion(cell.key);
-      const notSent = thrown instanceof WriteNotSent;
-      const error = notSent ? thrown.cause : thrown;
-      if (classifyError(error).kind === "cancelled") throw error;
-      const conflict = isWriteConflict(error);
-      if (notSent && !conflict) throw wrapStorageError(error, `write ${cell.description} (nothing was written)`);
-      if (conflict) {
-        const delayInMs = settings.backoff.delayInMs(attempt, previousDelayInMs);
-        previousDelayInMs = delayInMs;
-        logger.verbose(
-          `conflict on ${cell.description} (attempt ${attempt}); reading again in ${Math.round(delayInMs)} ms`,
-        );
-        settings.onConflict?.({ cell: cell.description, attempt, delayInMs, error });
-        await sleep(delayInMs, abortSignal);
-      }
-      const now = await readBack(cell, error, conflict, abortSignal);
-      const verdict = notSent ? "not-applied" : judgeWrite(now, base, writer, written);
-      if (verdict === "applied") {
-        logger.info(`a write to ${cell.description} whose response was lost had been applied; counted once`);
-        if (now && isHeadedBy(now.log, written)) rememberVersion(cell.key, now, cell.sizeInBytes?.(now.content));
-        resolveSteps(cell, steps, now!.etag, attempt, true);
-        return;
-      }
-      if (verdict === "unknown") {
-        throw new OptimisticOutcomeUnknownError(
-          cell.description,
-          "its write history no longer reaches back to this write",
-          error,
-        );
-      }
-      if (verdict === "unchanged" && !conflict && classifyError(error).kind === "network") {
-        throw new OptimisticOutcomeUnknownError(
-          cell.description,
-          "the connection failed and the cell is unchanged, so the request may still reach the service",
-          error,
-        );
-      }
-      if (!conflict) throw wrapStorageError(error, `write ${cell.description} (nothing was written)`);
-      if (attempt >= settings.maxAttempts) throw new OptimisticConflictError(cell.description, attempt, error);
-      base = now;
-    }
-  }
-}
-
-/** The state of one pass of the mutations over a round's participants. */
-interface MutationPass<T> {
-  readonly cell: VersionedCell<T>;
-  readonly live: readonly Participant<T>[];
-  readonly base: CellVersion<unknown> | undefined;
-  readonly attempt: number;
-  /** Stored content after the last step. */
-  content: unknown;
-  /** What the next participant is given. */
-  current: T | undefined;
-  readonly steps: Step<T>[];
-}
-
-/**
- * Runs each live participant's mutation in call order; `undefined` when none is left. Synchronous
- * while the mutations are (the common case), and free of per-call closures: this runs between the
- * read and the write of every update, where each microsecond shows.
- */
-function runMutations<T>(
-  cell: VersionedCell<T>,
-  participants: readonly Participant<T>[],
-  base: CellVersion<unknown> | undefined,
-  attempt: number,
-): Step<T>[] | undefined | Promise<Step<T>[] | undefined> {
-  const live = participants.filter((p) => !p.settled);
-  if (live.length === 0) return undefined;
-  // A content error here (say, a JSON blob that does not parse) rejects the whole round: nothing is written.
-  const current = base === undefined ? undefined : cell.decode(base.content);
-  const pass: MutationPass<T> = { cell, live, base, attempt, content: base?.content, current, steps: [] };
-  for (let index = 0; index < live.length; index++) {
-    const participant = live[index]!;
-    if (participant.settled) continue;
-    try {
-      const next = participant.mutate(pass.current, mutationContext(pass, participant));
-      if (isPromiseLike(next)) return continueMutations(pass, index, next);
-      recordStep(pass, participant, next);
-    } catch (error) {
-      participant.fail(error);
-    }
-    afterStep(pass);
-  }
-  return pass.steps.length > 0 ? pass.steps : undefined;
-}
-
-/** The rest of {@link runMutations} once a mutation returned a promise. */
-async function continueMutations<T>(
-  pass: MutationPass<T>,
-  from: number,
-  pending: PromiseLike<T | typeof SKIP_WRITE>,
-): Promise<Step<T>[] | undefined> {
-  for (let index = from; index < pass.live.length; index++) {
-    const participant = pass.live[index]!;
-    if (index !== from && participant.settled) continue;
-    try {
-      recordStep(
-        pass,
-        participant,
-        await (index === from ? pending : participant.mutate(pass.current, mutationContext(pass, participant))),
-      );
-    } catch (error) {
-      participant.fail(error);
-    }
-    afterStep(pass);
-  }
-  return pass.steps.length > 0 ? pass.steps : undefined;
-}
-
-function mutationContext<T>(pass: MutationPass<T>, participant: Participant<T>): MutationContext {
-  return {
-    attempt: pass.attempt,
-    etag: pass.base?.etag,
-    abortSignal: participant.abortSignal ?? new AbortController().signal,
-  };
-}
-
-/** Records what a mutation returned; throws (for its participant alone) when the value is refused. */
-function recordStep<T>(pass: MutationPass<T>, participant: Participant<T>, next: T | typeof SKIP_WRITE): void {
-  if (next === undefined) {
-    throw new TypeError(
-      `\`mutate\` returned undefined for ${pass.cell.description}: return the new value, or SKIP_WRITE to leave the cell as it is.`,
-    );
-  }
-  if (next === SKIP_WRITE) {
-    pass.steps.push({ participant, written: false, value: undefined, content: pass.content });
-    return;
-  }
-  const encoded = pass.cell.encode(next);
-  pass.steps.push({ participant, written: true, value: next, content: encoded });
-  pass.content = encoded;
-}
-
-/** The next caller gets a copy of its own, so nobody's value is changed behind its back. */
-function afterStep<T>(pass: MutationPass<T>): void {
-  if (pass.live.length > 1) pass.current = pass.content === undefined ? undefined : pass.cell.decode(pass.content);
-}
-
-function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
-  return typeof (value as PromiseLike<unknown> | null)?.then === "function";
-}
-
-function resolveSteps<T>(
-  cell: VersionedCell<T>,
-  steps: readonly Step<T>[],
-  etag: string | undefined,
-  attempts: number,
-  recoveredLostResponse: boolean,
-): void {
-  const coalesced = steps.filter((s) => s.written).length;
-  for (const step of steps) {
-    const round = { etag, attempts, recoveredLostResponse, coalesced };
-    step.participant.succeed(
-      step.written
-        ? { written: true, value: step.value, ...round }
-        : { written: false, value: step.content === undefined ? undefined : cell.decode(step.content), ...round },
-    );
-  }
-}
-
-/** Reads the cell after a failed write; a read failure makes the outcome unknown unless the write clearly failed. */
-async function readBack<T>(
-  cell: VersionedCell<T>,
-  writeError: unknown,
-  conflict: boolean,
-  abortSignal: AbortSignal | undefined,
-): Promise<CellVersion<unknown> | undefined> {
-  try {
-    return await readVersion(cell, abortSignal);
-  } catch (readError) {
-    if (classifyError(readError).kind === "cancelled") throw readError;
-    const { transient, statusCode, kind } = classifyError(writeError);
-    // A definite refusal (403, 404 container not found, ...) was not applied on its last try, and
-    // the SDK retries only transient failures; an error that is no storage failure at all (say, the
-    // SDK refusing a value) was never sent. Throw either as it is.
-    if (kind === "other" || (!conflict && !transient && statusCode !== undefined)) {
-      throw wrapStorageError(writeError, `write ${cell.description} (nothing was written)`);
-    }
-    throw new OptimisticOutcomeUnknownError(
-      cell.description,
-      "reading it back to check failed too",
-      writeError,
-      readError,
-    );
-  }
+function checkRecoveryTimeout(value: number | undefined): number {
+  return checkNumber("recoveryTimeoutInMs", value ?? RECOVERY_TIMEOUT_IN_MS, { min: 1 });
 }
 
 async function readOrThrow<T>(cell: VersionedCell<T>, abortSignal: AbortSignal | undefined, ifNoneMatch?: string) {
@@ -713,54 +316,6 @@ async function readOrThrow<T>(cell: VersionedCell<T>, abortSignal: AbortSignal |
   } catch (error) {
     throw wrapStorageError(error, `read ${cell.description}`);
   }
-}
-
-/** Reads the current version (no `If-None-Match`, so never {@link NOT_MODIFIED}). */
-async function readVersion<T>(
-  cell: VersionedCell<T>,
-  abortSignal: AbortSignal | undefined,
-): Promise<CellVersion<unknown> | undefined> {
-  let read;
-  try {
-    read = await cell.read({ abortSignal });
-  } catch (error) {
-    throw wrapStorageError(error, `read ${cell.description}`);
-  }
-  return read === NOT_MODIFIED ? undefined : read;
-}
-
-/**
- * The answers that mean "someone else wrote first": 412 (ETag no longer matches; not a lease
- * refusal), 409 when creating something that now exists or when another writer holds the lease
- * that serialises writers (container metadata), and
- * 404 when updating something that was deleted meanwhile (not a missing container or table).
- */
-function isWriteConflict(error: unknown): boolean {
-  const status = statusOf(error);
-  const code = serviceCodeOf(error) ?? "";
-  if (status === 412) return !/^Lease/.test(code);
-  if (status === 409) return /AlreadyExists$|^LeaseAlreadyPresent$|BeingDeleted$/.test(code);
-  if (status === 404) return !/^(ContainerNotFound|TableNotFound)$/.test(code);
-  return false;
-}
-
-function isHeadedBy(log: string | undefined, written: WriteLog): boolean {
-  const current = parseWriteLog(log);
-  return current !== undefined && current.chain === written.chain && current.seq === written.seq;
-}
-
-/** A signal that aborts once every participant's own signal has (a round shared by several callers). */
-function allAborted(participants: readonly Participant<unknown>[]) {
-  const controller = new AbortController();
-  const signals = participants.map((p) => p.abortSignal);
-  const check = () => {
-    if (signals.every((s) => s?.aborted)) controller.abort(signals[0]!.reason);
-  };
-  for (const s of signals) s?.addEventListener("abort", check, { once: true });
-  return {
-    signal: controller.signal,
-    dispose: () => signals.forEach((s) => s?.removeEventListener("abort", check)),
-  };
 }
 
 function checkCell(cell: unknown): void {

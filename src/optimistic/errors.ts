@@ -51,10 +51,11 @@ export function isOptimisticConflictError(error: unknown): error is OptimisticCo
 }
 
 /**
- * A write failed without a usable answer (the connection dropped, or the service failed after the
- * request reached it) and reading the cell back could not settle whether the service applied it:
- * the read failed too, the cell is unchanged while the request may still be on its way, or the
- * cell's write history no longer reaches back to the write (more than 32 other writers since).
+ * A write failed without a usable answer (the connection dropped, a client-side time limit, a 500,
+ * 502 or 504) and no read could settle whether the service applied it: reading the cell back failed
+ * too; the write history it was built on was replaced since (a writer outside this library that
+ * does not keep it, a last-writer-wins write, a delete); more than 32 other writers wrote since; or
+ * the cell stayed unchanged while sending the same write again got no settling answer either.
  *
  * The update may or may not be in the cell. Read the cell before deciding what to do; blindly
  * running the same update again could apply it twice.

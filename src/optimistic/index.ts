@@ -1,14 +1,16 @@
 export {
-  optimisticUpdate,
-  readCell,
-  writeLastWriterWins,
-  writeIfMatch,
   SKIP_WRITE,
   type Mutation,
   type MutationContext,
   type OptimisticUpdateOptions,
   type OptimisticUpdateResult,
   type OptimisticConflictEvent,
+} from "./types.js";
+export {
+  optimisticUpdate,
+  readCell,
+  writeLastWriterWins,
+  writeIfMatch,
   type ReadCellOptions,
   type ReadCellResult,
   type CellSnapshot,

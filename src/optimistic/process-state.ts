@@ -1,11 +1,13 @@
 /**
  * What the optimistic engine remembers within one process:
- * - the version this process last wrote to each cell (the write-skip cache), so that the next
- *   update of a cell this process wrote last can skip the read;
- * - the writer slots in use per cell: a slot is this process plus a small number, held by one
- *   read-modify-write round at a time (see `write-log.ts` for why).
- *
- * Both are keyed by the cell's identity (`VersionedCell.key`: kind, URL without query, entity keys).
+ * - the version this process last wrote to each cell (the write-skip cache), keyed by the cell's
+ *   identity (`VersionedCell.key`: kind, URL without query, entity keys), so that the next update of
+ *   a cell this process wrote last can skip the read;
+ * - the writer slots in use: a slot is this process plus a small number, held by one write (a
+ *   read-modify-write round, or a last-writer-wins write) at a time. Slots come from one pool for the
+ *   whole process, not one per cell: two cells can reach the same stored object (a JSON and a text
+ *   cell on one blob, or one blob through two URLs), and two rounds writing it at the same time must
+ *   never carry the same slot (see `write-log.ts` for why).
  */
 import type { CellVersion } from "./cell.js";
 import { PROCESS_ID } from "./write-log.js";
@@ -17,7 +19,7 @@ const MAX_CACHED_CELLS = 1_000;
 const MAX_CACHED_CONTENT_BYTES = 4 * 1024 * 1024;
 
 const versions = new Map<string, CellVersion<unknown>>();
-const slotsInUse = new Map<string, Set<number>>();
+const slotsInUse = new Set<number>();
 
 /** The version this process last wrote to the cell `key`, if it is remembered. */
 export function cachedVersion(key: string): CellVersion<unknown> | undefined {
@@ -42,20 +44,24 @@ export function forgetVersion(key: string): void {
   versions.delete(key);
 }
 
-/** Takes the lowest free writer slot for `key`; give it back with {@link releaseSlot}. */
-export function acquireSlot(key: string): { readonly slot: string; readonly index: number } {
-  let used = slotsInUse.get(key);
-  if (!used) slotsInUse.set(key, (used = new Set()));
+/** A writer slot taken with {@link acquireSlot}. */
+interface WriterSlot {
+  /** The slot's name in write histories: this process's id and the slot's number. */
+  readonly slot: string;
+  /** The slot's number, to give back with {@link releaseSlot}. */
+  readonly index: number;
+}
+
+/** Takes the lowest writer slot no write of this process holds; give it back with {@link releaseSlot}. */
+export function acquireSlot(): WriterSlot {
   let index = 0;
-  while (used.has(index)) index++;
-  used.add(index);
+  while (slotsInUse.has(index)) index++;
+  slotsInUse.add(index);
   // The process's random id makes slots of different processes differ.
   return { slot: `${PROCESS_ID}${index.toString(36)}`, index };
 }
 
 /** Gives back a slot taken with {@link acquireSlot}. */
-export function releaseSlot(key: string, index: number): void {
-  const used = slotsInUse.get(key);
-  used?.delete(index);
-  if (used?.size === 0) slotsInUse.delete(key);
+export function releaseSlot(slot: WriterSlot): void {
+  slotsInUse.delete(slot.index);
 }

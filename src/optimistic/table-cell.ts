@@ -12,7 +12,7 @@
  */
 import type { TableClient, UpdateMode } from "@azure/data-tables";
 import { serviceCodeOf, statusOf } from "../errors.js";
-import { OPTIMISTIC_LOG_KEY, type VersionedCell } from "./cell.js";
+import { countSends, OPTIMISTIC_LOG_KEY, type VersionedCell } from "./cell.js";
 import { checkEntity, checkTableKey } from "./table-entity-rules.js";
 import { MAX_LOG_LENGTH } from "./write-log.js";
 
@@ -71,7 +71,10 @@ export function tableEntityCell<T extends object = Record<string, unknown>>(
   });
 
   return {
-    key: `table-entity|${table.url.split("?")[0]}/${table.tableName}|${partitionKey}|${rowKey}`,
+    // The mode is part of the identity: callers sharing a round write through one cell. The keys
+    // as JSON: any character may appear in them, so a plain separator would let (pk "a|b", rk "c")
+    // and (pk "a", rk "b|c") share one key, one cache entry and one round.
+    key: `table-entity-${mode}|${table.url.split("?")[0]}/${table.tableName}|${JSON.stringify([partitionKey, rowKey])}`,
     description,
 
     async read({ abortSignal }) {
@@ -90,13 +93,14 @@ export function tableEntityCell<T extends object = Record<string, unknown>>(
       return { content, etag: found["etag"] as string, log: typeof log === "string" ? log : undefined };
     },
 
-    async write(content, { abortSignal, condition, log }) {
+    async write(content, { abortSignal, condition, log, onSend }) {
       const stored = entity(content, log);
-      if ("ifNoneMatch" in condition) return (await table.createEntity(stored, { abortSignal })).etag!;
+      const options = { abortSignal, requestOptions: { onUploadProgress: countSends(onSend) } };
+      if ("ifNoneMatch" in condition) return (await table.createEntity(stored, options)).etag!;
       if ("ifMatch" in condition)
-        return (await table.updateEntity(stored, mode, { abortSignal, etag: condition.ifMatch })).etag!;
-      if (condition.mustExist) return (await table.updateEntity(stored, mode, { abortSignal, etag: "*" })).etag!;
-      return (await table.upsertEntity(stored, mode, { abortSignal })).etag!;
+        return (await table.updateEntity(stored, mode, { ...options, etag: condition.ifMatch })).etag!;
+      if (condition.mustExist) return (await table.updateEntity(stored, mode, { ...options, etag: "*" })).etag!;
+      return (await table.upsertEntity(stored, mode, options)).etag!;
     },
 
     decode: (content) => copyProperties(content) as T,
@@ -126,8 +130,9 @@ export function tableEntityCell<T extends object = Record<string, unknown>>(
       return copyProperties(properties);
     },
 
-    storedAfterWrite: (written, base) =>
-      mode === "Merge" && base ? { ...(base.content as Properties), ...written } : written,
+    ...(mode === "Merge"
+      ? { mergeWrite: (stored: Properties, written: Properties) => ({ ...stored, ...written }) }
+      : {}),
   };
 }
 

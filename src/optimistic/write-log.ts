@@ -1,6 +1,7 @@
 /**
  * The write history every optimistic write stores with the value, and the one question it answers:
- * "was my write applied?", after a write whose outcome is ambiguous.
+ * "was my write applied?", after a write whose outcome is ambiguous. This is the write-history
+ * contract; the engine (`round.ts`, `write-outcome.ts`) and the cells rely on it and on nothing else.
  *
  * Why it is needed: a write can be applied by the service while its response is lost. The SDK then
  * sends it again and now gets 412 (the first attempt changed the ETag), or gives up with a network
@@ -10,20 +11,37 @@
  * - `chain`: a random id of this history, new whenever a history starts (on an absent cell, on a
  *   version written without history, or on a last-writer-wins write);
  * - `seq`: how many writes this history has seen, so the version written on top of `seq` s is s + 1;
- * - `start`, for people reading the metadata: what the history started from: `a` (an absent cell),
- *   `r` (a version written without history), `w` (a blind last-writer-wins write);
+ * - `start`: what the history started from: `a` (an absent cell), `r<tag>` (the version written
+ *   without history whose ETag hashes to `<tag>`), `w` (a blind last-writer-wins write);
  * - one entry per writer slot (a process plus a concurrency slot), holding the id and seq of that
  *   slot's last write. At most {@link MAX_LOG_WRITERS} slots are kept; when more write, the slots with
  *   the oldest writes are dropped and `pruned` remembers the newest seq dropped.
  *
- * A slot makes one write at a time, so if my write (slot k, id w, on top of seq s) was applied, the
- * entry for k says w until k writes again, unless it was pruned, which takes more than
- * {@link MAX_LOG_WRITERS} other slots writing after it. That bounds the undecidable case by the
- * number of distinct writers, not by the number of writes, however long the SDK's retries took.
+ * The contract:
+ * 1. A write computed from version V stores `nextWriteLog(V, its slot and id)` with the value, in the
+ *    same request, under a condition that holds only while the cell is still V (`If-Match`, or
+ *    `If-None-Match: *` when V is "absent"). So two sends of one write can never both be applied,
+ *    and resending a write whose outcome is unknown is safe.
+ * 2. A slot makes one write at a time (`process-state.ts` hands slots out from one pool per
+ *    process), so if my write (slot k, id w) was applied, the entry for k says w until k writes
+ *    again, unless it was pruned, which takes more than {@link MAX_LOG_WRITERS} other slots writing
+ *    after it. That bounds the undecidable case by the number of distinct writers, not by the number
+ *    of writes, however long the SDK's retries took.
+ * 3. Every writer through this library continues the history of the version it read. A write that
+ *    does not (a writer outside the library, `writeLastWriterWins`, a delete and re-create) replaces
+ *    it, and then nothing can tell whether my write landed before: it may have been read, changed
+ *    and written back without its history. The verdict is then "unknown", never "not applied".
+ *
+ * What reading the cell back says ({@link judgeWrite}): `applied` (my entry is there, or the cell
+ * is on the history my write started); `unchanged` (the cell is still V: not applied so far, but a
+ * send still on its way could land, so the engine sends the same write again); `not-applied` (the
+ * cell moved on along V's history without my entry, or another history started on V itself: my
+ * condition no longer holds, it never will be applied); `unknown` (the history was replaced, or my
+ * entry may have been pruned).
  *
  * Stored form: `1;<chain>;<seq>;<start>;<pruned>;<slot>.<id>.<seq>,...` (header-safe ASCII).
  */
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 
 /** How many writer slots a history keeps. */
 export const MAX_LOG_WRITERS = 32;
@@ -59,15 +77,8 @@ export interface LoggedVersion {
   readonly log: string | undefined;
 }
 
-/**
- * What reading the cell back says about a write whose outcome was ambiguous:
- * - `applied`: the service applied it;
- * - `not-applied`: it was not applied, and cannot be any more (the cell moved on without it);
- * - `unchanged`: the cell is exactly as the write found it: not applied so far, but a write still
- *   in flight could yet land;
- * - `unknown`: the history does not reach back far enough to tell.
- */
-type WriteVerdict = "applied" | "not-applied" | "unchanged" | "unknown";
+/** What reading the cell back says about a write whose outcome was ambiguous (see the module notes). */
+export type WriteVerdict = "applied" | "not-applied" | "unchanged" | "unknown";
 
 /** This process's random part of writer slots and history ids (8 characters, 48 bits). */
 export const PROCESS_ID = randomBytes(6).toString("base64url");
@@ -129,7 +140,7 @@ export function nextWriteLog(
 ): WriteLog {
   const previous = lastWriterWins ? undefined : parseWriteLog(base?.log);
   if (!previous) {
-    const start = lastWriterWins ? "w" : base ? "r" : "a";
+    const start = lastWriterWins ? "w" : base ? `r${etagTag(base.etag)}` : "a";
     return { chain: newChainId(), seq: 1, start, pruned: 0, writers: [{ ...writer, seq: 1 }] };
   }
   const seq = previous.seq + 1;
@@ -144,13 +155,7 @@ export function nextWriteLog(
 
 /**
  * Was the write `attempt` (made on top of `base`, storing `written`) applied, judging by `now`, the
- * cell as read after the write failed? See {@link WriteVerdict}.
- *
- * One assumption: a write that replaced the history since `base` (a writer outside this library,
- * `writeLastWriterWins`, or a delete and re-create) is taken to be last-writer-wins, that is, not
- * built on my write: whether or not mine landed before it, it is not in the cell now, so applying
- * it again applies it once. Only a writer outside the library that read my value and wrote on top
- * of it, inside the moments between my lost response and my read-back, breaks that assumption.
+ * cell as read after the write failed? See the contract in the module notes.
  */
 export function judgeWrite(
   now: LoggedVersion | undefined,
@@ -158,20 +163,28 @@ export function judgeWrite(
   attempt: WriterIdentity,
   written: WriteLog,
 ): WriteVerdict {
-  if (!now) return base ? "not-applied" : "unchanged";
+  if (!now) return base ? "unknown" : "unchanged"; // deleted since: whatever it held is gone
   if (base && now.etag === base.etag) return "unchanged";
   const current = parseWriteLog(now.log);
-  if (!current) return "not-applied"; // history replaced since (see the assumption above)
+  if (!current) return "unknown"; // history replaced since (rule 3)
   if (current.writers.some((w) => w.slot === attempt.slot && w.id === attempt.id)) return "applied";
-  const previous = parseWriteLog(base?.log);
-  // Without history in the base, my write started a chain with a fresh random id: only I use it.
-  if (!previous) return current.chain === written.chain ? "applied" : "not-applied";
-  if (current.chain !== previous.chain) return "not-applied"; // history replaced since
-  // Mine would be seq s + 1. Its entry can only have gone by pruning, which needs the pruned
-  // watermark to reach s + 1 and at least MAX_LOG_WRITERS writes after it.
-  const mySeq = previous.seq + 1;
-  if (current.pruned < mySeq || current.seq < mySeq + MAX_LOG_WRITERS) return "not-applied";
+  if (current.chain !== written.chain) {
+    // Another history. One started on my base itself (a version without history, which only its
+    // ETag names) was written under the same condition as mine: theirs landed, so mine never can.
+    const startedOnMyBase = base && !parseWriteLog(base.log) && current.start === `r${etagTag(base.etag)}`;
+    return startedOnMyBase ? "not-applied" : "unknown"; // otherwise replaced since (rule 3)
+  }
+  // My write started this chain (its id is random and only I use it): only a version built on mine carries it.
+  if (written.seq === 1) return "applied";
+  // Mine would be seq s + 1 of the chain it continued. Its entry can only have gone by pruning, which
+  // needs the pruned watermark to reach s + 1 and at least MAX_LOG_WRITERS writes after it.
+  if (current.pruned < written.seq || current.seq < written.seq + MAX_LOG_WRITERS) return "not-applied";
   return "unknown";
+}
+
+/** A short, header-safe tag of an ETag (ETags are unique per version, unlike "absent"). */
+function etagTag(etag: string): string {
+  return createHash("sha256").update(etag).digest("base64url").slice(0, 12);
 }
 
 function wholeNumber(text: string | undefined): number | undefined {

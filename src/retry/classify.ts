@@ -108,6 +108,21 @@ export function isTransientError(error: unknown): boolean {
 }
 
 /**
+ * Whether a failed request may nevertheless have been applied, judging by its last answer: no
+ * answer at all (a network failure, a client-side time limit), or 500, 502 or 504, which mean the
+ * service or a gateway gave up waiting for the work, not that it was not done ("500
+ * OperationTimedOut: the operation may or may not have succeeded on the server side"). Any other
+ * answer refused the request. (An earlier try that the SDK retried may still have been applied:
+ * the caller must count its tries to rule that out.)
+ *
+ * @internal
+ */
+export function mayHaveBeenApplied(error: unknown): boolean {
+  const { kind, statusCode } = classifyError(error);
+  return kind === "network" || statusCode === 500 || statusCode === 502 || statusCode === 504;
+}
+
+/**
  * Wraps a failed storage call's error into a {@link StorageRequestError} whose message says what
  * was being done, what the service answered and what to do next. Errors the library already typed,
  * cancellations, and errors that are not storage errors pass through unchanged.

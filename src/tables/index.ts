@@ -73,4 +73,3 @@ export {
   type LatencySummary,
 } from "./stress/engine.js";
 export { stressDesigns, type StressKeyDesign, type BuiltInStressDesign } from "./stress/designs.js";
-export { renderStressChart } from "./stress/chart.js";

@@ -20,6 +20,14 @@ export const AZURITE_ACCOUNT_KEY =
 
 type AzuriteService = "blob" | "queue" | "table";
 
+/** An extra storage account for Azurite to serve ({@link StartAzuriteOptions.accounts}). */
+export interface AzuriteAccount {
+  /** The account name: 3-24 lowercase letters and digits. */
+  readonly name: string;
+  /** The account key, base64. */
+  readonly key: string;
+}
+
 /** Options for {@link startAzurite}. */
 export interface StartAzuriteOptions {
   /**
@@ -48,6 +56,13 @@ export interface StartAzuriteOptions {
    * @default 30000
    */
   readonly startTimeoutInMs?: number;
+  /**
+   * More accounts for Azurite to serve besides its development account (Azurite's
+   * `AZURITE_ACCOUNTS`), each with a base64 key: for tests that need a key no one else knows, for
+   * example to check that it never reaches a log, a file or a process list.
+   * @default []
+   */
+  readonly accounts?: readonly AzuriteAccount[];
   /** Cancels the start; Azurite is stopped if it was already running. */
   readonly abortSignal?: AbortSignal;
 }
@@ -72,7 +87,7 @@ export interface RunningAzurite extends AsyncDisposable {
   stop(): Promise<void>;
 }
 
-const LISTENING = /Azurite (Blob|Queue|Table) service is successfully listening at (http:\/\/\S+)/;
+const LISTENING = /Azurite (Blob|Queue|Table) service is successfully listening at (https?:\/\/\S+)/;
 
 /**
  * Starts Azurite on free ports and resolves once its blob, queue and table services listen. Its data
@@ -104,6 +119,12 @@ export async function startAzurite(options: StartAzuriteOptions = {}): Promise<R
   if (persistence !== "disk" && persistence !== "memory") {
     throw new TypeError(`\`persistence\` must be "disk" or "memory", got ${JSON.stringify(persistence)}.`);
   }
+  const accounts = options.accounts ?? [];
+  for (const { name, key } of accounts) {
+    if (!/^[a-z0-9]{3,24}$/.test(name) || name === AZURITE_ACCOUNT_NAME)
+      throw new TypeError(`\`accounts\`: "${name}" is not a storage account name (3-24 lowercase letters and digits).`);
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(key)) throw new TypeError(`\`accounts\`: the key of "${name}" is not base64.`);
+  }
   options.abortSignal?.throwIfAborted();
 
   const cli = options.azuriteCliPath ?? resolveAzuriteCli();
@@ -119,7 +140,17 @@ export async function startAzurite(options: StartAzuriteOptions = {}): Promise<R
     ...services.flatMap((s) => [`--${s}Host`, "127.0.0.1", `--${s}Port`, "0"]),
     ...(options.extraArgs ?? []),
   ];
-  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"] });
+  // Given to Azurite through its environment, never its command line (any local user can read that).
+  const env =
+    accounts.length === 0
+      ? process.env
+      : {
+          ...process.env,
+          AZURITE_ACCOUNTS: [{ name: AZURITE_ACCOUNT_NAME, key: AZURITE_ACCOUNT_KEY }, ...accounts]
+            .map(({ name, key }) => `${name}:${key}`)
+            .join(";"),
+        };
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], env });
   const stopChild = () => stopProcess(child).finally(removeLocation);
   // Azurite must not outlive the process that started it, even on an abrupt exit (nor its data).
   const killOnExit = () => {

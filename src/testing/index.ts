@@ -11,6 +11,7 @@ export {
   AZURITE_ACCOUNT_NAME,
   AZURITE_ACCOUNT_KEY,
   type StartAzuriteOptions,
+  type AzuriteAccount,
   type RunningAzurite,
   type DevelopmentEndpoints,
 } from "./azurite.js";

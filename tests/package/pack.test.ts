@@ -1,10 +1,13 @@
 /**
  * The package as users get it: the tarball `npm pack` makes (tests/support/pack-setup.mjs),
  * installed into a scratch project, then every entry point imported from ES modules and from
- * CommonJS, and the command line tool run, its benchmarks included.
+ * CommonJS, and the command line tool run, its benchmarks included; and the README's
+ * `npx -p … -p @azure/storage-blob …` command run in an empty directory, the tarball standing in
+ * for the registry's package.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { readdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startAzurite, type RunningAzurite } from "../../src/testing/index.js";
 import { linkPackages, packedProject, root, SDKS } from "../support/packed.js";
@@ -100,15 +103,17 @@ describe("the packed package", () => {
     expect(out).toMatch(/^Usage: azure-storage-concurrency <command>/);
   });
 
+  const needs = (sdk: string) =>
+    `azure-storage-concurrency: this command needs ${sdk}: run \`npm install ${sdk}\` in your project, or ` +
+    `\`npx -p azure-storage-concurrency -p ${sdk} azure-storage-concurrency …\``;
+
   it("asks for a missing SDK in one line instead of crashing (the SDKs are optional peers)", () => {
-    const run = spawnSync(join(scratch, "node_modules", ".bin", "azure-storage-concurrency"), ["stress", "--azurite"], {
-      encoding: "utf8",
-      env: { ...process.env, PATH: `${join(root, "node_modules", ".bin")}:${process.env.PATH}` },
-    });
+    const run = bin(scratch, ["stress", "--azurite"]);
     expect(run.status).toBe(2);
-    expect(run.stderr).toBe(
-      "azure-storage-concurrency: this command needs @azure/data-tables: run `npm install @azure/data-tables`\n",
-    );
+    expect(run.stderr).toBe(`target: an embedded Azurite, started for this run\n${needs("@azure/data-tables")}\n`);
+    const entra = bin(scratch, ["lock", "list", "locks", "--account-name", "myaccount"]);
+    expect(entra.status).toBe(2);
+    expect(entra.stderr.split("\n").at(-2)).toBe(needs("@azure/identity"));
   });
 
   it("lists the benchmarks without any SDK installed, and asks for the one a benchmark needs", () => {
@@ -119,9 +124,80 @@ describe("the packed package", () => {
       expect(help.stdout).toMatch(new RegExp(`^  ${name} `, "m"));
     const run = bin(scratch, ["bench", "queue", "--connection-string", "UseDevelopmentStorage=true"]);
     expect(run.status).toBe(2);
-    expect(run.stderr).toBe(
-      "azure-storage-concurrency: this command needs @azure/data-tables: run `npm install @azure/data-tables`\n",
-    );
+    expect(run.stderr.split("\n").at(-2)).toBe(needs("@azure/data-tables"));
+  });
+
+  // The README's command for a machine with nothing installed, run where nothing is installed: npx
+  // installs the package and the SDK together (the SDK from the npm cache when it is there, else
+  // the registry) into its own cache folder, removed afterwards.
+  describe("npx in an empty directory", () => {
+    let azurite: RunningAzurite;
+    let empty: string;
+    const tarball = () => process.env.ASC_PACKED_TARBALL!;
+    const npxFolders = () => {
+      const cache = join(execFileSync("npm", ["config", "get", "cache"], { encoding: "utf8" }).trim(), "_npx");
+      return existsSync(cache) ? readdirSync(cache).map((name) => join(cache, name)) : [];
+    };
+
+    beforeAll(async () => {
+      azurite = await startAzurite();
+      empty = mkdtempSync(join(tmpdir(), "asc-npx-"));
+    }, 60_000);
+
+    afterAll(async () => {
+      await azurite?.stop();
+      rmSync(empty, { recursive: true, force: true });
+      // npx's install of this run's tarball (named by its path, which no one else uses).
+      for (const folder of npxFolders()) {
+        const manifest = join(folder, "package.json");
+        if (existsSync(manifest) && readFileSync(manifest, "utf8").includes(tarball()))
+          rmSync(folder, { recursive: true, force: true });
+      }
+    });
+
+    it("`npx -p azure-storage-concurrency -p @azure/storage-blob azure-storage-concurrency lock list locks` works", async () => {
+      const { BlobServiceClient } = await import("@azure/storage-blob");
+      const { blobLock } = await import("../../src/index.js");
+      const locks = BlobServiceClient.fromConnectionString(azurite.connectionString).getContainerClient("locks");
+      await locks.create();
+      const held = await blobLock(locks, "nightly-report", { durationInSeconds: 30, holderName: "npx-test" }).acquire();
+      try {
+        const blobVersion = (
+          JSON.parse(readFileSync(join(root, "node_modules", "@azure", "storage-blob", "package.json"), "utf8")) as {
+            version: string;
+          }
+        ).version;
+        const env: NodeJS.ProcessEnv = {
+          ...process.env,
+          PATH: `${join(root, "node_modules", ".bin")}:${process.env.PATH}`,
+          AZURE_STORAGE_CONNECTION_STRING: azurite.connectionString,
+          npm_config_prefer_offline: "true",
+          npm_config_yes: "true",
+        };
+        const run = spawnSync(
+          "npx",
+          [
+            "-p",
+            tarball(),
+            "-p",
+            `@azure/storage-blob@${blobVersion}`,
+            "azure-storage-concurrency",
+            "lock",
+            "list",
+            "locks",
+          ],
+          { cwd: empty, encoding: "utf8", env },
+        );
+        expect(run.stderr).toContain(
+          `account 'devstoreaccount1' (${azurite.blobEndpoint}), from AZURE_STORAGE_CONNECTION_STRING; container 'locks'`,
+        );
+        expect(run.status).toBe(0);
+        expect(run.stdout).toMatch(/^nightly-report +leased +1 +\d+s +'npx-test' on /m);
+        expect(readdirSync(empty)).toEqual([]); // nothing installed where it ran
+      } finally {
+        await held.release();
+      }
+    }, 180_000);
   });
 
   // Last: these install the SDKs in the scratch project (linked from this project's node_modules,
@@ -155,8 +231,8 @@ describe("the packed package", () => {
     it("says in one line that an embedded Azurite needs the azurite package", () => {
       const run = bin(scratch, ["bench", "retry"]);
       expect(run.status).toBe(2);
-      expect(run.stderr).toBe(
-        "azure-storage-concurrency: an embedded Azurite needs the azurite package: run `npm install --save-dev azurite`, or pass --connection-string <cs>\n",
+      expect(run.stderr.split("\n").at(-2)).toBe(
+        "azure-storage-concurrency: an embedded Azurite needs the azurite package: run `npm install --save-dev azurite` (or add `-p azurite` to npx), or name an account with --connection-string <cs> or --use-env",
       );
     });
   });

@@ -47,7 +47,14 @@ export const ALL_FAULT_KINDS: FaultKind[] = ["drop", "busy503", "reset", "applie
  */
 export const TIMEOUT_FAULT_KINDS: FaultKind[] = ["hang", "hangAfterApply"];
 
-export type Service = "blob" | "queue" | "table";
+export type Service = "blob" | "queue" | "table" | "file";
+
+/**
+ * Where each service's proxy forwards to: `blobEndpoint` etc. Unset services go to the test run's
+ * Azurite; `fileEndpoint` must be given for `"file"` (Azurite has no Azure Files: pass a Files
+ * responder's `endpoint`, tests/support/files.ts).
+ */
+export type ExplorerTargets = Partial<Record<`${Service}Endpoint`, string>>;
 
 /** How an operation reached its end: resolved with a value, or rejected. */
 export type Settled<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: unknown };
@@ -63,19 +70,45 @@ export interface Verdict {
   readonly violation?: string;
 }
 
+/** One request of a run, as the proxies saw it (in the order requests reached them), and the fault placed on it. */
+export interface TracedRequest {
+  /** Its position in the run, 1 for the first. */
+  readonly k: number;
+  /** `GET`, `PUT`, … */
+  readonly method: string;
+  /** Path and query. */
+  readonly path: string;
+  /** The fault placed on it, if one was. */
+  readonly fault?: FaultKind;
+}
+
+/**
+ * What a judge may use besides the result: every request of the run and the faults that fired (a
+ * fault planned past the last request fires none). It lets a contract say, for example, that
+ * "unknown" is allowed only when a fault hit the read that should have decided it.
+ */
+export interface RunTrace {
+  readonly requests: readonly TracedRequest[];
+  readonly fired: readonly TracedRequest[];
+}
+
 /** One operation, its start state and its contract. */
 export interface ExploredOperation<S, T> {
   readonly name: string;
-  /** A fresh start state, made directly against Azurite (never through the faults). */
-  setup(): Promise<S>;
+  /**
+   * A fresh start state, made directly against storage (never through the faults). `via` is for
+   * state that must live on the proxied clients (e.g. a lock handle whose release is under test):
+   * its requests pass the proxies fault-free and are not counted.
+   */
+  setup(via: Via): Promise<S>;
   /**
    * The operation under test. Build its SDK clients on `via.connectionString`, which sends every
    * service through the explorer's proxies (quick SDK retries: `blobService(via.connectionString)` etc.
    * from tests/support/storage.ts). Background work it starts must be stopped before it resolves.
    */
   run(state: S, via: Via): Promise<T>;
-  /** The contract: reads storage directly and judges what the caller was told. */
-  judge(state: S, result: Settled<T>): Promise<Verdict>;
+  /** The contract: reads storage directly and judges what the caller was told (`trace`: what happened on the wire). */
+  judge(state: S, result: Settled<T>, trace: RunTrace): Promise<Verdict>;
   /**
    * How long one run may take before it counts as a violation ("did not settle").
    * @default 20_000
@@ -128,6 +161,10 @@ export interface ExplorerRun {
   readonly faults: string;
   readonly placement: readonly { readonly kind: FaultKind; readonly k: number }[];
   readonly requests: number;
+  /** The faults that fired, with the requests they hit. */
+  readonly fired?: readonly TracedRequest[];
+  /** How long the operation took (setup and judging not counted). */
+  readonly durationInMs?: number;
   readonly outcome: string;
   readonly violation?: string;
 }
@@ -143,26 +180,42 @@ interface SummaryRow {
 }
 
 /**
- * Starts one proxy per service in front of the test run's Azurite, with one request counter shared
- * between them. Use one explorer per test file; `close()` it in `afterAll`.
+ * Starts one proxy per service in front of the test run's Azurite (or the endpoint `targets` names
+ * for it), with one request counter shared between them. Use one explorer per test file; `close()` it
+ * in `afterAll`.
  */
-export async function createExplorer(title: string, services: readonly Service[] = ["blob", "queue", "table"]) {
+export async function createExplorer(
+  title: string,
+  services: readonly Service[] = ["blob", "queue", "table"],
+  targets: ExplorerTargets = {},
+) {
   let count = 0;
   let plan = new Map<number, FaultKind>();
+  let traced: { k: number; method: string; path: string; fault?: FaultKind }[] = [];
   const proxies: FaultProxy[] = [];
   const endpointsVia: Partial<Record<`${Service}Endpoint`, string>> = {};
   for (const service of services) {
-    const proxy = await createFaultProxy({ target: endpoints()[service] });
+    const target = targets[`${service}Endpoint`] ?? (service === "file" ? undefined : endpoints()[service]);
+    if (target === undefined) throw new Error('createExplorer: the "file" service needs `targets.fileEndpoint`.');
+    const proxy = await createFaultProxy({ target });
     // The first rule only counts (it never fires); the others fire on the planned positions.
     proxy.addRule({
       action: { type: "reset" },
-      when: () => {
+      when: ({ method, path }) => {
         count += 1;
+        traced.push({ k: count, method, path });
         return false;
       },
     });
     for (const kind of Object.keys(FAULT_KINDS) as FaultKind[]) {
-      proxy.addRule({ action: FAULT_KINDS[kind], when: () => plan.get(count) === kind });
+      proxy.addRule({
+        action: FAULT_KINDS[kind],
+        when: () => {
+          if (plan.get(count) !== kind) return false;
+          traced[traced.length - 1]!.fault = kind;
+          return true;
+        },
+      });
     }
     proxies.push(proxy);
     endpointsVia[`${service}Endpoint`] = proxy.endpoint;
@@ -190,10 +243,12 @@ export async function createExplorer(title: string, services: readonly Service[]
     via: Via,
     placement: readonly { kind: FaultKind; k: number }[],
   ): Promise<ExplorerRun> {
-    const state = await op.setup();
+    const state = await op.setup(via);
     count = 0;
+    traced = [];
     plan = new Map(placement.map(({ k, kind }) => [k, kind]));
     const limit = op.runTimeoutInMs ?? 20_000;
+    const started = performance.now();
     let timer: NodeJS.Timeout | undefined;
     const result = await Promise.race([
       op.run(state, via).then(
@@ -203,15 +258,17 @@ export async function createExplorer(title: string, services: readonly Service[]
       new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), limit))),
     ]);
     clearTimeout(timer);
+    const durationInMs = performance.now() - started;
     const requests = count;
     plan = new Map();
+    const trace: RunTrace = { requests: traced, fired: traced.filter((r) => r.fault !== undefined) };
     const faults = placement.length === 0 ? "none" : placement.map((p) => `${p.kind}@${p.k}`).join("+");
     const verdict: Verdict =
       result === "timeout"
         ? { outcome: "hung", violation: `did not settle within ${limit} ms` }
-        : await op.judge(state, result);
+        : await op.judge(state, result, trace);
     const operation = `${op.name}, SDK retries ${via.sdkRetries}`;
-    const run: ExplorerRun = { operation, faults, placement, requests, ...verdict };
+    const run: ExplorerRun = { operation, faults, placement, requests, fired: trace.fired, durationInMs, ...verdict };
     runs.push(run);
     return run;
   }

@@ -10,7 +10,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { loadavg, release, type as osType } from "node:os";
 import { basename, dirname, extname, join } from "node:path";
 import { machine } from "../harness.js";
-import { locatePackage } from "../package-root.js";
+import { locatePackage } from "../../internal/package-root.js";
 import { evaluateGoals, goalText, type GoalOutcome } from "./goals.js";
 import { bullets, fmt, table, type ScenarioResult } from "./markdown.js";
 import { genericSection, sectionWriters } from "./sections/index.js";
@@ -33,7 +33,7 @@ interface RunInfo {
   readonly commit: string;
   /** The command line, as typed. */
   readonly command: string;
-  /** "azurite" (embedded) or "account" (AZURE_STORAGE_CONNECTION_STRING). */
+  /** "azurite" (embedded) or "account" (named with --use-env or --connection-string). */
   readonly target: string;
 }
 
@@ -136,7 +136,7 @@ export function renderReport(run: BenchRun, { assets }: { assets: string }): Ren
     "What the library costs and saves against raw SDK calls, every comparison measured in one run on the machine below. " +
       (info.target === "azurite"
         ? "The storage is an embedded Azurite on the same machine: absolute rates are the emulator's on these CPUs, not Azure's; what carries over is each comparison within a run, and the request counts."
-        : "The storage is the account named by `AZURE_STORAGE_CONNECTION_STRING`."),
+        : "The storage is a real account, named on the command line (`--use-env` or `--connection-string`)."),
     "",
     "## The run",
     "",
@@ -151,7 +151,12 @@ export function renderReport(run: BenchRun, { assets }: { assets: string }): Ren
         ["load average (1 min) at start / end", `${fmt(info.loadAverage.atStart)} / ${fmt(info.loadAverage.atEnd)}`],
         ...(info.version === undefined ? [] : [["azure-storage-concurrency", info.version]]),
         ["commit", `\`${info.commit}\``],
-        ["storage", info.target === "azurite" ? "embedded Azurite (in memory), one per scenario" : "a real account"],
+        [
+          "storage",
+          info.target === "azurite"
+            ? "embedded Azurite (data in a temporary folder), one per scenario"
+            : "a real account",
+        ],
         [
           "scenarios",
           ordered
@@ -179,8 +184,8 @@ export function renderReport(run: BenchRun, { assets }: { assets: string }): Ren
     "npm run bench -- <scenario> --json                 # one scenario; npm run bench -- --help lists them and their flags",
     "```",
     "",
-    "Scenarios run one after another, each on its own embedded Azurite; set `AZURE_STORAGE_CONNECTION_STRING` to run them against an account instead. " +
-      "The package ships the same benchmarks as a command, to measure your own account: `npx azure-storage-concurrency bench all --report benchmarks.md --connection-string <cs>`. " +
+    "Scenarios run one after another, each on its own embedded Azurite; add `--use-env` to run them against the account in `AZURE_STORAGE_CONNECTION_STRING` instead. " +
+      "The package ships the same benchmarks as a command, to measure your own account: `npx azure-storage-concurrency bench all --report benchmarks.md --use-env`. " +
       `Every figure below comes from this run's JSON: [${assets}/results.json](${assets}/results.json), and each section shows its scenario's part.`,
     "",
     "## Goals",

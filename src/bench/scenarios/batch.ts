@@ -24,8 +24,8 @@
  * bound for both; run with `--concurrency 8` to see that regime.
  */
 import type { TableClient, TransactionAction } from "@azure/data-tables";
-import { numberFlag } from "../../cli/args.js";
-import { importSdk } from "../../cli/sdk.js";
+import { numberFlag } from "../../internal/args.js";
+import { importSdk } from "../../internal/sdk.js";
 import { runPool } from "../../internal/pool.js";
 import { padNumber, writeBatch } from "../../index.js";
 import { median, round, type BenchScenario } from "../harness.js";
@@ -48,6 +48,7 @@ export const batchScenario: BenchScenario<typeof import("@azure/data-tables")> =
     "--rounds <n>": "rounds after a warm-up; rates are medians over them (default 5)",
     "--payload-bytes <n>": "payload per entity (default 100)",
   },
+  services: ["table"],
   loadSdks: () => importSdk(() => import("@azure/data-tables"), "@azure/data-tables"),
   async run({ connectionString, args, log }, { TableClient }) {
     const entities = numberFlag(args, "entities", 2000, 100);

@@ -31,8 +31,8 @@ import {
   updateFileUnderLease,
   writeFileLastWriterWins,
 } from "../../index.js";
-import { numberFlag } from "../../cli/args.js";
-import { importSdk } from "../../cli/sdk.js";
+import { numberFlag } from "../../internal/args.js";
+import { importSdk } from "../../internal/sdk.js";
 import {
   buildConnectionString,
   createFaultProxy,
@@ -138,6 +138,7 @@ export const filesScenario: BenchScenario<typeof import("@azure/storage-file-sha
     "--increments <n>": "increments per way (default 40)",
     "--drop <share>": "share of write responses dropped, on the Files responder only (default 0.1, at most 0.9)",
   },
+  services: ["file"],
   loadSdks: () => importSdk(() => import("@azure/storage-file-share"), "@azure/storage-file-share"),
   async run({ connectionString, embedded, args, log }, { ShareServiceClient }) {
     const increments = Math.floor(numberFlag(args, "increments", 40, 1));

@@ -22,9 +22,12 @@
  * as it can give: there is always someone waiting, which is what handoffs measure.
  */
 import { randomUUID } from "node:crypto";
+import { rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { blobLock } from "../../index.js";
-import { numberFlag, UsageError } from "../../cli/args.js";
-import { importSdk } from "../../cli/sdk.js";
+import { numberFlag, UsageError } from "../../internal/args.js";
+import { importSdk } from "../../internal/sdk.js";
 import { median, round, type BenchScenario } from "../harness.js";
 import { spawnBenchWorker } from "../workers.js";
 
@@ -96,6 +99,7 @@ export const lockScenario: BenchScenario<typeof import("@azure/storage-blob")> =
     "--rest <ms>": "how long it rests before wanting it again (default 50)",
     "--poll <ms>": "the lock's poll interval while waiting (default 100)",
   },
+  services: ["blob"],
   loadSdks: () => importSdk(() => import("@azure/storage-blob"), "@azure/storage-blob"),
   async run({ connectionString, args, log }, { BlobServiceClient }) {
     const processes = numberFlag(args, "processes", 4, 1);
@@ -128,13 +132,9 @@ export const lockScenario: BenchScenario<typeof import("@azure/storage-blob")> =
         `${contenders} contenders in ${processes} processes for ${seconds} s (hold ${holdMs} ms, rest ${restMs} ms, poll ${pollIntervalInMs} ms)`,
       );
       const library = await contend("library", connectionString, container.containerName, settings);
-      log(
-        `library: handoff median ${library.handoffMedianMs} ms, ${library.requestsPerWaiterPerSec} req/waiter/s, overlaps ${library.overlaps}`,
-      );
+      log(`library: ${summarise(library)}, overlaps ${library.overlaps}`);
       const anchor = await contend("anchor", connectionString, container.containerName, settings);
-      log(
-        `anchor (raw SDK, retry every 250-1000 ms): handoff median ${anchor.handoffMedianMs} ms, ${anchor.requestsPerWaiterPerSec} req/waiter/s`,
-      );
+      log(`anchor (raw SDK, retry every 250-1000 ms): ${summarise(anchor)}`);
       return {
         contenders,
         processes,
@@ -146,8 +146,8 @@ export const lockScenario: BenchScenario<typeof import("@azure/storage-blob")> =
         pollIntervalInMs,
         goals: {
           overlaps: library.overlaps === 0,
-          handoffMedianMs: library.handoffMedianMs <= 100,
-          requestsPerWaiterPerSec: library.requestsPerWaiterPerSec <= 20,
+          handoffMedianMs: library.handoffMedianMs !== null && library.handoffMedianMs <= 100,
+          requestsPerWaiterPerSec: library.requestsPerWaiterPerSec !== null && library.requestsPerWaiterPerSec <= 20,
         },
         anchor,
       };
@@ -156,6 +156,24 @@ export const lockScenario: BenchScenario<typeof import("@azure/storage-blob")> =
     }
   },
 };
+
+/** `count / over`, rounded; null when `over` is 0 (nothing to divide by). */
+function per(count: number, over: number, digits: number): number | null {
+  return over > 0 ? round(count / over, digits) : null;
+}
+
+/** A contention round in a few words, for the progress lines ("n/a" for what could not be measured). */
+function summarise(round: {
+  handoffMedianMs: number | null;
+  handoffs: number;
+  requestsPerWaiterPerSec: number | null;
+}) {
+  const handoff =
+    round.handoffMedianMs === null
+      ? "no handoffs (no release while another contender waited)"
+      : `handoff median ${round.handoffMedianMs} ms over ${round.handoffs}`;
+  return `${handoff}, ${round.requestsPerWaiterPerSec ?? "n/a"} req/waiter/s`;
+}
 
 interface ContendSettings {
   processes: number;
@@ -174,8 +192,7 @@ async function contend(
   settings: ContendSettings,
 ) {
   const blobName = `contended-${mode}`;
-  const startAt = Date.now() + 3_000; // the processes load first, then start together
-  const deadline = startAt + settings.seconds * 1000;
+  const goFile = join(tmpdir(), `asc-bench-go-${randomUUID()}`);
   const workers = Array.from({ length: settings.processes }, () =>
     spawnBenchWorker(
       "lock-contender",
@@ -184,19 +201,30 @@ async function contend(
         containerName,
         blobName,
         String(settings.contenders / settings.processes),
-        String(deadline),
+        goFile,
         String(settings.holdMs),
         String(settings.restMs),
         String(settings.pollIntervalInMs),
       ],
-      { BENCH_CONNECTION_STRING: connectionString, BENCH_START_AT: String(startAt) },
+      connectionString,
     ),
   );
-  const exits = await Promise.all(workers.map((w) => w.exited));
-  exits.forEach(({ code }, i) => {
-    if (code !== 0) throw new Error(`contender process ${i} exited with ${code}: ${workers[i]!.stderr()}`);
-  });
-  const messages = workers.flatMap((w) => w.messages) as Array<Acquisition | UnfinishedWait>;
+  try {
+    // The processes load first (seconds on a busy machine), then start together.
+    await Promise.all(workers.map((w) => w.waitFor((m: { ready?: boolean }) => m?.ready === true, 120_000)));
+    const startAt = Date.now() + 200;
+    writeFileSync(goFile, JSON.stringify({ startAt, deadline: startAt + settings.seconds * 1000 }));
+    const exits = await Promise.all(workers.map((w) => w.exited));
+    exits.forEach(({ code }, i) => {
+      if (code !== 0) throw new Error(`contender process ${i} exited with ${code}: ${workers[i]!.stderr()}`);
+    });
+  } finally {
+    await Promise.all(workers.map((w) => w.kill()));
+    rmSync(goFile, { force: true });
+  }
+  const messages = workers
+    .flatMap((w) => w.messages)
+    .filter((m): m is Acquisition | UnfinishedWait => typeof m === "object" && m !== null && "waitKinds" in m);
   const acquisitions = messages.filter((m): m is Acquisition => "acquiredAt" in m);
   const unfinished = messages.filter((m): m is UnfinishedWait => "waitEnd" in m);
   const { overlaps, handoffs, selfReacquisitions } = analyse(acquisitions, unfinished);
@@ -218,15 +246,16 @@ async function contend(
   const sorted = [...handoffs].sort((a, b) => a - b);
   return {
     acquisitions: acquisitions.length,
-    acquisitionsPerSec: round(acquisitions.length / ((last - first) / 1000), 1),
-    handoffMedianMs: round(median(handoffs), 1),
-    handoffP90Ms: round(sorted[Math.floor(sorted.length * 0.9)] ?? Number.NaN, 1),
+    acquisitionsPerSec: acquisitions.length === 0 ? 0 : per(acquisitions.length, (last - first) / 1000, 1),
+    // null, not NaN, when there was nothing to measure (no handoff, no waiting): JSON has no NaN.
+    handoffMedianMs: handoffs.length === 0 ? null : round(median(handoffs), 1),
+    handoffP90Ms: handoffs.length === 0 ? null : round(sorted[Math.floor(sorted.length * 0.9)]!, 1),
     handoffs: handoffs.length,
-    waitMedianMs: round(median(waitTimes), 1),
+    waitMedianMs: waitTimes.length === 0 ? null : round(median(waitTimes), 1),
     selfReacquisitions,
-    requestsPerWaiterPerSec: round((all - acquiring) / (waitMs / 1000), 1),
-    requestsPerAcquisition: round(acquiring / acquisitions.length, 2),
-    allRequestsPerWaiterPerSec: round(all / (waitMs / 1000), 1),
+    requestsPerWaiterPerSec: per(all - acquiring, waitMs / 1000, 1),
+    requestsPerAcquisition: per(acquiring, acquisitions.length, 2),
+    allRequestsPerWaiterPerSec: per(all, waitMs / 1000, 1),
     waitingSeconds: round(waitMs / 1000, 1),
     requestKinds,
     overlaps,

@@ -18,7 +18,6 @@ export interface Tally {
 
 /** Configuration of a worker process. */
 export interface WorkerConfig {
-  readonly connectionString: string;
   readonly container: string;
   readonly blob: string;
   /**

@@ -25,8 +25,8 @@ import { rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ContainerClient } from "@azure/storage-blob";
-import { numberFlag, UsageError } from "../../cli/args.js";
-import { importSdk } from "../../cli/sdk.js";
+import { numberFlag, UsageError } from "../../internal/args.js";
+import { importSdk } from "../../internal/sdk.js";
 import { SDK_SINGLE_ATTEMPT } from "../../index.js";
 import { median, round, type BenchScenario } from "../harness.js";
 import { spawnBenchWorker } from "../workers.js";
@@ -75,9 +75,9 @@ async function race({ connectionString, container, log }: Context, options: Race
   const name = `counter-${randomUUID()}.json`;
   if (options.mode !== "interleaved") await container.getBlockBlobClient(name).upload("0", 1);
   const goFile = join(tmpdir(), `asc-bench-go-${randomUUID()}`);
-  const config: WorkerConfig = { connectionString, container: container.containerName, blob: name, goFile, ...options };
+  const config: WorkerConfig = { container: container.containerName, blob: name, goFile, ...options };
   const workers = Array.from({ length: options.processes }, () =>
-    spawnBenchWorker("optimistic-writer", [JSON.stringify(config)]),
+    spawnBenchWorker("optimistic-writer", [JSON.stringify(config)], connectionString),
   );
   try {
     await Promise.all(workers.map((w) => w.waitFor((m: { ready?: boolean }) => m?.ready === true, 120_000)));
@@ -135,6 +135,7 @@ export const optimisticScenario: BenchScenario<typeof import("@azure/storage-blo
     "--seconds <n>": "length of each contended race (default 3)",
     "--backoff <name>": `another backoff than the library's default on the contended races: ${Object.keys(BACKOFFS).join(", ")}`,
   },
+  services: ["blob"],
   loadSdks: () => importSdk(() => import("@azure/storage-blob"), "@azure/storage-blob"),
   async run({ connectionString, args, log }, { BlobServiceClient }) {
     const rounds = numberFlag(args, "rounds", 3, 1);

@@ -24,8 +24,8 @@
 import { readdirSync, readFileSync } from "node:fs";
 import type { TableClient } from "@azure/data-tables";
 import type { QueueClient } from "@azure/storage-queue";
-import { numberFlag } from "../../cli/args.js";
-import { importSdk } from "../../cli/sdk.js";
+import { numberFlag } from "../../internal/args.js";
+import { importSdk } from "../../internal/sdk.js";
 import { QueueConsumer, TableIdempotencyStore } from "../../index.js";
 import { buildConnectionString, createFaultProxy, type FaultProxy } from "../../testing/index.js";
 import { median, round, type BenchScenario } from "../harness.js";
@@ -196,6 +196,7 @@ export const queueScenario: BenchScenario<{
     "--rounds <n>": "rounds; each figure is the median over them (default 5)",
     "--latency-ms <ms>": "delay every queue and table request by this much through a fault proxy (default 0)",
   },
+  services: ["queue", "table"],
   loadSdks: async () => ({
     tables: await importSdk(() => import("@azure/data-tables"), "@azure/data-tables"),
     queues: await importSdk(() => import("@azure/storage-queue"), "@azure/storage-queue"),

@@ -25,8 +25,8 @@ import {
   statusOf,
   type BackoffStrategy,
 } from "../../index.js";
-import { numberFlag, numberListFlag } from "../../cli/args.js";
-import { importSdk } from "../../cli/sdk.js";
+import { numberFlag, numberListFlag } from "../../internal/args.js";
+import { importSdk } from "../../internal/sdk.js";
 import { median, round, type BenchScenario } from "../harness.js";
 
 /** The strategies compared, scaled for writers racing on one blob (milliseconds, not seconds). */
@@ -144,6 +144,7 @@ export const retryScenario: BenchScenario<typeof import("@azure/storage-blob")> 
     "--increments <n>": "increments per writer, at least (default 20; a race makes at least 160 in all)",
     "--rounds <n>": "rounds; each figure is the median over them (default 3)",
   },
+  services: ["blob"],
   loadSdks: () => importSdk(() => import("@azure/storage-blob"), "@azure/storage-blob"),
   async run({ connectionString, args, log }, { BlobServiceClient }) {
     const writerCounts = numberListFlag(args, "writers", [1, 2, 4, 8, 16]).map(Math.floor);

@@ -6,22 +6,27 @@
  * Modes: `library` uses blobLock(); `anchor` is the raw-SDK loop of the anchor (DistributedLock):
  * try to acquire, and on 409 sleep 250-1000 ms.
  *
- * Args: <mode> <container> <blob> <contenders> <deadline (epoch ms)> <hold ms> <rest ms> <poll interval ms>
- * Env: BENCH_CONNECTION_STRING, BENCH_START_AT (epoch ms).
+ * Args: <mode> <container> <blob> <contenders> <go file> <hold ms> <rest ms> <poll interval ms>
+ * Env: the connection string (see ../workers.ts).
+ *
+ * Once loaded it prints `{"ready":true}` and waits for the go file, which holds the start and the
+ * deadline (`{"startAt":…,"deadline":…}`, epoch ms): every process starts together however long
+ * each took to load.
  */
 import { randomUUID } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { BlobServiceClient, newPipeline, type ContainerClient } from "@azure/storage-blob";
 import { blobLock, isLockTimeoutError, statusOf } from "../../index.js";
+import { workerConnectionString } from "../workers.js";
 
-const [mode, containerName, blobName, contenders, deadlineArg, holdMs, restMs, pollIntervalInMs] =
-  process.argv.slice(2);
-const deadline = Number(deadlineArg);
+const [mode, containerName, blobName, contenders, goFile, holdMs, restMs, pollIntervalInMs] = process.argv.slice(2);
+let deadline = 0;
 const now = () => performance.timeOrigin + performance.now();
 
 /** A container client whose every HTTP request is counted by kind (`head-leased`, `acquire-409`, …). */
 function countingContainer(kinds: Record<string, number>): ContainerClient {
-  const base = BlobServiceClient.fromConnectionString(process.env.BENCH_CONNECTION_STRING!);
+  const base = BlobServiceClient.fromConnectionString(workerConnectionString());
   const pipeline = newPipeline(base.credential);
   const count = (kind: string) => void (kinds[kind] = (kinds[kind] ?? 0) + 1);
   // Last in the pipeline, after the SDK's retries: one count per request on the wire.
@@ -122,5 +127,9 @@ async function contender(index: number): Promise<void> {
   }
 }
 
-await sleep(Math.max(0, Number(process.env.BENCH_START_AT ?? 0) - Date.now())); // start together
+console.log(JSON.stringify({ ready: true }));
+while (!existsSync(goFile!)) await sleep(1);
+const go = JSON.parse(readFileSync(goFile!, "utf8")) as { startAt: number; deadline: number };
+deadline = go.deadline;
+await sleep(Math.max(0, go.startAt - Date.now())); // start together
 await Promise.all(Array.from({ length: Number(contenders) }, (_, i) => contender(i)));

@@ -7,7 +7,7 @@
  * `upload` calls, so calls = HTTP requests for raw and library writers alike.
  *
  * Started by the scenario (../workers.ts) with one argument, its configuration as JSON
- * (`WorkerConfig`). It prints `{"ready":true}`, waits until the file named by `goFile` exists, runs,
+ * (`WorkerConfig`), and the connection string in its environment. It prints `{"ready":true}`, waits until the file named by `goFile` exists, runs,
  * and prints one JSON line with its tally (`WorkerReport`).
  */
 import { existsSync } from "node:fs";
@@ -29,6 +29,7 @@ import {
   type WorkerConfig,
   type WorkerReport,
 } from "../scenarios/optimistic-protocol.js";
+import { workerConnectionString } from "../workers.js";
 
 const newTally = (): Tally => ({ successes: 0, requests: 0, conflicts: 0, maxAttempts: 0, overTenAttempts: 0 });
 
@@ -159,15 +160,11 @@ async function interleaved(
 }
 
 async function runWorker(config: WorkerConfig): Promise<WorkerReport> {
+  const connectionString = workerConnectionString();
   // Warm up (module loading, connections, and the JIT, which compiles code well only after a few
   // hundred runs) on a blob of this process's own, before the start: the figures are steady state.
   const warmUp = newTally();
-  const warmBlob = countingBlob(
-    config.connectionString,
-    config.container,
-    `warm-${process.pid}-${config.blob}`,
-    warmUp,
-  );
+  const warmBlob = countingBlob(connectionString, config.container, `warm-${process.pid}-${config.blob}`, warmUp);
   await warmBlob.upload("0", 1);
   const warmCell = blobJsonCell<number>(warmBlob);
   for (let i = 0; i < 200; i++) {
@@ -179,13 +176,13 @@ async function runWorker(config: WorkerConfig): Promise<WorkerReport> {
   const tally = newTally();
   const writers = config.mode === "coalesced" ? 1 : config.writers;
   const blobs = Array.from({ length: writers }, () =>
-    countingBlob(config.connectionString, config.container, config.blob, tally),
+    countingBlob(connectionString, config.container, config.blob, tally),
   );
   console.log(JSON.stringify({ ready: true }));
   while (!existsSync(config.goFile)) await new Promise((resolve) => setTimeout(resolve, 1));
   const startedAt = Date.now();
   if (config.mode === "interleaved") {
-    const report = await interleaved(config.connectionString, config.container, config.blob, config.updatesPerWriter);
+    const report = await interleaved(connectionString, config.container, config.blob, config.updatesPerWriter);
     return { ...tally, startedAt, finishedAt: Date.now(), successesInWindow: 0, interleaved: report };
   }
   const deadline = config.durationInMs === undefined ? Infinity : startedAt + config.durationInMs;

@@ -6,17 +6,57 @@
  * From source, `npm run bench -- <args>` is this command.
  */
 import { readFile } from "node:fs/promises";
-import { flagNames, runScenario, type BenchScenario } from "../../bench/harness.js";
+import { flagNames, flagSpec, runScenario, type BenchScenario } from "../../bench/harness.js";
 import type { ScenarioResult } from "../../bench/report/markdown.js";
 import { startRun, writeReport, type BenchRun } from "../../bench/report/report.js";
 import { scenarios } from "../../bench/scenarios/index.js";
-import { stringFlag, UsageError, type Flags } from "../args.js";
+import { redactSecrets } from "../../errors.js";
+import { stringFlag, UsageError, type FlagSpec, type Flags } from "../../internal/args.js";
 import type { Command } from "../command.js";
-import { openEmbeddedAzurite, type Connection } from "../connection.js";
+import {
+  accountConnection,
+  checkReachable,
+  chooseLoadTarget,
+  LOAD_TARGET_FLAGS,
+  openEmbeddedAzurite,
+  type Connection,
+} from "../target.js";
 
 const NAME = "azure-storage-concurrency";
 /** Flags of the command itself, allowed with every scenario. */
-const OWN_FLAGS = ["json", "report", "from", "connection-string", "azurite", "help"];
+const OWN_FLAGS: FlagSpec = {
+  json: { type: "boolean" },
+  report: { type: "string" },
+  from: { type: "string" },
+  ...LOAD_TARGET_FLAGS,
+};
+
+/** The command's flags and every scenario's (which ones a scenario accepts is checked once it is chosen). */
+function allFlags(): FlagSpec {
+  const all: Record<string, FlagSpec[string]> = { ...OWN_FLAGS };
+  for (const scenario of Object.values(scenarios)) {
+    for (const [name, spec] of Object.entries(flagSpec(scenario))) {
+      if (all[name] && all[name].type !== spec.type)
+        throw new Error(`bench flag --${name} is a ${all[name].type} in one scenario and a ${spec.type} in another`);
+      all[name] = spec;
+    }
+  }
+  return all;
+}
+
+/**
+ * The command line as a report records it: the words as parsed, with the connection string's value
+ * replaced (it holds the account key or a SAS), and any other secret redacted.
+ */
+function recordedCommand(invoked: string, positional: readonly string[], flags: Flags): string {
+  const words = [...positional];
+  for (const [name, value] of Object.entries(flags)) {
+    if (value === undefined) continue;
+    words.push(`--${name}`);
+    if (typeof value === "string") words.push(name === "connection-string" ? "<redacted>" : value);
+  }
+  return redactSecrets(`${invoked} ${words.join(" ")}`);
+}
 
 /** `text` in lines of at most `width` characters, every line after the first indented by `indent` spaces. */
 function wrap(text: string, width: number, indent: number): string {
@@ -66,12 +106,17 @@ Options:
 Scenarios and their flags:
 ${scenarioList()}
 
-Connection: an embedded Azurite by default, a fresh one per scenario (and always with --azurite;
-the \`azurite\` package must be installed); a real account with --connection-string <cs>, or
-AZURE_STORAGE_CONNECTION_STRING when --azurite is not given. Azurite runs on your own CPUs: its
-rates are the emulator's, not Azure's; what carries over is each comparison within a run, and the
-request counts. Azure Files is not emulated: on Azurite, \`files\` runs on the library's Files
-responder.
+Target (the first line on stderr says which):
+  (default)                 an embedded Azurite, a fresh one per scenario (the azurite package must
+                            be installed); AZURE_STORAGE_CONNECTION_STRING alone never sends a
+                            benchmark to an account
+  --use-env                 the account in AZURE_STORAGE_CONNECTION_STRING
+  --connection-string <cs>  that account (visible in the process list: prefer --use-env)
+  --azurite                 the embedded Azurite, said explicitly
+Azurite runs on your own CPUs: its rates are the emulator's, not Azure's; what carries over is each
+comparison within a run, and the request counts. Azure Files is not emulated: on Azurite, \`files\`
+runs on the library's Files responder. Worker processes get the connection string through their
+environment, and reports record the command line without it.
 
 A scenario needs the Azure SDKs it measures installed beside this tool: @azure/storage-blob (retry,
 lock, optimistic), @azure/data-tables (batch, queue), @azure/storage-queue (queue),
@@ -81,19 +126,19 @@ Exit codes: 0 done, 1 a scenario failed, 2 usage (unknown scenario or flag, miss
 
 Examples:
   ${NAME} bench retry --writers 1,4,16 --rounds 1 --json
-  ${NAME} bench lock --seconds 20   # on the account in AZURE_STORAGE_CONNECTION_STRING
+  ${NAME} bench lock --seconds 20 --use-env   # on the account in AZURE_STORAGE_CONNECTION_STRING
   ${NAME} bench all --report benchmarks.md`;
 
 /** Rejects a flag that neither the command nor any chosen scenario knows (a typo would go unseen). */
 function checkFlags(flags: Flags, chosen: readonly BenchScenario[]): void {
-  const known = new Set([...OWN_FLAGS, ...chosen.flatMap(flagNames)]);
-  for (const flag of Object.keys(flags)) {
-    if (known.has(flag)) continue;
+  const known = new Set([...Object.keys(OWN_FLAGS), ...chosen.flatMap(flagNames)]);
+  for (const [flag, value] of Object.entries(flags)) {
+    if (value === undefined || known.has(flag)) continue;
     const which = chosen.length === 1 ? `${chosen[0]!.name}'s flags` : "the scenarios' flags";
     throw new UsageError(
-      `unknown flag --${flag}; ${which}: ${
+      `unknown flag --${flag} for bench ${chosen.length === 1 ? chosen[0]!.name : "all"}; ${which}: ${
         [...known]
-          .filter((f) => !OWN_FLAGS.includes(f))
+          .filter((f) => !(f in OWN_FLAGS))
           .map((f) => `--${f}`)
           .join(", ") || "none"
       } (see \`bench --help\`)`,
@@ -105,7 +150,10 @@ export const benchCommand: Command = {
   name: "bench",
   summary: "benchmarks: the library against raw SDK calls, on an embedded Azurite or your account",
   help,
-  async run({ positional, argv, flags, out, progress }) {
+  get flags() {
+    return allFlags();
+  },
+  async run({ positional, flags, out, progress }) {
     const report = stringFlag(flags, "report");
     if (report !== undefined && !report.endsWith(".md"))
       throw new UsageError(`--report takes a Markdown file name ending in .md, got ${report}`);
@@ -125,19 +173,25 @@ export const benchCommand: Command = {
     if (!chosen)
       throw new UsageError(`unknown scenario "${name}"; choose from ${Object.keys(scenarios).join(", ")}, or all`);
     checkFlags(flags, chosen);
+    const target = chooseLoadTarget(flags);
+    const services = chosen.flatMap((scenario) => scenario.services);
+    progress(
+      target.kind === "account"
+        ? target.describe(services[0] ?? "blob")
+        : `${target.describe()}${chosen.length > 1 ? ", a fresh one per scenario" : ""}`,
+    );
     // Every SDK the run needs, before anything starts: a missing one is one line, not a failure
     // halfway through `all`.
     const sdks: unknown[] = [];
     for (const scenario of chosen) sdks.push(await scenario.loadSdks());
-
-    // As the stress test: --connection-string first, then an explicit --azurite, then the environment.
-    const account =
-      stringFlag(flags, "connection-string") ??
-      (flags["azurite"] ? undefined : process.env.AZURE_STORAGE_CONNECTION_STRING || undefined);
+    if (target.kind === "account") {
+      for (const service of services) target.account.endpoint(service); // a clear line for a missing endpoint
+      await checkReachable(target.account, services);
+    }
     const connect = async (): Promise<Connection> =>
-      account ? { connectionString: account, embedded: false, close: async () => {} } : openEmbeddedAzurite();
+      target.kind === "account" ? accountConnection(target.account) : openEmbeddedAzurite();
     const invoked = process.env.npm_lifecycle_event === "bench" ? "npm run bench --" : `${NAME} bench`;
-    const finish = startRun(`${invoked} ${argv.join(" ")}`, account ? "account" : "azurite");
+    const finish = startRun(recordedCommand(invoked, positional, flags), target.kind);
 
     const results: ScenarioResult[] = [];
     for (const [i, scenario] of chosen.entries()) {

@@ -4,8 +4,8 @@
  * line before any request, and opened as a leasable over the user's connection.
  */
 import type { Leasable } from "../../lease/leasable.js";
-import { stringFlag, UsageError, type Flags } from "../args.js";
-import { importSdk } from "../sdk.js";
+import { stringFlag, UsageError, type Flags } from "../../internal/args.js";
+import type { LockStorage } from "./lock-storage.js";
 
 /** The thing whose lease a command inspects or breaks. */
 export type LockTarget =
@@ -54,14 +54,10 @@ export function parseLockTarget(action: string, positional: readonly string[], f
   };
 }
 
-/** Opens the target's leasable over `connectionString` (the SDK it needs is loaded here, on demand). */
-export async function openLockTarget(target: LockTarget, connectionString: string): Promise<Leasable> {
+/** Opens the target's leasable on `storage` (the SDK it needs is loaded then). */
+export async function openLockTarget(target: LockTarget, storage: LockStorage): Promise<Leasable> {
   if (target.kind === "file" || target.kind === "share") {
-    const { ShareServiceClient } = await importSdk(
-      () => import("@azure/storage-file-share"),
-      "@azure/storage-file-share",
-    );
-    const share = ShareServiceClient.fromConnectionString(connectionString).getShareClient(target.shareName);
+    const share = (await storage.shareService()).getShareClient(target.shareName);
     if (target.kind === "share") {
       const { shareLeasable } = await import("../../files/share-lock.js");
       return shareLeasable(share);
@@ -70,8 +66,7 @@ export async function openLockTarget(target: LockTarget, connectionString: strin
     const directory = target.directory ? share.getDirectoryClient(target.directory) : share.rootDirectoryClient;
     return fileLeasable(directory.getFileClient(target.fileName));
   }
-  const { BlobServiceClient } = await importSdk(() => import("@azure/storage-blob"), "@azure/storage-blob");
-  const container = BlobServiceClient.fromConnectionString(connectionString).getContainerClient(target.containerName);
+  const container = (await storage.blobService()).getContainerClient(target.containerName);
   if (target.kind === "container") {
     const { containerLeasable } = await import("../../lease/container.js");
     return containerLeasable(container);

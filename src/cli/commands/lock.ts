@@ -1,15 +1,16 @@
 /**
  * `azure-storage-concurrency lock`: list lease locks, show one lock's holder, age, state and
  * fencing token, and break a stuck lock (only with --yes). Blob and container leases, and Azure
- * Files' file and share leases.
+ * Files' file and share leases. An operator's tool that breaks leases: it says on its first line
+ * which account and container it acts on, and shows the holder it is about to break.
  */
-import type { ContainerClient } from "@azure/storage-blob";
+import type { ContainerClient, ListBlobsFlatSegmentResponse } from "@azure/storage-blob";
 import { readLockRecord, type LockHolder } from "../../lease/holder.js";
-import { describeHolder, LeaseLock, type LockInfo } from "../../lease/lock.js";
-import { numberFlag, stringFlag, UsageError, type Flags } from "../args.js";
+import { LeaseLock } from "../../lease/lock.js";
+import { numberFlag, stringFlag, UsageError, type FlagSpec, type Flags } from "../../internal/args.js";
 import type { Command, CommandContext } from "../command.js";
-import { openConnection } from "../connection.js";
-import { importSdk } from "../sdk.js";
+import { age, holderText, listJson, listText, lockJson, lockText, printable, type LockRow } from "./lock-output.js";
+import { chooseLockStorage, LOCK_STORAGE_FLAGS, timed, type LockStorage } from "./lock-storage.js";
 import { openLockTarget, parseLockTarget, type LockTarget } from "./lock-target.js";
 
 const help = `Usage:
@@ -26,75 +27,137 @@ shareLock); each acquisition records its holder and fencing token in the metadat
 
   list    every blob in <container> that is leased or carries a lock record
   show    one lock: state, holder (host, pid, name), age, fencing token, lease timings
-  break   break the lease whoever holds it. By default the break waits a little longer than the
-          holder's renewal interval (recorded at acquisition; at most 60 s, and never longer than
-          the lease has left), so a live holder notices and stops before the lock is free.
-          --now breaks it at once; --break-period sets the wait. Needs --yes.
+  break   break the lease whoever holds it; it first prints the holder it is about to break.
+          By default the break waits a little longer than the holder's renewal interval
+          (recorded at acquisition; at most 60 s, and never longer than the lease has left), so
+          a live holder notices and stops before the lock is free. --now breaks it at once;
+          --break-period sets the wait. Needs --yes.
           File leases take no break period: they break at once. From then on the service refuses
           the holder's writes under the lease, and a fileLock holder stops at its next check.
 
-Exit codes: 0 done, 1 failed, 2 usage, 3 --yes missing, 4 not found.
-Connection: --connection-string <cs>, AZURE_STORAGE_CONNECTION_STRING, or --azurite (blobs only:
-Azurite does not emulate Azure Files).`;
+Flags may come anywhere: \`lock break --yes locks nightly-report\` breaks the lock
+'nightly-report' in container 'locks'. Holder names and hosts are printed escaped (\\u001b, \\n):
+whoever takes a lock writes them.
+
+Account (the first line on stderr says which one, and the container):
+  AZURE_STORAGE_CONNECTION_STRING            by default
+  --connection-string <cs>                   another connection string (visible in the process
+                                             list: prefer the environment variable)
+  --account-name <name>                      Microsoft Entra ID (DefaultAzureCredential: az login,
+  --blob-endpoint <url>, --file-endpoint <url>  environment, managed identity); needs @azure/identity
+                                             and a data role (Storage Blob Data Reader to list and
+                                             show, Contributor to break)
+  --azurite                                  an embedded emulator (blobs only: no Azure Files)
+A call that gets no answer fails after 10 s; an unreachable endpoint fails at once.
+
+Exit codes: 0 done, 1 failed, 2 usage, 3 --yes missing, 4 not found.`;
+
+const flags: FlagSpec = {
+  ...LOCK_STORAGE_FLAGS,
+  json: { type: "boolean" },
+  prefix: { type: "string" },
+  file: { type: "string" },
+  share: { type: "string" },
+  yes: { type: "boolean" },
+  now: { type: "boolean" },
+  "break-period": { type: "string" },
+};
+
+/** The flags each action accepts, beyond the connection flags. */
+const ACTION_FLAGS: Readonly<Record<string, readonly string[]>> = {
+  list: ["json", "prefix"],
+  show: ["json", "file", "share"],
+  break: ["file", "share", "yes", "now", "break-period"],
+};
 
 export const lockCommand: Command = {
   name: "lock",
   summary: "list lease locks, show a lock's holder and token, break a stuck lock",
   help,
+  flags,
   async run(context) {
     const [action, ...positional] = context.positional;
-    if (!action || !["list", "show", "break"].includes(action)) {
-      throw new UsageError("lock needs an action: list, show or break (see `lock --help`)");
+    if (!action || !(action in ACTION_FLAGS)) {
+      throw new UsageError(
+        `lock needs an action: list, show or break${action ? `, got "${action}"` : ""} (see \`lock --help\`)`,
+      );
+    }
+    for (const [name, value] of Object.entries(context.flags)) {
+      if (value !== undefined && !(name in LOCK_STORAGE_FLAGS) && !ACTION_FLAGS[action]!.includes(name))
+        throw new UsageError(`--${name} does not apply to lock ${action}`);
     }
     const target = parseLockTarget(action, positional, context.flags);
     if (action === "list" && target.kind === "blob") throw new UsageError(`unexpected argument "${target.blobName}"`);
+    const breakPeriodInSeconds = action === "break" ? breakPeriodFlag(context.flags, target) : undefined;
+    const open = chooseLockStorage(context.flags);
     if (action === "break" && !context.flags["yes"]) {
       context.progress(
         "Breaking a lock lets someone else take it while its holder may still be working. Add --yes to break it.",
       );
       return 3;
     }
-    const breakPeriodInSeconds = action === "break" ? breakPeriodFlag(context.flags, target) : undefined;
-    const connection = await openConnection(context.flags);
+    const storage = await open();
     try {
-      if (action === "list") {
-        const { BlobServiceClient } = await importSdk(() => import("@azure/storage-blob"), "@azure/storage-blob");
-        const containerName = (target as Extract<LockTarget, { kind: "container" }>).containerName;
-        return await list(
-          context,
-          BlobServiceClient.fromConnectionString(connection.connectionString).getContainerClient(containerName),
-        );
-      }
-      const lock = new LeaseLock(await openLockTarget(target, connection.connectionString), { createIfMissing: false });
-      const info = await lock.inspect();
-      if (!info.exists) {
-        context.progress(`${info.description} does not exist`);
-        return 4;
-      }
-      if (action === "show") {
-        context.out(context.flags["json"] ? JSON.stringify(toJson(info)) : describe(info));
-        return 0;
-      }
-      if (!info.held) {
-        context.out(`${info.description} is not held (state ${info.state}); nothing to break`);
-        return 0;
-      }
-      const period = breakPeriodInSeconds ?? safeBreakPeriod(info.holder);
-      const seconds = await lock.break({ breakPeriodInSeconds: period });
-      context.out(
-        target.kind === "file"
-          ? `broke the lease on ${info.description}; it is free now. The service refuses the holder's writes under the lease ` +
-              `from now on${info.holder?.renewIntervalInMs === undefined ? "" : `, and it stops at its next check (every ${info.holder.renewIntervalInMs} ms)`}`
-          : seconds === 0
-            ? `broke the lease on ${info.description}; it is free now`
-            : `breaking the lease on ${info.description}: free in ${seconds} s (its holder stops at its next renewal)`,
-      );
-      return 0;
+      const service = target.kind === "file" || target.kind === "share" ? "file" : "blob";
+      context.progress(`${storage.describe(service)}; ${printable(where(target))}`);
+      if (action === "list") return await list(context, storage, (target as { containerName: string }).containerName);
+      const leasable = await openLockTarget(target, storage);
+      return await showOrBreak(context, action, storage, leasable, target, breakPeriodInSeconds);
     } finally {
-      await connection.close();
+      await storage.close();
     }
   },
 };
+
+/** "container 'locks'", "share 'config'": where a target lives. */
+function where(target: LockTarget): string {
+  return target.kind === "blob" || target.kind === "container"
+    ? `container '${target.containerName}'`
+    : `share '${target.shareName}'`;
+}
+
+async function showOrBreak(
+  context: CommandContext,
+  action: string,
+  storage: LockStorage,
+  leasable: Awaited<ReturnType<typeof openLockTarget>>,
+  target: LockTarget,
+  breakPeriodInSeconds: number | undefined,
+): Promise<number> {
+  const lock = new LeaseLock(leasable, { createIfMissing: false });
+  const service = target.kind === "file" || target.kind === "share" ? "file" : "blob";
+  const info = await timed(storage, service, (abortSignal) => lock.inspect({ abortSignal }));
+  const description = printable(info.description);
+  if (!info.exists) {
+    context.progress(`${description} does not exist`);
+    return 4;
+  }
+  if (action === "show") {
+    context.out(context.flags["json"] ? lockJson(info) : lockText(info));
+    return 0;
+  }
+  if (!info.held) {
+    context.out(`${description} is not held (state ${info.state}); nothing to break`);
+    return 0;
+  }
+  const holder = info.holder
+    ? `held by ${holderText(info.holder)}, acquired ${age(info.holder.acquiredAt)} ago, fencing token ${info.fencingToken}`
+    : "held by a holder that recorded nothing (not a LeaseLock)";
+  context.progress(`breaking the lease on ${description}, ${holder}`);
+  const period = breakPeriodInSeconds ?? safeBreakPeriod(info.holder);
+  const seconds = await timed(storage, service, (abortSignal) =>
+    lock.break({ breakPeriodInSeconds: period, abortSignal }),
+  );
+  context.out(
+    target.kind === "file"
+      ? `broke the lease on ${description} (${holder}); it is free now. The service refuses the holder's writes under the lease ` +
+          `from now on${info.holder?.renewIntervalInMs === undefined ? "" : `, and it stops at its next check (every ${info.holder.renewIntervalInMs} ms)`}`
+      : seconds === 0
+        ? `broke the lease on ${description} (${holder}); it is free now`
+        : `breaking the lease on ${description} (${holder}): free in ${seconds} s (its holder stops at its next renewal)`,
+  );
+  return 0;
+}
 
 function breakPeriodFlag(flags: Flags, target: LockTarget): number | undefined {
   if (target.kind === "file") {
@@ -124,94 +187,41 @@ function safeBreakPeriod(holder: LockHolder | undefined): number {
   return Math.min(60, Math.ceil(renewIntervalInMs / 1000) + 1);
 }
 
-/** One line of `lock list` (and one object of its `--json` output). */
-interface LockRow {
-  readonly name: string;
-  readonly state: string;
-  readonly held: boolean;
-  readonly holder: string | undefined;
-  /** ISO 8601, as the holder's clock recorded it. */
-  readonly acquiredAt: string | undefined;
-  readonly fencingToken: number;
-}
-
-async function list(context: CommandContext, container: ContainerClient): Promise<number> {
-  if (!(await container.exists())) {
-    context.progress(`container '${container.containerName}' does not exist`);
+async function list(context: CommandContext, storage: LockStorage, containerName: string): Promise<number> {
+  const container: ContainerClient = (await storage.blobService()).getContainerClient(containerName);
+  if (!(await timed(storage, "blob", (abortSignal) => container.exists({ abortSignal })))) {
+    context.progress(`container '${printable(containerName)}' does not exist`);
     return 4;
   }
   const prefix = stringFlag(context.flags, "prefix");
   const rows: LockRow[] = [];
-  for await (const blob of container.listBlobsFlat({ includeMetadata: true, ...(prefix ? { prefix } : {}) })) {
-    const record = readLockRecord(blob.metadata ?? {});
-    const state = blob.properties.leaseState ?? "available";
-    if (state === "available" && record.holder === undefined) continue;
-    rows.push({
-      name: blob.name,
-      state,
-      held: state === "leased" || state === "breaking",
-      holder: record.holder ? describeHolder(record.holder) : undefined,
-      acquiredAt: record.holder?.acquiredAt?.toISOString(),
-      fencingToken: record.fencingToken,
+  let continuationToken: string | undefined;
+  do {
+    // One page per call, each with its own time limit: a large container may take many pages.
+    const from = continuationToken;
+    const page = await timed(storage, "blob", async (abortSignal) => {
+      const pages = container
+        .listBlobsFlat({ includeMetadata: true, ...(prefix ? { prefix } : {}), abortSignal })
+        .byPage(from === undefined ? {} : { continuationToken: from });
+      return (await pages.next()).value as ListBlobsFlatSegmentResponse | undefined;
     });
-  }
-  if (context.flags["json"]) {
-    context.out(JSON.stringify(rows));
-    return 0;
-  }
-  if (rows.length === 0) {
-    context.out(`no locks in container '${container.containerName}'`);
-    return 0;
-  }
-  const table = [
-    ["NAME", "STATE", "TOKEN", "AGE", "HOLDER (last, when not held)"],
-    ...rows.map((r) => [
-      r.name,
-      r.state,
-      String(r.fencingToken),
-      age(r.acquiredAt === undefined ? undefined : new Date(r.acquiredAt)),
-      r.holder ?? "-",
-    ]),
-  ];
-  const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
-  for (const row of table)
-    context.out(row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  "));
+    if (!page) break;
+    for (const blob of page.segment.blobItems) {
+      const record = readLockRecord(blob.metadata ?? {});
+      const state = blob.properties.leaseState ?? "available";
+      if (state === "available" && record.holder === undefined) continue;
+      rows.push({
+        name: blob.name,
+        state,
+        held: state === "leased" || state === "breaking",
+        fencingToken: record.fencingToken,
+        holder: record.holder,
+      });
+    }
+    continuationToken = page.continuationToken || undefined;
+  } while (continuationToken);
+  if (context.flags["json"]) context.out(listJson(rows));
+  else if (rows.length === 0) context.out(`no locks in container '${printable(containerName)}'`);
+  else context.out(listText(rows));
   return 0;
-}
-
-function age(acquiredAt: Date | undefined): string {
-  if (!acquiredAt) return "-";
-  const seconds = Math.max(0, Math.round((Date.now() - acquiredAt.getTime()) / 1000));
-  return seconds < 120
-    ? `${seconds}s`
-    : seconds < 7200
-      ? `${Math.round(seconds / 60)}m`
-      : `${Math.round(seconds / 3600)}h`;
-}
-
-function toJson(info: LockInfo) {
-  return {
-    ...info,
-    holder: info.holder && {
-      ...info.holder,
-      acquiredAt: info.holder.acquiredAt?.toISOString(),
-      durationInSeconds: info.holder.durationInSeconds === Infinity ? "infinite" : info.holder.durationInSeconds,
-    },
-    ageInSeconds: info.holder?.acquiredAt
-      ? Math.round((Date.now() - info.holder.acquiredAt.getTime()) / 1000)
-      : undefined,
-  };
-}
-
-function describe(info: LockInfo): string {
-  const holder = info.holder;
-  return [
-    `lock:          ${info.description}`,
-    `state:         ${info.state}${info.durationType ? ` (${info.durationType} lease)` : ""}`,
-    `fencing token: ${info.fencingToken}`,
-    `${info.held ? "holder:       " : "last holder:  "} ${holder ? describeHolder(holder) : "-"}`,
-    `acquired:      ${holder?.acquiredAt ? `${holder.acquiredAt.toISOString()} (${age(holder.acquiredAt)} ago)` : "-"}`,
-    `lease:         ${holder?.durationInSeconds === undefined ? "-" : holder.durationInSeconds === Infinity ? "infinite" : `${holder.durationInSeconds} s`}` +
-      `${holder?.renewIntervalInMs === undefined ? "" : `, ${holder.durationInSeconds === Infinity ? "checked" : "renewed"} every ${holder.renewIntervalInMs} ms`}`,
-  ].join("\n");
 }

@@ -2,23 +2,31 @@
  * `azure-storage-concurrency stress`: the partition stress test of the partitioning guide, from the
  * command line. Creates a test table per key design, loads it, drives a peak load at it from
  * several workers with live progress on stderr, prints a summary (or the JSON with --json), writes
- * the JSON result and an SVG chart when asked, and deletes the tables unless --keep.
+ * the JSON result and an SVG chart when asked, and deletes the tables unless --keep. A load test:
+ * it runs on an embedded Azurite unless an account is named on the command line (../target.ts).
  */
-import { writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
+import { numberFlag, stringFlag, UsageError, type FlagSpec } from "../../internal/args.js";
+import { importSdk } from "../../internal/sdk.js";
 import { SDK_SINGLE_ATTEMPT } from "../../retry/retry.js";
-import { renderStressChart } from "../../tables/stress/chart.js";
 import { stressDesigns, type BuiltInStressDesign } from "../../tables/stress/designs.js";
 import {
   PARTITION_TARGET_ENTITIES_PER_SEC,
   runPartitionStressTest,
   type PartitionStressResult,
 } from "../../tables/stress/engine.js";
-import { numberFlag, stringFlag, UsageError } from "../args.js";
 import type { Command } from "../command.js";
-import { openConnection, openEmbeddedAzurite } from "../connection.js";
-import { importSdk } from "../sdk.js";
+import { renderStressChart } from "../stress-chart.js";
+import {
+  accountConnection,
+  checkReachable,
+  chooseLoadTarget,
+  LOAD_TARGET_FLAGS,
+  openEmbeddedAzurite,
+} from "../target.js";
 
 const help = `Usage: azure-storage-concurrency stress [options]
+       azure-storage-concurrency stress --from <result.json> --svg <chart.svg>
 
 The partition stress test of "Designing a Scalable Partitioning Strategy for Azure Table Storage":
 for each key design, create a test table, load it, drive a peak load of point reads, inserts and
@@ -37,17 +45,40 @@ Options:
   --rate <ops/s>          cap on operations per second over all workers (default: no cap)
   --entity-bytes <n>      payload size of each entity (default: 256)
   --out <file>            write the JSON result there
-  --svg <file>            write an SVG chart of throughput over time there
+  --svg <file>            write an SVG chart there: operations per second, and the busiest
+                          partition against the target
+  --from <file>           with --svg: draw the chart of a saved --out result, running nothing
   --json                  print the JSON result on stdout instead of the summary
   --keep                  keep the test tables (default: delete them)
 
-Connection: an embedded Azurite by default (and always with --azurite); a real account with
---connection-string <cs>, or AZURE_STORAGE_CONNECTION_STRING when --azurite is not given. Azurite
-has no partition servers: its figures show the load a design puts on its busiest partition, not
-what Azure would sustain.
+Target (the first line on stderr says which):
+  (default)               an embedded Azurite started for this run (the azurite package must be
+                          installed); AZURE_STORAGE_CONNECTION_STRING alone never sends a load
+                          test to an account
+  --use-env               the account in AZURE_STORAGE_CONNECTION_STRING
+  --connection-string <cs>  that account (visible in the process list: prefer --use-env)
+  --azurite               the embedded Azurite, said explicitly
+Azurite has no partition servers: its figures show the load a design puts on its busiest
+partition, not what Azure would sustain.
 
 Example:
-  azure-storage-concurrency stress --azurite --duration 20 --workers 4 --designs append,bucketed --out result.json --svg chart.svg`;
+  azure-storage-concurrency stress --duration 20 --workers 4 --designs append,bucketed --out result.json --svg chart.svg`;
+
+const flags: FlagSpec = {
+  ...LOAD_TARGET_FLAGS,
+  designs: { type: "string" },
+  duration: { type: "string" },
+  workers: { type: "string" },
+  preload: { type: "string" },
+  mix: { type: "string" },
+  rate: { type: "string" },
+  "entity-bytes": { type: "string" },
+  out: { type: "string" },
+  svg: { type: "string" },
+  from: { type: "string" },
+  json: { type: "boolean" },
+  keep: { type: "boolean" },
+};
 
 function parseMix(text: string | undefined): { read: number; insert: number; update: number } | undefined {
   if (text === undefined) return undefined;
@@ -79,7 +110,20 @@ export const stressCommand: Command = {
   name: "stress",
   summary: "partition stress test: peak load on one partition per key design, GET/PUT per second vs 500/s",
   help,
-  async run({ flags, out, progress }) {
+  flags,
+  async run({ positional, flags, out, progress }) {
+    if (positional.length > 0) throw new UsageError(`unexpected argument "${positional[0]}"`);
+    const from = stringFlag(flags, "from");
+    const svgFile = stringFlag(flags, "svg");
+    if (from !== undefined) {
+      if (svgFile === undefined) throw new UsageError("--from needs --svg <file>");
+      const saved = JSON.parse(await readFile(from, "utf8")) as PartitionStressResult;
+      if (saved?.tool !== "partition-stress-test")
+        throw new UsageError(`${from} is not a result of the stress test (written by stress --out)`);
+      await writeFile(svgFile, renderStressChart(saved));
+      progress(`chart written to ${svgFile}`);
+      return 0;
+    }
     const designs = (stringFlag(flags, "designs", "single,append,bucketed") ?? "").split(",").filter(Boolean);
     for (const design of designs) {
       if (!(design in stressDesigns))
@@ -93,17 +137,14 @@ export const stressCommand: Command = {
     const entityBytes = numberFlag(flags, "entity-bytes", 256, 0);
     const mix = parseMix(stringFlag(flags, "mix"));
     const outFile = stringFlag(flags, "out");
-    const svgFile = stringFlag(flags, "svg");
     if (!Number.isInteger(workers) || !Number.isInteger(preloadEntities))
       throw new UsageError("--workers and --preload take whole numbers");
+    const target = chooseLoadTarget(flags);
 
-    // Azurite unless an account is given; an explicit --azurite wins over the environment, so that a
-    // stress test never lands on a real account by accident.
+    progress(target.describe("table"));
     const { TableClient } = await importSdk(() => import("@azure/data-tables"), "@azure/data-tables");
-    const connection =
-      flags["azurite"] && flags["connection-string"] === undefined
-        ? await openEmbeddedAzurite()
-        : await openConnection({ ...flags, azurite: true });
+    if (target.kind === "account") await checkReachable(target.account, ["table"]);
+    const connection = target.kind === "account" ? accountConnection(target.account) : await openEmbeddedAzurite();
     const abort = new AbortController();
     const onSignal = () => {
       progress("stopping: finishing the measurements and deleting the test tables (Ctrl-C again to quit at once)");
@@ -112,13 +153,7 @@ export const stressCommand: Command = {
     };
     process.on("SIGINT", onSignal);
     try {
-      const account =
-        /AccountName=([^;]+)/i.exec(connection.connectionString)?.[1] ??
-        /https?:\/\/([^/;]+)/.exec(connection.connectionString)?.[1] ??
-        "the given account";
-      progress(
-        `stress test on ${connection.embedded ? "an embedded Azurite" : `account ${account}`}: designs ${designs.join(", ")}, ${durationInSeconds} s each, ${workers} workers`,
-      );
+      progress(`stress test: designs ${designs.join(", ")}, ${durationInSeconds} s each, ${workers} workers`);
       const result = await runPartitionStressTest({
         createTableClient: (tableName) =>
           TableClient.fromConnectionString(connection.connectionString, tableName, {

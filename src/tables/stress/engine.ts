@@ -16,7 +16,7 @@
  * it the figures show the load a design would put on one partition, not what Azure would sustain.
  */
 import type { TableClient } from "@azure/data-tables";
-import { statusOf } from "../../errors.js";
+import { redactSecrets, statusOf } from "../../errors.js";
 import { checkNumber, checkOptionalFunction, checkOptionalSignal } from "../../internal/validate.js";
 import { sleep } from "../../internal/sleep.js";
 import { classifyError } from "../../retry/classify.js";
@@ -181,7 +181,7 @@ export interface StressDesignResult {
 export interface PartitionStressResult {
   /** Always `"partition-stress-test"`: says what wrote a saved JSON file. */
   readonly tool: "partition-stress-test";
-  /** The table endpoint the test ran against (the last test table's URL). */
+  /** The table endpoint the test ran against (the last test table's URL, without its query: no SAS). */
   readonly endpoint: string;
   /** Whether the target was taken to be an emulator (see {@link PartitionStressOptions.emulator}). */
   readonly emulator: boolean;
@@ -225,6 +225,16 @@ function percentiles(values: number[]): LatencySummary {
   return { p50: at(0.5), p95: at(0.95), p99: at(0.99) };
 }
 
+/** A client's URL without its query: a SAS client's URL carries the signature, which must not reach the result. */
+function withoutQuery(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.origin}${parsed.pathname}`;
+  } catch {
+    return redactSecrets(url.split("?")[0]!);
+  }
+}
+
 function guessEmulator(url: string): boolean {
   return /\/\/(127\.0\.0\.1|localhost|\[::1\]|0\.0\.0\.0)[:/]/i.test(url) || url.includes("devstoreaccount1");
 }
@@ -236,7 +246,7 @@ function guessEmulator(url: string): boolean {
  * ```ts
  * import { writeFile } from "node:fs/promises";
  * import { TableClient } from "@azure/data-tables";
- * import { runPartitionStressTest, renderStressChart, SDK_SINGLE_ATTEMPT } from "azure-storage-concurrency";
+ * import { runPartitionStressTest, SDK_SINGLE_ATTEMPT } from "azure-storage-concurrency";
  *
  * const result = await runPartitionStressTest({
  *   createTableClient: (name) => TableClient.fromConnectionString(connectionString, name, { retryOptions: SDK_SINGLE_ATTEMPT.tables }),
@@ -245,7 +255,8 @@ function guessEmulator(url: string): boolean {
  *   onProgress: (p) => console.error(`${p.design} ${p.atSec}s GET ${p.getPerSec}/s PUT ${p.putPerSec}/s`),
  * });
  * for (const d of result.designs) console.log(d.design, d.verdict);
- * await writeFile("chart.svg", renderStressChart(result));
+ * // The command line draws its chart: azure-storage-concurrency stress --from result.json --svg chart.svg
+ * await writeFile("result.json", JSON.stringify(result));
  * ```
  */
 export async function runPartitionStressTest(options: PartitionStressOptions): Promise<PartitionStressResult> {
@@ -294,7 +305,7 @@ export async function runPartitionStressTest(options: PartitionStressOptions): P
   for (const [i, design] of designs.entries()) {
     if (options.abortSignal?.aborted) break;
     const client = options.createTableClient(`${tablePrefix}${runId}${i}`.slice(0, 63));
-    endpoint = client.url;
+    endpoint = withoutQuery(client.url);
     emulator = options.emulator ?? guessEmulator(client.url);
     results.push(
       await runDesign(client, design, {
@@ -446,7 +457,9 @@ async function runDesign(
         if (failure === "throttled" || failure === "timeout") totals.throttled += 1;
         if (errorSamples.size < 5)
           errorSamples.add(
-            `${statusOf(error) ?? failure}: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`,
+            redactSecrets(
+              `${statusOf(error) ?? failure}: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`,
+            ),
           );
         return;
       }

@@ -26,7 +26,7 @@ import {
   type Leasable,
   type LockHandle,
 } from "../../../src/index.js";
-import { buildConnectionString, createFaultProxy } from "../../../src/testing/index.js";
+import { buildConnectionString, createFaultProxy, type FaultProxy } from "../../../src/testing/index.js";
 import { describeFiles, describeResponderOnly, openFilesTarget, type FilesTarget } from "../../support/files.js";
 
 const counter = fileCodecs.json<{ n: number }>();
@@ -48,6 +48,15 @@ function lost(handle: LockHandle): Promise<unknown> {
   return new Promise((resolve) =>
     handle.signal.addEventListener("abort", () => resolve(handle.signal.reason), { once: true }),
   );
+}
+
+/** `direct`'s file through `proxy`, the SDK making one attempt per call. */
+function throughProxy(proxy: FaultProxy, direct: ShareFileClient): ShareFileClient {
+  return ShareServiceClient.fromConnectionString(buildConnectionString({ fileEndpoint: proxy.endpoint }), {
+    retryOptions: SDK_SINGLE_ATTEMPT.storage,
+  })
+    .getShareClient(direct.shareName)
+    .rootDirectoryClient.getFileClient(direct.path);
 }
 
 describeFiles("file locks (fileLock)", () => {
@@ -302,11 +311,7 @@ describeResponderOnly("file and share leases: lost responses and lease timing (r
     const share = await target.newShare("flost");
     const direct = await newFile(share, "lost-ack.txt", "x");
     await using proxy = await createFaultProxy({ target: target.responder!.endpoint });
-    const file = ShareServiceClient.fromConnectionString(buildConnectionString({ fileEndpoint: proxy.endpoint }), {
-      retryOptions: SDK_SINGLE_ATTEMPT.storage,
-    })
-      .getShareClient(share.name)
-      .rootDirectoryClient.getFileClient(direct.path);
+    const file = throughProxy(proxy, direct);
     proxy.addRule({ method: "PUT", path: /comp=lease/, times: 1, action: { type: "dropResponse" } });
     const handle = await fileLock(file).acquire({ timeoutInMs: 10_000 });
     expect(proxy.requests.filter((r) => /comp=lease/.test(r.path)).map((r) => r.outcome)).toEqual([
@@ -316,5 +321,74 @@ describeResponderOnly("file and share leases: lost responses and lease timing (r
     expect(await fileLock(direct).tryAcquire()).toBeUndefined();
     await handle.release();
     expect((await direct.getProperties()).leaseState).toBe("available");
+  });
+  /** A file lock whose requests pass a fault proxy (the SDK making one attempt per call). */
+  async function lockedViaProxy(name: string, attemptTimeoutInMs?: number) {
+    const share = await target.newShare("frelease");
+    const direct = await newFile(share, name, "x");
+    const proxy = await createFaultProxy({ target: target.responder!.endpoint });
+    const file = throughProxy(proxy, direct);
+    const handle = await fileLock(file, attemptTimeoutInMs === undefined ? {} : { attemptTimeoutInMs }).acquire();
+    const release = (r: { method: string; path: string }) => r.method === "PUT" && /comp=lease/.test(r.path);
+    return { direct, proxy, handle, release };
+  }
+
+  it("a file lock's release that gets no answer is sent again: an infinite lease is not left held by one lost answer", async () => {
+    const { direct, proxy, handle, release } = await lockedViaProxy("release-reset.txt");
+    await using _ = proxy;
+    proxy.addRule({ method: "PUT", path: /comp=lease/, times: 1, action: { type: "reset" } });
+    await handle.release();
+    expect(proxy.requests.filter(release).map((r) => r.outcome)).toEqual(["forwarded", "reset", "forwarded"]);
+    expect((await direct.getProperties()).leaseState).toBe("available");
+  });
+
+  it("a release applied whose answer was lost is sent again and answered 409: released, without an error", async () => {
+    const { direct, proxy, handle, release } = await lockedViaProxy("release-drop.txt");
+    await using _ = proxy;
+    proxy.addRule({ method: "PUT", path: /comp=lease/, times: 1, action: { type: "dropResponse" } });
+    await handle.release();
+    expect(proxy.requests.filter(release).map((r) => `${r.outcome} ${r.statusCode}`)).toEqual([
+      "forwarded 201",
+      "dropResponse 200",
+      "forwarded 409",
+    ]);
+    expect((await direct.getProperties()).leaseState).toBe("available");
+  });
+
+  it("a release that hangs is ended by its client-side time limit (attemptTimeoutInMs) and sent again", async () => {
+    const { direct, proxy, handle, release } = await lockedViaProxy("release-hang.txt", 200);
+    await using _ = proxy;
+    proxy.addRule({ method: "PUT", path: /comp=lease/, times: 1, action: { type: "hang" } });
+    // Without a client-side limit the release waits for ever: bound the wait to tell.
+    const hung = new Promise<"hung">((resolve) => setTimeout(() => resolve("hung"), 10_000).unref());
+    expect(await Promise.race([handle.release(), hung])).toBeUndefined();
+    expect(proxy.requests.filter(release).map((r) => r.outcome)).toEqual(["forwarded", "hang", "forwarded"]);
+    expect((await direct.getProperties()).leaseState).toBe("available");
+  });
+
+  it("the lock's periodic check that hangs is ended by its time limit, so a later check still notices a break", async () => {
+    const share = await target.newShare("fcheck");
+    const direct = await newFile(share, "check-hang.txt", "x");
+    await using proxy = await createFaultProxy({ target: target.responder!.endpoint });
+    const file = throughProxy(proxy, direct);
+    proxy.addRule({
+      method: "HEAD",
+      when: (r) => r.headers["x-ms-lease-id"] !== undefined,
+      times: 1,
+      action: { type: "hang" },
+    });
+    const handle = await fileLock(file, { renewIntervalInMs: 100, attemptTimeoutInMs: 200 }).acquire();
+    await direct.getShareLeaseClient().breakLease();
+    const hung = new Promise<"hung">((resolve) => setTimeout(() => resolve("hung"), 10_000).unref());
+    expect(isLeaseLostError(await Promise.race([lost(handle), hung]))).toBe(true);
+    await handle.release();
+  });
+
+  it("bad attemptTimeoutInMs is refused before any request", () => {
+    const file = target.shares().getShareClient("any").rootDirectoryClient.getFileClient("f");
+    expect(() => fileLock(file, { attemptTimeoutInMs: 0 })).toThrow(/attemptTimeoutInMs/);
+    expect(() => shareLock(target.shares().getShareClient("any"), { attemptTimeoutInMs: -1 })).toThrow(
+      /attemptTimeoutInMs/,
+    );
   });
 });

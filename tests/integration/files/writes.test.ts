@@ -13,6 +13,7 @@ import {
   fileCodecs,
   isFileContentError,
   isFileLeaseConflictError,
+  isFileWriteNotConfirmedError,
   readFileContent,
   SDK_SINGLE_ATTEMPT,
   updateFileUnderLease,
@@ -271,6 +272,95 @@ describeResponderOnly("lost responses (fault proxy between the SDK and the respo
     expect(result.confirmedAfterLostResponse).toBe(true);
     expect(proxy.requests.filter((r) => r.method === "PUT").map((r) => r.statusCode)).toEqual([201, 412]);
     expect((await readFileContent(direct)).content.toString()).toBe("new");
+  });
+
+  it("a create whose answer was lost, on a file that is not there: the read-back's 404 decides 'not applied', not 'unknown'", async () => {
+    const direct = share.rootDirectoryClient.getFileClient("never-there.txt");
+    const { proxy, file } = await viaProxy(direct, { sdkSingleAttempt: true });
+    await using _ = proxy;
+    proxy.addRule({ method: "PUT", path: /never-there\.txt$/, action: { type: "serverBusy" }, times: 1 });
+    const error = await writeFileLastWriterWins(file, "new").catch((e: unknown) => e);
+    expect(isFileWriteNotConfirmedError(error)).toBe(false);
+    expect(error).toMatchObject({ name: "StorageRequestError", statusCode: 503, transient: true });
+    expect(proxy.requests.map((r) => `${r.method} ${r.statusCode}`)).toEqual(["PUT 503", "HEAD 404"]);
+    expect(await direct.exists()).toBe(false);
+  });
+
+  it("the read-back of a write whose answer was lost is tried again: one failed read does not make the outcome unknown", async () => {
+    const direct = await newFile(share, "reread.txt", "old");
+    const { proxy, file } = await viaProxy(direct, { sdkSingleAttempt: true });
+    await using _ = proxy;
+    proxy.addRule({ method: "PUT", path: /reread\.txt$/, action: { type: "dropResponse" }, times: 1 });
+    proxy.addRule({ method: "HEAD", path: /reread\.txt$/, action: { type: "reset" }, times: 1 });
+    const result = await writeFileLastWriterWins(file, "new");
+    expect(result.confirmedAfterLostResponse).toBe(true);
+    expect(proxy.requests.map((r) => `${r.method} ${r.outcome}`)).toEqual([
+      "PUT dropResponse",
+      "HEAD reset",
+      "HEAD forwarded",
+    ]);
+    expect((await readFileContent(direct)).writeId).toBe(result.writeId);
+  });
+
+  it("a read-back that gets no answer at all is ended by its client-side time limit and tried again", async () => {
+    const direct = await newFile(share, "hang.txt", "old");
+    const lease = direct.getShareLeaseClient();
+    await lease.acquireLease();
+    const { proxy, file } = await viaProxy(direct, { sdkSingleAttempt: true });
+    await using _ = proxy;
+    proxy.addRule({ method: "PUT", path: /hang\.txt$/, action: { type: "dropResponse" }, times: 1 });
+    proxy.addRule({ method: "HEAD", path: /hang\.txt$/, action: { type: "hang" }, times: 1 });
+    const write = writeFileUnderLease(file, lease.leaseId, "new", { attemptTimeoutInMs: 200 });
+    // Without a client-side limit the read-back waits for ever: bound the wait to tell.
+    const result = await Promise.race([write, new Promise<"hung">((r) => setTimeout(() => r("hung"), 10_000).unref())]);
+    expect(result).toMatchObject({ confirmedAfterLostResponse: true });
+    expect(proxy.requests.map((r) => `${r.method} ${r.outcome}`)).toEqual([
+      "PUT dropResponse",
+      "HEAD hang",
+      "HEAD forwarded",
+    ]);
+    await lease.releaseLease();
+  });
+
+  it("every attempt of the read-back failing: FileWriteNotConfirmedError with the write id, and the write error as cause", async () => {
+    const direct = await newFile(share, "unreadable.txt", "old");
+    const { proxy, file } = await viaProxy(direct, { sdkSingleAttempt: true });
+    await using _ = proxy;
+    proxy.addRule({ method: "PUT", path: /unreadable\.txt$/, action: { type: "dropResponse" }, times: 1 });
+    proxy.addRule({ method: "HEAD", path: /unreadable\.txt$/, action: { type: "serverBusy" } });
+    const error = await writeFileLastWriterWins(file, "new", { writeId: "w-1" }).catch((e: unknown) => e);
+    expect(isFileWriteNotConfirmedError(error) && error.writeId).toBe("w-1");
+    expect(proxy.requests.filter((r) => r.method === "HEAD")).toHaveLength(3);
+    expect((await readFileContent(direct)).writeId).toBe("w-1"); // it was applied: only a read could tell
+  });
+
+  it("a lease refusal of the SDK's resend, when the file cannot be read to check: unknown, not a definite refusal", async () => {
+    const direct = await newFile(share, "resent-unread.txt", "old");
+    const lease = direct.getShareLeaseClient();
+    await lease.acquireLease();
+    const { proxy, file } = await viaProxy(direct, { sdkSingleAttempt: false });
+    await using _ = proxy;
+    // As in the test above, the first attempt is applied and its answer lost, and the lease is
+    // broken before the resend; then every read of the file fails.
+    proxy.addRule({ method: "PUT", path: /resent-unread\.txt$/, times: 1, action: { type: "dropResponse" } });
+    proxy.addRule({
+      method: "PUT",
+      path: /resent-unread\.txt$/,
+      times: 1,
+      action: { type: "delay", delayInMs: 300 },
+      when: () => (void direct.getShareLeaseClient().breakLease(), true),
+    });
+    proxy.addRule({ method: "HEAD", path: /resent-unread\.txt$/, action: { type: "serverBusy" } });
+    const error = await writeFileUnderLease(file, lease.leaseId, "new", { writeId: "w-2" }).catch((e: unknown) => e);
+    expect(isFileWriteNotConfirmedError(error) && error.writeId).toBe("w-2");
+    expect((await readFileContent(direct)).writeId).toBe("w-2"); // applied: the refusal alone would have said not
+  });
+
+  it("bad attemptTimeoutInMs is refused before any request", async () => {
+    const file = share.rootDirectoryClient.getFileClient("never-written.txt");
+    await expect(writeFileLastWriterWins(file, "x", { attemptTimeoutInMs: 0 })).rejects.toThrow(/attemptTimeoutInMs/);
+    await expect(writeFileLastWriterWins(file, "x", { attemptTimeoutInMs: "1" as never })).rejects.toThrow(TypeError);
+    expect(await file.exists()).toBe(false);
   });
 
   it("a counter incremented under the lease with 30% of responses lost counts every increment exactly once", async () => {

@@ -230,6 +230,26 @@ describe("lease lock", () => {
     expect((await blobLock(c, "lost-try").inspect()).state).toBe("available");
   });
 
+  it.each([
+    ["on", {}],
+    ["off", { retryOptions: SDK_SINGLE_ATTEMPT.storage }],
+  ])(
+    "a lost answer to the holder record's write advances the fencing token exactly once (SDK retries %s)",
+    async (_, options) => {
+      const c = container();
+      const { proxy, connectionString } = await faultProxyFor("blob");
+      await using _proxy = proxy;
+      await blobLock(c, "record").withLock(() => undefined); // token 1
+      const flaky = blobService(connectionString, options).getContainerClient(c.containerName);
+      proxy.addRule({ times: 1, path: /comp=metadata/, action: { type: "dropResponse" } });
+      const handle = await blobLock(flaky, "record", { pollIntervalInMs: 20 }).acquire({ timeoutInMs: 10_000 });
+      expect(proxy.requests.filter((r) => r.outcome === "dropResponse")).toHaveLength(1);
+      expect(handle.fencingToken).toBe(2);
+      expect((await blobLock(c, "record").inspect()).fencingToken).toBe(2);
+      await handle.release();
+    },
+  );
+
   it("fencing tokens stay unique when someone takes and releases the lock between a waiter's look and its acquire", async () => {
     const c = container();
     const { proxy, connectionString } = await faultProxyFor("blob");

@@ -2,8 +2,16 @@
  * Blob-lease table locks: fenced writes stamp the token, refuse a stale holder whose successor
  * already wrote, check the scope and the time left.
  */
-import { isFencedWriteRejectedError, isLockNotHeldError, tableLock, type GuardedTable } from "../../../src/index.js";
-import { blobService, tableClient, uniqueName } from "../../support/storage.js";
+import {
+  isFencedWriteOutcomeUnknownError,
+  isFencedWriteRejectedError,
+  isLockNotHeldError,
+  SDK_SINGLE_ATTEMPT,
+  statusOf,
+  tableLock,
+  type GuardedTable,
+} from "../../../src/index.js";
+import { blobService, faultProxyFor, tableClient, uniqueName } from "../../support/storage.js";
 
 async function setup() {
   const table = tableClient(uniqueName("tg"));
@@ -12,6 +20,26 @@ async function setup() {
   const lock = () => tableLock(locks, table, { scope: { partitionKey: "p" }, durationInSeconds: 15 });
   return { table, locks, lock };
 }
+
+/** The table behind a fault proxy (SDK retries on, quick; or off), its lock, and the table read directly. */
+async function flakySetup({ sdkRetries = true } = {}) {
+  const { table, locks } = await setup();
+  const { proxy, connectionString } = await faultProxyFor("table");
+  const flaky = tableClient(
+    table.tableName,
+    connectionString,
+    sdkRetries ? {} : { retryOptions: SDK_SINGLE_ATTEMPT.tables },
+  );
+  const lock = tableLock(locks, flaky, {
+    scope: { partitionKey: "p" },
+    durationInSeconds: 15,
+    requestTimeoutInMs: 500,
+  });
+  const writes = () => proxy.requests.filter((r) => r.method !== "GET");
+  return { table, proxy, lock, writes };
+}
+
+const isEntityWrite = { method: ["PUT", "MERGE", "PATCH", "POST", "DELETE"], path: /\(PartitionKey=|tg[0-9a-f]+\b/ };
 
 describe("table locks", () => {
   it("writes stamp the fencing token; upsert creates, update and delete go through", async () => {
@@ -87,5 +115,98 @@ describe("table locks", () => {
     expect(() => tableLock(locks, table, { scope: { rowKey: "r" } })).toThrow(/partitionKey/);
     expect(() => tableLock(locks, table, { scope: { partitionKey: "" } })).toThrow(TypeError);
     expect(() => tableLock(locks, table, { minTimeLeftInMs: -1 })).toThrow(RangeError);
+  });
+
+  it("a stale holder that read its successor's entity and writes it back with that ETag is refused by the fence", async () => {
+    const { table, lock } = await setup();
+    await table.createEntity({ partitionKey: "p", rowKey: "r", amount: 0 });
+    const stale = await lock().acquire();
+    await lock().lock.break({ breakPeriodInSeconds: 0 });
+    const successor = await lock().acquire({ timeoutInMs: 5_000 });
+    await successor.upsertEntity({ partitionKey: "p", rowKey: "r", amount: 100 });
+
+    expect(stale.handle.status).toBe("held"); // it does not know yet
+    const current = await stale.getEntity<{ amount: number }>("p", "r"); // the successor's version, and its ETag
+    const error = await stale
+      .updateEntity({ ...current, amount: current.amount + 1 }, "Replace", { etag: current.etag })
+      .catch((e: unknown) => e);
+    expect(isFencedWriteRejectedError(error)).toBe(true);
+    expect(error).toMatchObject({ currentToken: successor.handle.fencingToken, mayHaveBeenApplied: false });
+    expect(await table.getEntity("p", "r")).toMatchObject({
+      amount: 100,
+      lockFencingToken: successor.handle.fencingToken,
+    });
+    await successor.handle.release();
+    await stale.handle.release();
+  });
+
+  it.each([
+    ["the SDK resends it, gets 412, and the read-back finds the write's own id", true, ["dropResponse", "forwarded"]],
+    ["SDK retries off: the read-back finds the write's own id", false, ["dropResponse"]],
+  ])(
+    "a fenced update (caller's ETag) whose answer was lost is applied once and resolves: %s",
+    async (_, sdkRetries, sent) => {
+      const { table, proxy, lock, writes } = await flakySetup({ sdkRetries });
+      await using _proxy = proxy;
+      await table.createEntity({ partitionKey: "p", rowKey: "counter", value: 0 });
+      await lock.withLock(async (guarded) => {
+        const counter = await guarded.getEntity<{ value: number }>("p", "counter");
+        proxy.addRule({ ...isEntityWrite, times: 1, action: { type: "dropResponse" } });
+        await guarded.updateEntity({ ...counter, value: counter.value + 1 }, "Replace", { etag: counter.etag });
+      });
+      expect(await table.getEntity("p", "counter")).toMatchObject({ value: 1, lockFencingToken: 1 });
+      expect(writes().map((r) => r.outcome)).toEqual(sent);
+    },
+  );
+
+  it("a fenced delete, create and upsert whose answers were lost resolve (no 404, no 409)", async () => {
+    const { table, proxy, lock } = await flakySetup();
+    await using _proxy = proxy;
+    await table.createEntity({ partitionKey: "p", rowKey: "gone", value: 0 });
+    await lock.withLock(async (guarded) => {
+      proxy.addRule({ ...isEntityWrite, times: 3, action: { type: "dropResponse" } });
+      await guarded.deleteEntity("p", "gone");
+      await guarded.createEntity({ partitionKey: "p", rowKey: "new", value: 1 });
+      await guarded.upsertEntity({ partitionKey: "p", rowKey: "upserted", value: 2 });
+    });
+    expect(statusOf(await table.getEntity("p", "gone").catch((e: unknown) => e))).toBe(404);
+    expect(await table.getEntity("p", "new")).toMatchObject({ value: 1, lockFencingToken: 1 });
+    expect(await table.getEntity("p", "upserted")).toMatchObject({ value: 2, lockFencingToken: 1 });
+    expect(proxy.requests.filter((r) => r.outcome === "dropResponse")).toHaveLength(3);
+  });
+
+  it("when neither the write nor the read-back gets an answer, the outcome is unknown and says which write id to look for", async () => {
+    const { table, proxy, lock } = await flakySetup({ sdkRetries: false });
+    await using _proxy = proxy;
+    await table.createEntity({ partitionKey: "p", rowKey: "r", value: 0 });
+    const error = await lock
+      .withLock(async (guarded) => {
+        let dropped = false;
+        const drop = () => (dropped = true);
+        proxy.addRule({ ...isEntityWrite, times: 1, when: drop, action: { type: "dropResponse" } });
+        proxy.addRule({ method: "GET", when: () => dropped, action: { type: "hang" } }); // then reads never answer
+        await guarded.upsertEntity({ partitionKey: "p", rowKey: "r", value: 1 });
+      })
+      .catch((e: unknown) => e);
+    expect(isFencedWriteOutcomeUnknownError(error)).toBe(true);
+    const stored = await table.getEntity<{ value: number; lockWriteId: string }>("p", "r");
+    expect(stored).toMatchObject({ value: 1, lockWriteId: (error as { writeId: string }).writeId }); // it was applied
+  });
+
+  it("fenced writes check the keys before sending anything", async () => {
+    const { proxy, lock } = await flakySetup();
+    await using _proxy = proxy;
+    const guarded = await lock.acquire();
+    proxy.clearLog();
+    for (const write of [
+      () => guarded.updateEntity({ partitionKey: "p", rowKey: "a/b", n: 1 }),
+      () => guarded.upsertEntity({ partitionKey: "p", rowKey: "a#b", n: 1 }),
+      () => guarded.createEntity({ partitionKey: "p", rowKey: "x".repeat(513), n: 1 }),
+      () => guarded.deleteEntity("p", "tab\there"),
+    ]) {
+      await expect(write()).rejects.toMatchObject({ name: "TableKeyError", keyName: "rowKey" });
+    }
+    expect(proxy.requests).toEqual([]);
+    await guarded.handle.release();
   });
 });

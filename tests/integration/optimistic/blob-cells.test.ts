@@ -103,6 +103,22 @@ describe("block blob cells", () => {
     expect((await blob.getProperties()).etag).toBe(etag);
   });
 
+  it("a caller cancelled before the shared write is sent has nothing of its change stored (issue 11, defect 5)", async () => {
+    const blob = container.getBlockBlobClient("cancelled.json");
+    const cell = blobJsonCell<string[]>(blob);
+    await optimisticUpdate(cell, () => []);
+    const controller = new AbortController();
+    const cancelled = optimisticUpdate(cell, (items) => [...items!, "cancelled"], { abortSignal: controller.signal });
+    const waiting = optimisticUpdate(cell, async (items) => {
+      controller.abort(new Error("the caller gave up")); // the first caller cancels while this mutation runs
+      await Promise.resolve();
+      return [...items!, "kept"];
+    });
+    await expect(cancelled).rejects.toThrow("the caller gave up");
+    expect(await waiting).toMatchObject({ written: true, value: ["kept"], coalesced: 1 });
+    expect(JSON.parse((await blob.downloadToBuffer()).toString())).toEqual(["kept"]);
+  });
+
   it("text and bytes cells; text that is not UTF-8 is refused rather than written back damaged", async () => {
     const text = blobTextCell(container.getBlockBlobClient("notes.txt"));
     await optimisticUpdate(text, (current) => `${current ?? ""}one\n`);

@@ -4,16 +4,18 @@
  * nothing, that the lease is released after each write, and how a lease held by someone else is met.
  */
 import { randomUUID } from "node:crypto";
-import type { ContainerClient } from "@azure/storage-blob";
+import { StorageRetryPolicyType, type ContainerClient } from "@azure/storage-blob";
 import {
   containerMetadataCell,
   fixedBackoff,
   isOptimisticConflictError,
+  isOptimisticOutcomeUnknownError,
+  isStorageRequestError,
   optimisticUpdate,
   readCell,
   writeLastWriterWins,
 } from "../../../src/index.js";
-import { blobService, uniqueName } from "../../support/storage.js";
+import { blobService, faultProxyFor, uniqueName } from "../../support/storage.js";
 
 const quick = { backoff: fixedBackoff({ delayInMs: 5 }) };
 let container: ContainerClient;
@@ -121,5 +123,94 @@ describe("container metadata cells", () => {
     await expect(container.setMetadata({ a: "1" }, { conditions: { ifUnmodifiedSince: new Date() } })).rejects.toThrow(
       RangeError,
     );
+  });
+});
+
+describe("container metadata cells under faults (issue 11)", () => {
+  const viaProxy = (connectionString: string, retryOptions: object = { maxTries: 1 }) =>
+    blobService(connectionString, { retryOptions }).getContainerClient(container.containerName);
+  const isRead = (info: { method: string; path: string }) =>
+    (info.method === "GET" || info.method === "HEAD") && !/comp=/.test(info.path);
+
+  it("a write that was never sent is never 'unknown' (defect 10)", async () => {
+    const { proxy, connectionString } = await faultProxyFor("blob");
+    await using _ = proxy;
+    const cell = containerMetadataCell(viaProxy(connectionString));
+
+    // The lease is refused (another writer holds it), then reading again fails: nothing was written.
+    const theirs = container.getBlobLeaseClient(randomUUID());
+    await theirs.acquireLease(15);
+    let reads = 0;
+    const removeRule = proxy.addRule({ when: (info) => isRead(info) && ++reads > 1, action: { type: "serverBusy" } });
+    const refused = await optimisticUpdate(cell, (m) => ({ ...m, x: "1" }), { ...quick, maxAttempts: 3 }).catch(
+      (e: unknown) => e,
+    );
+    expect(isOptimisticOutcomeUnknownError(refused)).toBe(false);
+    expect(isStorageRequestError(refused)).toBe(true);
+    expect((refused as Error).message).toMatch(/^Could not read metadata of container/);
+    await theirs.releaseLease();
+    removeRule();
+  });
+
+  it("an internal error type never reaches the caller (defect 10)", async () => {
+    const { proxy, connectionString } = await faultProxyFor("blob");
+    await using _ = proxy;
+    const cell = containerMetadataCell(viaProxy(connectionString));
+    // Set Container Metadata answered 412 (our lease lost), and every read after it fails: the
+    // outcome is open, and it is said in the documented type, not as a raw ConditionNotMet.
+    let lost = false;
+    proxy.addRule({
+      times: 1,
+      method: "PUT",
+      when: (info) => /comp=metadata/.test(info.path) && (lost = true),
+      action: { type: "status", statusCode: 412, serviceCode: "LeaseLost" },
+    });
+    proxy.addRule({ when: (info) => lost && isRead(info), action: { type: "serverBusy" } });
+    const open = await optimisticUpdate(cell, (m) => ({ ...m, y: "1" }), quick).catch((e: unknown) => e);
+    expect(open).not.toMatchObject({ code: "ConditionNotMet" });
+    expect(isOptimisticOutcomeUnknownError(open)).toBe(true);
+    expect((await container.getProperties()).metadata).toEqual({ owner: "ada" });
+  });
+
+  it("a write holds the lease for a bounded time: the SDK's back-off is cut short and the update goes through (defect 11)", async () => {
+    const { proxy, connectionString } = await faultProxyFor("blob");
+    await using _ = proxy;
+    // The SDK would wait two minutes before trying Set Container Metadata again, holding the lease.
+    const patient = { retryPolicyType: StorageRetryPolicyType.FIXED, retryDelayInMs: 120_000, maxTries: 3 };
+    const cell = containerMetadataCell(viaProxy(connectionString, patient), { requestTimeoutInMs: 500 });
+    proxy.addRule({ times: 1, method: "PUT", path: /comp=metadata/, action: { type: "serverBusy" } });
+    expect(await optimisticUpdate(cell, (m) => ({ ...m, plan: "basic" }), quick)).toMatchObject({ written: true });
+    const properties = await container.getProperties();
+    expect(properties.metadata).toMatchObject({ owner: "ada", plan: "basic" });
+    expect(properties.leaseState).toBe("available");
+  });
+
+  it("a lease whose acquire got no clear answer is released (defect 12)", async () => {
+    const { proxy, connectionString } = await faultProxyFor("blob");
+    await using _ = proxy;
+    const cell = containerMetadataCell(viaProxy(connectionString), { requestTimeoutInMs: 500 });
+    const acquire = (info: { headers: Record<string, unknown> }) => info.headers["x-ms-lease-action"] === "acquire";
+    for (const action of [
+      { type: "statusAfterApply", statusCode: 500, serviceCode: "OperationTimedOut" },
+      { type: "hang", afterApply: true },
+    ] as const) {
+      proxy.addRule({ times: 1, method: "PUT", when: acquire, action });
+      // The write was never sent; the next attempt takes the lease again, which a lease left held
+      // for its 15 s would refuse (409) on every attempt.
+      expect(await optimisticUpdate(cell, (m) => ({ ...m, z: action.type }), quick)).toMatchObject({ written: true });
+      const properties = await container.getProperties();
+      expect(properties.leaseState).toBe("available");
+      expect(properties.metadata).toMatchObject({ owner: "ada", z: action.type });
+    }
+    // The caller cancels while the acquire (granted) has no answer yet: released all the same.
+    proxy.addRule({ times: 1, method: "PUT", when: acquire, action: { type: "hang", afterApply: true } });
+    const controller = new AbortController();
+    const cancelled = optimisticUpdate(cell, (m) => ({ ...m, z: "cancelled" }), { abortSignal: controller.signal });
+    while (!proxy.requests.some((r) => r.outcome === "hang")) await new Promise((resolve) => setTimeout(resolve, 5));
+    controller.abort(new Error("the caller gave up"));
+    await expect(cancelled).rejects.toThrow("the caller gave up");
+    const properties = await container.getProperties();
+    expect(properties.leaseState).toBe("available");
+    expect(properties.metadata).toMatchObject({ owner: "ada", z: "hang" }); // nothing of the cancelled update
   });
 });

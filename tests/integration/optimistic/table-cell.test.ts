@@ -150,3 +150,81 @@ describe("table entity cells", () => {
     expect(result).toMatchObject({ value: { email: "B@CONTOSO.ORG" } });
   });
 });
+
+describe("issue 11 regressions: Merge mode and cell identity", () => {
+  it("Merge mode with coalescing: every caller's partial value is stored, each is handed the whole entity (defect 1)", async () => {
+    await table.createEntity({ partitionKey: "merge-coalesce", rowKey: "1", a: 0, b: 0, counter: 7 });
+    const cell = tableEntityCell<{ a?: number; b?: number; counter?: number }>(table, "merge-coalesce", "1", {
+      mode: "Merge",
+    });
+    const seen: unknown[] = [];
+    const results = await Promise.all([
+      optimisticUpdate(cell, () => ({ a: 1 })),
+      optimisticUpdate(cell, (current) => {
+        seen.push(current);
+        return { counter: current!.counter! + 1 };
+      }),
+      optimisticUpdate(cell, (current) => {
+        seen.push(current);
+        return { b: 2 };
+      }),
+    ]);
+    expect(results.map((r) => [r.written, r.coalesced])).toEqual([
+      [true, 3],
+      [true, 3],
+      [true, 3],
+    ]);
+    expect(seen).toEqual([
+      { a: 1, b: 0, counter: 7 },
+      { a: 1, b: 0, counter: 8 },
+    ]);
+    expect(await table.getEntity("merge-coalesce", "1")).toMatchObject({ a: 1, b: 2, counter: 8 });
+    // ... and the cache holds the whole entity: the next update (skipping its read) sees every property
+    await optimisticUpdate(cell, (current) => {
+      seen.push(current);
+      return { counter: current!.counter! + 1 };
+    });
+    expect(seen.at(-1)).toEqual({ a: 1, b: 2, counter: 8 });
+    expect(await table.getEntity("merge-coalesce", "1")).toMatchObject({ a: 1, b: 2, counter: 9 });
+  });
+
+  it("last writer wins on a Merge cell leaves no partial value for the next update to start from (defect 2)", async () => {
+    await table.createEntity({ partitionKey: "merge-lww", rowKey: "1", counter: 41, email: "old@contoso.org" });
+    const cell = tableEntityCell<{ counter?: number; email?: string }>(table, "merge-lww", "1", { mode: "Merge" });
+    await writeLastWriterWins(cell, { email: "new@contoso.org" }); // Insert or Merge: counter stays 41
+    let seen: unknown;
+    await optimisticUpdate(cell, (current) => {
+      seen = current;
+      return { ...current, counter: (current?.counter ?? 0) + 1 };
+    });
+    expect(seen).toEqual({ counter: 41, email: "new@contoso.org" });
+    expect(await table.getEntity("merge-lww", "1")).toMatchObject({ counter: 42, email: "new@contoso.org" });
+  });
+
+  it("a Replace and a Merge cell on one entity never share a round: each write keeps its own mode", async () => {
+    await table.createEntity({ partitionKey: "modes-together", rowKey: "1", a: 0, b: 0 });
+    const replace = tableEntityCell<Record<string, unknown>>(table, "modes-together", "1");
+    const merge = tableEntityCell<Record<string, unknown>>(table, "modes-together", "1", { mode: "Merge" });
+    await Promise.all([
+      optimisticUpdate(replace, (current) => ({ ...current, a: 1 }), quick),
+      optimisticUpdate(merge, () => ({ b: 2 }), quick),
+    ]);
+    expect(await table.getEntity("modes-together", "1")).toMatchObject({ a: 1, b: 2 });
+  });
+
+  it("keys with the separator in them name different cells (defect 12): no shared round, no shared cache", async () => {
+    const first = tableEntityCell<{ owner: string }>(table, "a|b", "c");
+    const second = tableEntityCell<{ owner: string }>(table, "a", "b|c");
+    expect(first.key).not.toBe(second.key);
+    await Promise.all([
+      optimisticUpdate(first, () => ({ owner: "first" })),
+      optimisticUpdate(second, () => ({ owner: "second" })),
+    ]);
+    expect(await table.getEntity("a|b", "c")).toMatchObject({ owner: "first" });
+    expect(await table.getEntity("a", "b|c")).toMatchObject({ owner: "second" });
+    await optimisticUpdate(first, (current) => ({ owner: `${current!.owner}!` }));
+    await optimisticUpdate(second, (current) => ({ owner: `${current!.owner}?` }));
+    expect(await table.getEntity("a|b", "c")).toMatchObject({ owner: "first!" });
+    expect(await table.getEntity("a", "b|c")).toMatchObject({ owner: "second?" });
+  });
+});

@@ -1,5 +1,5 @@
 /** `lock show|break` targets: read from the command line before any request. */
-import { UsageError } from "../../../src/cli/args.js";
+import { UsageError } from "../../../src/internal/args.js";
 import { parseLockTarget } from "../../../src/cli/commands/lock-target.js";
 
 describe("lock command targets", () => {

@@ -1,59 +1,88 @@
+import { readFileSync } from "node:fs";
 import { jest } from "@jest/globals";
-import { parseArgs, numberFlag, UsageError } from "../../../src/cli/args.js";
 import { runCli } from "../../../src/cli/run.js";
 import { flagNames } from "../../../src/bench/harness.js";
 import { scenarios } from "../../../src/bench/scenarios/index.js";
 
-function capture() {
+async function capture(...argv: string[]) {
   const out: string[] = [];
   const err: string[] = [];
   const o = jest.spyOn(process.stdout, "write").mockImplementation((s) => (out.push(String(s)), true));
   const e = jest.spyOn(process.stderr, "write").mockImplementation((s) => (err.push(String(s)), true));
-  return { out, err, restore: () => (o.mockRestore(), e.mockRestore()) };
+  try {
+    const code = await runCli(argv);
+    return { code, out: out.join(""), err: err.join("") };
+  } finally {
+    o.mockRestore();
+    e.mockRestore();
+  }
 }
 
+const { version } = JSON.parse(readFileSync("package.json", "utf8")) as { version: string };
+
 describe("command line tool", () => {
-  it("prints the overview with exit code 2 when no command is given, 0 for --help", async () => {
-    const c = capture();
-    try {
-      expect(await runCli([])).toBe(2);
-      expect(await runCli(["--help"])).toBe(0);
-    } finally {
-      c.restore();
+  it("prints the overview with exit code 2 when no command is given, 0 for --help, -h and help", async () => {
+    expect((await capture()).code).toBe(2);
+    for (const help of [["--help"], ["-h"], ["help"]]) {
+      const run = await capture(...help);
+      expect(run.code).toBe(0);
+      expect(run.out).toMatch(/^Usage: azure-storage-concurrency <command>/);
+      expect(run.out).toMatch(/Exit codes: 0 success/);
     }
-    expect(c.out.join("")).toMatch(/Usage: azure-storage-concurrency <command>/);
-    expect(c.out.join("")).toMatch(/Exit codes: 0 success/);
   });
 
-  it("reports an unknown command as one line on stderr, exit code 2", async () => {
-    const c = capture();
-    try {
-      expect(await runCli(["frobnicate"])).toBe(2);
-    } finally {
-      c.restore();
+  it("prints its version for --version and -V, alone or after a command", async () => {
+    for (const argv of [["--version"], ["-V"], ["lock", "--version"], ["stress", "-V"]]) {
+      expect(await capture(...argv)).toEqual({ code: 0, out: `${version}\n`, err: "" });
     }
-    expect(c.err).toEqual([
-      'azure-storage-concurrency: unknown command "frobnicate"; run `azure-storage-concurrency --help`\n',
-    ]);
   });
 
-  it("parses positionals, --name value, --name=value and bare flags", () => {
-    expect(parseArgs(["lock", "show", "--container", "locks", "--yes", "--n=3", "x"])).toEqual({
-      positional: ["lock", "show", "x"],
-      flags: { container: "locks", yes: true, n: "3" },
+  it("prints a command's help for --help and -h wherever they stand", async () => {
+    for (const argv of [
+      ["lock", "--help"],
+      ["lock", "show", "-h"],
+      ["-h", "lock"],
+      ["help", "lock"],
+    ]) {
+      const run = await capture(...argv);
+      expect(run.code).toBe(0);
+      expect(run.out).toMatch(/^Usage:\n {2}azure-storage-concurrency lock list/);
+    }
+  });
+
+  it("reports an unknown command, or flags before the command, as one line on stderr, exit code 2", async () => {
+    expect(await capture("frobnicate")).toEqual({
+      code: 2,
+      out: "",
+      err: 'azure-storage-concurrency: unknown command "frobnicate"; run `azure-storage-concurrency --help`\n',
     });
-    expect(() => numberFlag({ n: "abc" }, "n", 1)).toThrow(UsageError);
-    expect(numberFlag({}, "n", 7)).toBe(7);
+    const early = await capture("--connection-string", "AccountKey=c2VjcmV0", "lock", "list", "locks");
+    expect(early.code).toBe(2);
+    expect(early.err).toBe(
+      "azure-storage-concurrency: the command comes first: `azure-storage-concurrency lock [flags and arguments]`\n",
+    );
+  });
+
+  it.each([
+    [["lock", "list", "locks", "--jsn"], /unknown flag --jsn for lock \(did you mean --json\?\)/],
+    [["lock", "show", "--file"], /--file needs a value/],
+    [["lock", "frob", "locks"], /lock needs an action: list, show or break, got "frob"/],
+    [["lock", "list", "locks", "--yes"], /--yes does not apply to lock list/],
+    [["stress", "--duraton", "1"], /unknown flag --duraton for stress \(did you mean --duration\?\)/],
+    [["stress", "extra"], /unexpected argument "extra"/],
+    [["stress", "--use-env", "--azurite"], /--azurite runs on an embedded emulator: leave out --use-env/],
+    [["bench", "retry", "--rouds", "1"], /unknown flag --rouds for bench \(did you mean --rounds\?\)/],
+  ])("%p is a usage error (exit code 2) before anything starts", async (argv, message) => {
+    const run = await capture(...argv);
+    expect(run.code).toBe(2);
+    expect(run.out).toBe("");
+    expect(run.err).toMatch(message);
+    expect(run.err.trimEnd().split("\n")).toHaveLength(1);
   });
 
   it("lists every benchmark scenario and its flags in `bench --help`", async () => {
-    const c = capture();
-    try {
-      expect(await runCli(["bench", "--help"])).toBe(0);
-    } finally {
-      c.restore();
-    }
-    const help = c.out.join("");
+    const { code, out: help } = await capture("bench", "--help");
+    expect(code).toBe(0);
     expect(help).toMatch(/^Usage: azure-storage-concurrency bench <scenario\|all>/);
     expect(Object.keys(scenarios)).toEqual(["retry", "files", "lock", "batch", "queue", "optimistic"]);
     for (const scenario of Object.values(scenarios)) {
@@ -64,19 +93,17 @@ describe("command line tool", () => {
   });
 
   it("refuses a bench run with an unknown scenario or flag in one line, exit code 2, before starting anything", async () => {
-    const c = capture();
-    try {
-      expect(await runCli(["bench", "zigzag"])).toBe(2);
-      expect(await runCli(["bench", "retry", "--writrs", "2"])).toBe(2);
-      expect(await runCli(["bench", "all", "--report", "report.html"])).toBe(2);
-      expect(await runCli(["bench"])).toBe(2);
-    } finally {
-      c.restore();
-    }
-    expect(c.out).toEqual([]);
-    expect(c.err).toEqual([
+    const runs = [
+      await capture("bench", "zigzag"),
+      await capture("bench", "retry", "--processes", "2"),
+      await capture("bench", "all", "--report", "report.html"),
+      await capture("bench"),
+    ];
+    expect(runs.map((r) => r.code)).toEqual([2, 2, 2, 2]);
+    expect(runs.map((r) => r.out)).toEqual(["", "", "", ""]);
+    expect(runs.map((r) => r.err)).toEqual([
       'azure-storage-concurrency: unknown scenario "zigzag"; choose from retry, files, lock, batch, queue, optimistic, or all\n',
-      "azure-storage-concurrency: unknown flag --writrs; retry's flags: --writers, --increments, --rounds (see `bench --help`)\n",
+      "azure-storage-concurrency: unknown flag --processes for bench retry; retry's flags: --writers, --increments, --rounds (see `bench --help`)\n",
       "azure-storage-concurrency: --report takes a Markdown file name ending in .md, got report.html\n",
       "azure-storage-concurrency: bench needs a scenario or all; run `azure-storage-concurrency bench --help`\n",
     ]);

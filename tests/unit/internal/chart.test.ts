@@ -1,5 +1,5 @@
 import { XMLParser, XMLValidator } from "fast-xml-parser";
-import { formatNumber, niceMax, renderBarChart, renderLineChart } from "../../../src/internal/chart.js";
+import { formatNumber, niceMax, renderBarChart, renderLineChart, stackCharts } from "../../../src/internal/chart.js";
 
 type Node = Record<string, unknown>;
 const parse = (svg: string) =>
@@ -213,5 +213,79 @@ describe("axis numbers", () => {
       "12.3",
       "n/a",
     ]);
+  });
+});
+
+describe("a log-10 value axis", () => {
+  // The optimistic benchmark's figures: coalesced updates two orders of magnitude above the rest.
+  const values = [680, 1240, 1736, 352, 53_333];
+  const spec = {
+    title: "Optimistic updates",
+    groups: ["serial", "single writer", "8 writers", "8 raw writers", "coalesced"],
+    series: [{ label: "updates per second", values }],
+    yAxis: { label: "updates per second", scale: "log10" as const },
+  };
+
+  it("keeps every bar readable where a linear axis would flatten all but one into a sliver", () => {
+    const heights = (svg: string) =>
+      list(parse(svg).svg, "rect")
+        .filter((r) => r["title"] !== undefined)
+        .map((bar) => Number(bar["height"]));
+    const log = heights(renderBarChart(spec));
+    const linear = heights(renderBarChart({ ...spec, yAxis: { label: "updates per second" } }));
+    const plot = 390 - 60;
+    expect(Math.min(...linear)).toBeLessThan(plot * 0.03); // the defect: a sliver
+    expect(Math.min(...log)).toBeGreaterThan(plot * 0.15);
+    // Taller bars for larger values, still.
+    const order = (hs: number[]) => [...hs.keys()].sort((a, b) => hs[a]! - hs[b]!);
+    expect(order(log)).toEqual(order(values));
+  });
+
+  it("labels the powers of ten around the data and says it is a log scale", () => {
+    const svg = renderBarChart(spec);
+    expect(XMLValidator.validate(svg)).toBe(true);
+    expect(texts(parse(svg).svg)).toEqual(
+      expect.arrayContaining(["100", "1,000", "10,000", "100,000", "updates per second (log scale)"]),
+    );
+    expect(coordinates(svg).every(Number.isFinite)).toBe(true);
+  });
+
+  it("leaves out points of 0 or less on a line chart instead of drawing them at minus infinity", () => {
+    const svg = renderLineChart({
+      title: "t",
+      xAxis: { label: "x" },
+      yAxis: { label: "y", scale: "log10" },
+      series: [
+        {
+          label: "s",
+          points: [
+            { x: 1, y: 0 },
+            { x: 2, y: 10 },
+            { x: 3, y: 1000 },
+          ],
+        },
+      ],
+    });
+    expect(String(list(parse(svg).svg, "polyline")[0]!["points"]).split(" ")).toHaveLength(2);
+    expect(coordinates(svg).every(Number.isFinite)).toBe(true);
+  });
+});
+
+describe("stackCharts", () => {
+  it("puts charts one under the other in one valid document", () => {
+    const one = renderLineChart({ title: "a", xAxis: { label: "x" }, yAxis: { label: "y" }, series: [] });
+    const two = renderBarChart({
+      title: "b",
+      groups: ["g"],
+      series: [{ label: "s", values: [1] }],
+      yAxis: { label: "y" },
+    });
+    const svg = stackCharts("both", [one, two]);
+    expect(XMLValidator.validate(svg)).toBe(true);
+    const heights = [one, two].map((chart) => Number(/height="(\d+)"/.exec(chart)![1]));
+    expect(svg).toMatch(new RegExp(`^<svg [^>]*height="${heights[0]! + heights[1]!}"`));
+    expect(svg).toContain(`<svg x="0" y="0" `);
+    expect(svg).toContain(`<svg x="0" y="${heights[0]}" `);
+    expect(() => stackCharts("x", ["<p/>"])).toThrow(TypeError);
   });
 });

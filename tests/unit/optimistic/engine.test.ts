@@ -17,7 +17,14 @@ import {
   type VersionedCell,
 } from "../../../src/index.js";
 
-type Fault = "lost-response" | "retried-412" | "busy" | "reset" | "someone-else-first";
+type Fault =
+  | "lost-response"
+  | "retried-412"
+  | "busy"
+  | "reset"
+  | "someone-else-first"
+  /** Applied, the response lost; a writer outside the library rewrites the value without its history; the SDK's resend gets 412. */
+  | "retried-412-after-raw-rewrite";
 
 class FakeStore {
   value: string | undefined;
@@ -49,10 +56,13 @@ function fakeCell(store: FakeStore): VersionedCell<string, string> {
       store.reads++;
       return store.value === undefined ? undefined : { content: store.value, etag: store.etag, log: store.log };
     },
-    async write(content, { condition, log }) {
+    async write(content, { condition, log, onSend }) {
       await Promise.resolve();
       store.writes++;
       const fault = store.faults.shift();
+      // Count the sends as the library's cells do; "retried-412" is the SDK's resend of an applied write.
+      onSend?.();
+      if (fault === "retried-412" || fault === "retried-412-after-raw-rewrite") onSend?.();
       if (fault === "busy") throw restError(503, "ServerBusy");
       if (fault === "reset") throw resetError();
       if (fault === "someone-else-first") store.external(`${store.value ?? ""}!`);
@@ -64,6 +74,10 @@ function fakeCell(store: FakeStore): VersionedCell<string, string> {
       store.log = log;
       if (fault === "lost-response") throw resetError();
       if (fault === "retried-412") throw restError(412, "ConditionNotMet");
+      if (fault === "retried-412-after-raw-rewrite") {
+        store.external(`${store.value}+raw`);
+        throw restError(412, "ConditionNotMet");
+      }
       return store.etag;
     },
     decode(content) {
@@ -178,7 +192,7 @@ describe("optimisticUpdate", () => {
     }).catch((e: unknown) => e);
     expect(isOptimisticConflictError(error)).toBe(true);
     expect(error).toMatchObject({ code: "OptimisticConflict", attempts: 3, statusCode: 412 });
-    expect(conflicts).toEqual([1, 2, 3]);
+    expect(conflicts).toEqual([1, 2]); // no wait after the last attempt
     expect(store.value).toBe("!!!");
   });
 
@@ -212,13 +226,23 @@ describe("optimisticUpdate", () => {
     expect(store.value).toBe("");
   });
 
-  it("a connection failure with the cell unchanged is reported as unknown (the request may still land)", async () => {
+  it("a connection failure with the cell unchanged: the same write is sent again, and lands once", async () => {
     const store = new FakeStore();
     store.value = "";
-    store.faults.push("reset");
+    store.faults.push("reset", "reset");
+    const result = await optimisticUpdate(fakeCell(store), append("a"), quick);
+    expect(result).toMatchObject({ written: true, value: "a", attempts: 1, recoveredLostResponse: false });
+    expect(store.value).toBe("a");
+    expect(store.writes).toBe(3); // the write, and two sends of the same write (same id, same If-Match)
+  });
+
+  it("a lost response whose value a raw writer rewrote without history is unknown, never applied again", async () => {
+    const store = new FakeStore();
+    store.value = "";
+    store.faults.push("retried-412-after-raw-rewrite");
     const error = await optimisticUpdate(fakeCell(store), append("a"), quick).catch((e: unknown) => e);
     expect(isOptimisticOutcomeUnknownError(error)).toBe(true);
-    expect(error).toMatchObject({ code: "OptimisticOutcomeUnknown" });
+    expect(store.value).toBe("a+raw"); // once, not "a+rawa"
   });
 
   it("skips the read when this process wrote last; a write from elsewhere costs one 412 and a read", async () => {

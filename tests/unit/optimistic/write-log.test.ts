@@ -41,7 +41,7 @@ describe("write log format", () => {
 
   it("starts a chain on an absent cell, on a version without history, and on a blind write", () => {
     expect(nextWriteLog(undefined, me)).toMatchObject({ seq: 1, start: "a", pruned: 0 });
-    expect(nextWriteLog({ etag: '"e1"', log: undefined }, me).start).toBe("r");
+    expect(nextWriteLog({ etag: '"e1"', log: undefined }, me).start).toMatch(/^r[\w-]{12}$/); // names the version by its ETag
     expect(
       nextWriteLog({ etag: '"e1"', log: formatWriteLog(nextWriteLog(undefined, other(1))) }, me, {
         lastWriterWins: true,
@@ -103,28 +103,39 @@ describe("judgeWrite: was my ambiguous write applied?", () => {
     expect(judgeWrite(undefined, undefined, me, nextWriteLog(undefined, me))).toBe("unchanged");
   });
 
-  it("history replaced since my base (a last-writer-wins write) counts as not applied", () => {
+  it("history replaced since my base (a raw writer, a last-writer-wins write) is unknown, never not applied", () => {
+    // A writer outside the library may have read my value, changed it and written it back without
+    // its history: nothing can tell whether mine landed before (issue 11, defect 9).
     const attempt = nextWriteLog(base, me);
-    expect(judgeWrite({ etag: '"raw"', log: undefined }, base, me, attempt)).toBe("not-applied");
+    expect(judgeWrite({ etag: '"raw"', log: undefined }, base, me, attempt)).toBe("unknown");
     const blind = { etag: '"blind"', log: formatWriteLog(nextWriteLog(undefined, other(4), { lastWriterWins: true })) };
-    expect(judgeWrite(blind, base, me, attempt)).toBe("not-applied");
-    expect(judgeWrite(writeOn(blind, other(5), '"x"'), base, me, attempt)).toBe("not-applied");
+    expect(judgeWrite(blind, base, me, attempt)).toBe("unknown");
+    expect(judgeWrite(writeOn(blind, other(5), '"x"'), base, me, attempt)).toBe("unknown");
+    // ... while a raw writer that kept the history (a table Merge that leaves the property alone) is decidable
+    const mine = writeOn(base, me, '"mine"');
+    expect(judgeWrite({ etag: '"merged"', log: mine.log }, base, me, mine.written)).toBe("applied");
+    expect(judgeWrite({ etag: '"merged"', log: base.log }, base, me, attempt)).toBe("not-applied");
   });
 
   it("creating, or writing on a version without history: my own chain id means applied", () => {
     const mine = writeOn(undefined, me, '"created"');
     expect(judgeWrite(writeOn(mine, other(2), '"next"'), undefined, me, mine.written)).toBe("applied");
+    // Another history on the cell: theirs came first, or mine was deleted or overwritten since.
     const theirs = writeOn(undefined, other(2), '"theirs"');
-    expect(judgeWrite(theirs, undefined, me, nextWriteLog(undefined, me))).toBe("not-applied");
+    expect(judgeWrite(theirs, undefined, me, nextWriteLog(undefined, me))).toBe("unknown");
     const raw = { etag: '"raw"', log: undefined };
     const mineOnRaw = writeOn(raw, me, '"mine"');
     let later: LoggedVersion = mineOnRaw;
     for (let n = 0; n < MAX_LOG_WRITERS + 3; n++) later = writeOn(later, other(n), `"l${n}"`); // my entry pruned, the chain id remains
     expect(judgeWrite(later, raw, me, mineOnRaw.written)).toBe("applied");
+    // Theirs started on the very version mine was conditioned on: only one of the two could land.
     expect(judgeWrite(writeOn(raw, other(2), '"t"'), raw, me, nextWriteLog(raw, me))).toBe("not-applied");
+    // A history started on another raw version (say, mine overwritten by a raw writer since) cannot tell.
+    const rawLater = { etag: '"raw-later"', log: undefined };
+    expect(judgeWrite(writeOn(rawLater, other(2), '"t"'), raw, me, nextWriteLog(raw, me))).toBe("unknown");
   });
 
-  it("deleted since: my If-Match write can no longer land", () => {
-    expect(judgeWrite(undefined, base, me, nextWriteLog(base, me))).toBe("not-applied");
+  it("deleted since: my write can no longer land, but it may have landed before the delete", () => {
+    expect(judgeWrite(undefined, base, me, nextWriteLog(base, me))).toBe("unknown");
   });
 });

@@ -25,7 +25,7 @@ export const filesSection: SectionWriter = (result) => {
   ];
   if (onResponder) {
     reading.push(
-      "Azurite has no Azure Files, so this scenario runs against the project's own Files responder (an in-process HTTP server that answers the Files REST operations the library uses): its counts show correctness, and its times say nothing about the Files service's speed. With `AZURE_STORAGE_CONNECTION_STRING` naming an account it runs there, without injected faults.",
+      "Azurite has no Azure Files, so this scenario runs against the project's own Files responder (an in-process HTTP server that answers the Files REST operations the library uses): its counts show correctness, and its times say nothing about the Files service's speed. Run against an account (`--use-env` or `--connection-string`), it measures Azure Files, without injected faults.",
     );
   }
   return {

@@ -1,0 +1,125 @@
+/**
+ * The one command line parser of the command line tool and the benchmarks, over Node's
+ * `util.parseArgs`: every command declares its flags and their types, and anything else is a usage
+ * error (exit code 2). A boolean flag never takes the next word as its value, so
+ * `lock break --yes locks nightly-report` means the same as `lock break locks nightly-report --yes`;
+ * flags may come before, between or after the positionals. `--name value` and `--name=value` are
+ * the same; a value that starts with a dash must be written `--name=-1`.
+ */
+import { parseArgs } from "node:util";
+
+/** A usage mistake: printed as one line, exit code 2. */
+export class UsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "UsageError";
+  }
+}
+
+/** The flags a command accepts, by long name (without the dashes). */
+export type FlagSpec = Readonly<
+  Record<string, { readonly type: "string" | "boolean"; readonly short?: string | undefined }>
+>;
+
+/** Parsed flags: a string flag's value, `true` for a boolean flag given, absent when not given. */
+export type Flags = Readonly<Record<string, string | boolean | undefined>>;
+
+/** The words of a command line, split by {@link parseCommandLine}. */
+interface ParsedCommandLine {
+  readonly positional: readonly string[];
+  readonly flags: Flags;
+}
+
+/** The known flag closest to a typo (`--duraton` -> `--duration`), if one is close. */
+function closest(name: string, known: readonly string[]): string | undefined {
+  const distance = (a: string, b: string) => {
+    const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+    for (let i = 1; i <= a.length; i++) {
+      let diagonal = row[0]!;
+      row[0] = i;
+      for (let j = 1; j <= b.length; j++) {
+        const above = row[j]!;
+        row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
+        diagonal = above;
+      }
+    }
+    return row[b.length]!;
+  };
+  const best = known.map((candidate) => ({ candidate, d: distance(name, candidate) })).sort((x, y) => x.d - y.d)[0];
+  return best && best.d <= Math.max(1, Math.floor(name.length / 4)) ? best.candidate : undefined;
+}
+
+/**
+ * Splits `argv` into positionals and the flags of `spec`, strictly: an unknown flag, a string flag
+ * without a value, or a value given to a boolean flag is a {@link UsageError}. `command` names the
+ * command in messages (`lock`; empty for the tool itself).
+ */
+export function parseCommandLine(argv: readonly string[], spec: FlagSpec, command: string): ParsedCommandLine {
+  const { tokens } = parseArgs({
+    args: [...argv],
+    options: spec,
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  });
+  const positional: string[] = [];
+  const flags: Record<string, string | boolean> = {};
+  for (const token of tokens) {
+    if (token.kind === "positional") positional.push(token.value);
+    if (token.kind !== "option") continue;
+    const option = spec[token.name];
+    if (!option) {
+      const suggestion = closest(token.name, Object.keys(spec));
+      throw new UsageError(
+        `unknown flag ${token.rawName}${command ? ` for ${command}` : ""}${suggestion ? ` (did you mean --${suggestion}?)` : ""}; ` +
+          `run \`azure-storage-concurrency ${command ? `${command} ` : ""}--help\``,
+      );
+    }
+    if (option.type === "boolean") {
+      if (token.value !== undefined) throw new UsageError(`--${token.name} takes no value, got ${token.rawName}=…`);
+      flags[token.name] = true;
+      continue;
+    }
+    // util.parseArgs gives a string flag the next word whatever it is; a word that is itself a flag
+    // means the value was forgotten (`--out --json`).
+    if (token.value === undefined || (token.inlineValue === false && token.value.startsWith("-"))) {
+      throw new UsageError(
+        `--${token.name} needs a value${token.value === undefined ? "" : ` (got ${token.value}; a value starting with a dash is written --${token.name}=${token.value})`}`,
+      );
+    }
+    flags[token.name] = token.value;
+  }
+  return { positional, flags };
+}
+
+/** A string flag, or `fallback`. */
+export function stringFlag(flags: Flags, name: string, fallback?: string): string | undefined {
+  const value = flags[name];
+  if (value === undefined) return fallback;
+  if (typeof value !== "string") throw new UsageError(`--${name} needs a value`);
+  return value;
+}
+
+/** A numeric flag, or `fallback`; `min` is checked. */
+export function numberFlag(flags: Flags, name: string, fallback: number, min = -Infinity): number {
+  const value = flags[name];
+  if (value === undefined) return fallback;
+  const parsed = typeof value === "string" && value.trim() !== "" ? Number(value) : Number.NaN;
+  if (!Number.isFinite(parsed) || parsed < min) {
+    throw new UsageError(
+      `--${name} must be a number${min > -Infinity ? ` of at least ${min}` : ""}, got ${String(value)}`,
+    );
+  }
+  return parsed;
+}
+
+/** A comma-separated list of positive numbers (`--writers 2,4,8`), or `fallback`. */
+export function numberListFlag(flags: Flags, name: string, fallback: readonly number[]): number[] {
+  const value = stringFlag(flags, name);
+  if (value === undefined) return [...fallback];
+  return value.split(",").map((part) => {
+    const parsed = part.trim() === "" ? Number.NaN : Number(part);
+    if (!Number.isFinite(parsed) || parsed <= 0) throw new UsageError(`--${name} takes positive numbers, got ${part}`);
+    return parsed;
+  });
+}

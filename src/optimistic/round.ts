@@ -1,0 +1,133 @@
+/**
+ * One read-modify-write round over a cell, for the participants sharing it (`coalescing.ts`):
+ *
+ * 1. Start from the version this process wrote last (the write-skip cache), or read the cell.
+ * 2. Run the participants' mutations in call order over it (`mutations.ts`).
+ * 3. Write the result with `If-Match` (or `If-None-Match: *` when the cell is absent), storing the
+ *    next write history (`write-log.ts`), and settle the write's outcome (`write-outcome.ts`).
+ * 4. Written (or recognised as applied after a lost response): every participant gets its outcome.
+ *    A conflict (someone else wrote first), or a write the cell could not send for a transient
+ *    failure of a request before it: wait (jittered backoff), read again and go back to 2, up to
+ *    `maxAttempts` times. Anything else rejects every participant still waiting.
+ *
+ * Transient failures (503, resets) are the SDK pipeline's job, as everywhere in this library; the
+ * engine sends a write again only to settle one whose outcome it could not tell.
+ */
+import { classifyError, wrapStorageError } from "../retry/classify.js";
+import { logger } from "../internal/logger.js";
+import { sleep } from "../internal/sleep.js";
+import type { CellVersion, VersionedCell } from "./cell.js";
+import { NOT_MODIFIED } from "./cell.js";
+import type { Participant, Settings } from "./coalescing.js";
+import { OptimisticConflictError } from "./errors.js";
+import { runPass, type Pass } from "./mutations.js";
+import { cachedVersion, forgetVersion, rememberVersion } from "./process-state.js";
+import { isWriteConflict, writeAndSettle } from "./write-outcome.js";
+import { formatWriteLog, judgeWrite, newWriteId, nextWriteLog, parseWriteLog, type WriteLog } from "./write-log.js";
+
+/** Runs the round; resolves once every participant has its outcome, rejects with the round's failure. */
+export async function runRound<T>(
+  cell: VersionedCell<T>,
+  participants: readonly Participant<T>[],
+  settings: Settings,
+  slot: string,
+): Promise<void> {
+  const { abortSignal } = settings;
+  let base = settings.skipReadAfterOwnWrite ? cachedVersion(cell.key) : undefined;
+  let unread = base === undefined;
+  let previousDelayInMs = 0;
+  for (let attempt = 1; ; attempt++) {
+    if (unread) base = await readVersion(cell, abortSignal);
+    unread = true;
+    const mutated = runPass(cell, participants, base, attempt);
+    const pass = mutated instanceof Promise ? await mutated : mutated;
+    if (pass === undefined) return; // every participant failed or was cancelled
+    if (!pass.changed) {
+      settle(cell, pass, base?.etag, attempt, false);
+      return;
+    }
+
+    const writer = { slot, id: newWriteId() };
+    const written = nextWriteLog(base, writer);
+    const from = base;
+    const outcome = await writeAndSettle(
+      cell,
+      {
+        content: pass.sent,
+        condition: from ? { ifMatch: from.etag } : { ifNoneMatch: "*" },
+        log: formatWriteLog(written),
+        base: from,
+        judge: (now) => judgeWrite(now, from, writer, written),
+      },
+      settings,
+    );
+    if (outcome.kind === "written") {
+      const version = { content: pass.stored, etag: outcome.etag, log: formatWriteLog(written), extras: from?.extras };
+      rememberVersion(cell.key, version, cell.sizeInBytes?.(pass.stored));
+      settle(cell, pass, outcome.etag, attempt, false);
+      return;
+    }
+    forgetVersion(cell.key);
+    if (outcome.kind === "recognised") {
+      logger.info(`a write to ${cell.description} whose response was lost had been applied; counted once`);
+      const { now } = outcome;
+      if (isHeadedBy(now.log, written)) rememberVersion(cell.key, now, cell.sizeInBytes?.(now.content));
+      settle(cell, pass, now.etag, attempt, true);
+      return;
+    }
+    // Refused: a conflict, or a transient failure of a request the cell makes before its write
+    // (the container-metadata cell's lease), is tried again after a wait; anything else fails.
+    const { error } = outcome;
+    const conflict = isWriteConflict(error);
+    const nothingWritten = () => wrapStorageError(error, `write ${cell.description} (nothing was written)`);
+    if (!conflict && !(outcome.notSent && classifyError(error).transient)) throw nothingWritten();
+    if (attempt >= settings.maxAttempts) {
+      throw conflict ? new OptimisticConflictError(cell.description, attempt, error) : nothingWritten();
+    }
+    const delayInMs = settings.backoff.delayInMs(attempt, previousDelayInMs);
+    previousDelayInMs = delayInMs;
+    const why = conflict ? "conflict" : "write not sent";
+    logger.verbose(`${why} on ${cell.description} (attempt ${attempt}); reading again in ${Math.round(delayInMs)} ms`);
+    if (conflict) settings.onConflict?.({ cell: cell.description, attempt, delayInMs, error });
+    await sleep(delayInMs, abortSignal);
+  }
+}
+
+/** Gives every participant of the pass its outcome. */
+function settle<T>(
+  cell: VersionedCell<T>,
+  pass: Pass<T>,
+  etag: string | undefined,
+  attempts: number,
+  recoveredLostResponse: boolean,
+): void {
+  const coalesced = pass.steps.filter((s) => s.written).length;
+  for (const step of pass.steps) {
+    const round = { etag, attempts, recoveredLostResponse, coalesced };
+    step.participant.succeed(
+      step.written
+        ? { written: true, value: step.value, ...round }
+        : { written: false, value: step.content === undefined ? undefined : cell.decode(step.content), ...round },
+    );
+  }
+}
+
+/** Reads the current version (no `If-None-Match`, so never {@link NOT_MODIFIED}). */
+async function readVersion<T>(
+  cell: VersionedCell<T>,
+  abortSignal: AbortSignal | undefined,
+): Promise<CellVersion<unknown> | undefined> {
+  let read;
+  try {
+    read = await cell.read({ abortSignal });
+  } catch (error) {
+    throw wrapStorageError(error, `read ${cell.description}`);
+  }
+  return read === NOT_MODIFIED ? undefined : read;
+}
+
+/** True when the version's history is exactly the one `written` stored (nobody wrote on top since). */
+function isHeadedBy(log: string | undefined, written: WriteLog): boolean {
+  const current = parseWriteLog(log);
+  return current !== undefined && current.chain === written.chain && current.seq === written.seq;
+}
