@@ -5,10 +5,11 @@
  * `IdempotencyStore`), and a missing table or a refused credential turned into a
  * {@link ConsumerResourceError} that ends the consumer instead of failing the message.
  */
+import { withTimeLimit } from "../internal/time-limit.js";
 import { MessageOwnershipLostError } from "./errors.js";
 import { MAX_TRIES } from "./hold.js";
 import type { ClaimOutcome, ClaimRequest, IdempotencyClaim, IdempotencyStore } from "./idempotency/store.js";
-import { isAmbiguous, isResourceFailure, resourceError, withTimeout } from "./requests.js";
+import { isAmbiguous, isResourceFailure, resourceError } from "./requests.js";
 
 /**
  * How long the work is certainly still the caller's (a message's {@link MessageHold}, or the
@@ -19,7 +20,7 @@ export interface HoldWindow {
 }
 
 /** One claim to complete in {@link StoreCalls.completeMany}. */
-export interface ClaimToComplete<TEffect> {
+interface ClaimToComplete<TEffect> {
   readonly claim: IdempotencyClaim;
   readonly result: unknown;
   readonly effects: readonly TEffect[];
@@ -116,7 +117,7 @@ export class StoreCalls<TEffect> {
   ): Promise<R> {
     for (let tries = 1; ; tries++) {
       try {
-        return await withTimeout(operation, this.#requestTimeoutInMs, call, abortSignal);
+        return await withTimeLimit(operation, this.#requestTimeoutInMs, abortSignal, call);
       } catch (error) {
         if (isResourceFailure(error)) {
           if (this.#rawResourceFailures) throw error;

@@ -27,6 +27,7 @@
  *    `timeoutInMs` with what is still running.
  */
 import type { DequeuedMessageItem, QueueClient } from "@azure/storage-queue";
+import { withTimeLimit } from "../internal/time-limit.js";
 import { logger } from "../internal/logger.js";
 import { sleep } from "../internal/sleep.js";
 import { StoreCalls } from "./claims.js";
@@ -38,7 +39,7 @@ import type { BatchMessageHandler } from "./batch.js";
 import { MessageProcessor, type ConsumerHandler } from "./processing.js";
 import { BackgroundPurge } from "./purger.js";
 import { toReceived } from "./reception.js";
-import { isResourceFailure, resourceError, withTimeout } from "./requests.js";
+import { isResourceFailure, resourceError } from "./requests.js";
 import { MessageSettler } from "./settle.js";
 import { checkResources } from "./startup.js";
 import type {
@@ -433,16 +434,16 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
         let items: DequeuedMessageItem[];
         const receivedAt = markNow();
         try {
-          const response = await withTimeout(
+          const response = await withTimeLimit(
             `receive messages from queue '${this.#queue.name}'`,
             this.#o.requestTimeoutInMs,
+            this.#hardAbort.signal,
             (abortSignal) =>
               this.#queue.receiveMessages({
                 numberOfMessages: Math.min(this.#o.batchSize, this.#o.concurrency - this.#inFlight.size),
                 visibilityTimeout: this.#o.visibilityTimeoutInSeconds,
                 abortSignal,
               }),
-            this.#hardAbort.signal,
           );
           items = response.receivedMessageItems;
         } catch (error) {

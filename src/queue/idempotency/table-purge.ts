@@ -19,11 +19,12 @@
  * the row is gone (404) or someone wrote it since (412), and both are the right answer.
  */
 import type { TableClient } from "@azure/data-tables";
+import { withTimeLimit } from "../../internal/time-limit.js";
 import { statusOf } from "../../errors.js";
 import { runPool } from "../../internal/pool.js";
 import { sleep } from "../../internal/sleep.js";
 import { keyFilter, queryEntities } from "../../tables/query.js";
-import { isAmbiguous, isResourceFailure, withTimeout } from "../requests.js";
+import { isAmbiguous, isResourceFailure } from "../requests.js";
 import { PurgeTally, resolvePurgeOptions, type ResolvedPurgeOptions } from "./purge.js";
 import type { PurgeOptions, PurgeResult } from "./store.js";
 
@@ -44,9 +45,10 @@ export async function purgeInbox(
     `((Status eq 'done' and ExpiresOn le ${cutoff}) or (Status eq 'claimed' and ClaimExpiresOn le ${cutoff}))`;
   let continuationToken: string | undefined;
   do {
-    const page = await withTimeout(
+    const page = await withTimeLimit(
       `scan the inbox '${table.tableName}' for expired records`,
       o.requestTimeoutInMs,
+      o.abortSignal,
       (abortSignal) =>
         queryEntities(table, {
           filter,
@@ -55,7 +57,6 @@ export async function purgeInbox(
           ...(continuationToken ? { continuationToken } : {}),
           abortSignal,
         }),
-      o.abortSignal,
     );
     tally.expired += page.entities.length;
     await runPool(
@@ -82,11 +83,11 @@ async function deleteIfUnchanged(
   for (let tries = 1; ; tries++) {
     if (o.abortSignal?.aborted) return;
     try {
-      await withTimeout(
+      await withTimeLimit(
         `delete the expired inbox row '${rowKey}'`,
         o.requestTimeoutInMs,
-        (abortSignal) => table.deleteEntity(partitionKey, rowKey, { etag, abortSignal }),
         o.abortSignal,
+        (abortSignal) => table.deleteEntity(partitionKey, rowKey, { etag, abortSignal }),
       );
       tally.deleted += 1;
       return;

@@ -32,7 +32,7 @@ export type InboxEntity = TableEntityResult<{
 }>;
 
 /** The claim the Table store hands out: it also remembers which delivery it was made for. */
-export interface TableClaim extends IdempotencyClaim {
+interface TableClaim extends IdempotencyClaim {
   readonly messageId: string;
   readonly dequeueCount: number;
 }

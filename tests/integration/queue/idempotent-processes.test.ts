@@ -44,7 +44,9 @@ it("commits each key's effect exactly once and gives every caller the stored res
     const survivors = workers.filter((w) => w !== a && w !== b);
     await Promise.all(survivors.map((w) => w.waitFor<Line>((m) => m.event === "finished", 120_000)));
   } finally {
-    await Promise.all(workers.map((w) => (w.child.exitCode === null && w.child.signalCode === null ? w.kill() : undefined)));
+    await Promise.all(
+      workers.map((w) => (w.child.exitCode === null && w.child.signalCode === null ? w.kill() : undefined)),
+    );
   }
 
   // A last pass in this process: every key is done, or is completed now.

@@ -40,10 +40,10 @@ async function until(what: string, condition: () => Promise<boolean>, timeoutInM
 describe.each([
   // Keys from the body: 1000 messages, 40 good keys sent twice in a row (so that both copies are
   // often in flight at once, in one process or two).
-  { keyBy: "body", goodCount: 950, sentTwice: 40, kills: [100, 250] },
+  { keyBy: "body", goodCount: 950, sentTwice: 40, kills: [100, 250], batch: false },
   // Keys are the message ids (the default, where a first delivery writes its record only with the
   // done mark): no duplicates to recognise, but the same kills and redeliveries.
-  { keyBy: "message-id", goodCount: 290, sentTwice: 0, kills: [40, 80] },
+  { keyBy: "message-id", goodCount: 290, sentTwice: 0, kills: [40, 80], batch: false },
   // A batch handler, keys from the body in 6 shared partitions: the done marks and effects of a
   // batch's messages of one partition commit in one transaction; processes die mid-batch.
   { keyBy: "body", goodCount: 400, sentTwice: 20, kills: [60, 150], batch: true, partitions: 6 },
@@ -93,14 +93,14 @@ describe.each([
       try {
         // Kill two workers with SIGKILL while they are busy, and start replacements.
         let handledByA = 0;
-        await a.waitFor<Line>((m) => m.event === "handling" && ++handledByA >= kills[0]!, 60_000);
+        await a.waitFor<Line>((m) => m.event === "handling" && ++handledByA >= kills[0]!, 90_000);
         await a.kill("SIGKILL");
         start();
         // B is killed once it has started a few more handlers after A's kill (counting from its start
         // could ask for more messages than are left for B under load, when the others take most).
         const killBAt = Math.min(kills[1]!, (b.messages as Line[]).filter((m) => m.event === "handling").length + 10);
         let handledByB = 0;
-        await b.waitFor<Line>((m) => m.event === "handling" && ++handledByB >= killBAt, 60_000);
+        await b.waitFor<Line>((m) => m.event === "handling" && ++handledByB >= killBAt, 90_000);
         await b.kill("SIGKILL");
         start();
 
@@ -189,6 +189,6 @@ describe.each([
       await queue.delete();
       await poisonQueue.delete();
       await inbox.deleteTable();
-    }, 180_000);
+    }, 240_000);
   },
 );

@@ -77,7 +77,9 @@ const options: QueueConsumerOptions<Body, TransactionAction> = {
     // ASC_KEY=message-id keys by the message id (the default), anything else by the body's key.
     ...(process.env.ASC_KEY === "message-id" ? {} : { key: (body: Body) => body.key }),
     // ASC_PARTITIONS=n: the keys share n partitions, so a batch's done marks share transactions.
-    ...(partitions > 0 ? { partitionKey: (body: Body) => `group-${Number(body.key.replace(/\D/g, "")) % partitions}` } : {}),
+    ...(partitions > 0
+      ? { partitionKey: (body: Body) => `group-${Number(body.key.replace(/\D/g, "")) % partitions}` }
+      : {}),
   },
 };
 
