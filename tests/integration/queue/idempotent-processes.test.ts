@@ -33,8 +33,8 @@ it("commits each key's effect exactly once and gives every caller the stored res
   const [a, b] = [start(), start(), start()];
   try {
     for (const [victim, after] of [
-      [a!, 20],
-      [b!, 50],
+      [a, 20],
+      [b, 50],
     ] as const) {
       let running = 0;
       await victim.waitFor<Line>((m) => m.event === "running" && ++running >= after, 60_000);
@@ -45,7 +45,7 @@ it("commits each key's effect exactly once and gives every caller the stored res
     await Promise.all(survivors.map((w) => w.waitFor<Line>((m) => m.event === "finished", 120_000)));
   } finally {
     await Promise.all(
-      workers.map((w) => (w.child.exitCode === null && w.child.signalCode === null ? w.kill() : undefined)),
+      workers.map(async (w) => (w.child.exitCode === null && w.child.signalCode === null ? w.kill() : undefined)),
     );
   }
 
@@ -76,7 +76,7 @@ it("commits each key's effect exactly once and gives every caller the stored res
   expect(lines.filter((m) => m.event === "result").length).toBeGreaterThanOrEqual(KEYS * 3 - 100);
 
   // The kills happened mid-call: each killed worker had started fn for a key it never returned from.
-  for (const killed of [a!, b!]) {
+  for (const killed of [a, b]) {
     const own = killed.messages as Line[];
     const returned = new Set(own.filter((m) => m.event === "result").map((m) => m.key));
     expect(own.filter((m) => m.event === "running" && !returned.has(m.key)).length).toBeGreaterThan(0);
