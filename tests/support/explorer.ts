@@ -309,6 +309,21 @@ export async function createExplorer(
     return mine;
   }
 
+  /**
+   * For operations whose every request runs under a client-side time limit: the four default kinds
+   * with the SDK's retries on and off (and `pairs`), then the hangs once, with them off (the SDK
+   * does not retry a request that never ends).
+   */
+  async function exploreWithHangs<S, T>(
+    op: ExploredOperation<S, T>,
+    pairs: ExploreOptions["pairs"] = false,
+  ): Promise<ExplorerRun[]> {
+    return [
+      ...(await explore(op, { kinds: ALL_FAULT_KINDS, pairs })),
+      ...(await explore(op, { kinds: TIMEOUT_FAULT_KINDS, sdkRetries: ["off"] })),
+    ];
+  }
+
   /** The table: operations x fault kinds, positions, runs, outcomes and violations, as Markdown. */
   function table(): string {
     const rows = new Map<string, SummaryRow>();
@@ -355,7 +370,7 @@ export async function createExplorer(
     await Promise.all(proxies.map((p) => p.close()));
   }
 
-  return { explore, table, close, seed };
+  return { explore, exploreWithHangs, table, close, seed };
 }
 
 /** The runs whose contract was broken, each as one line that says how to replay it. */

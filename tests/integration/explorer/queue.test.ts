@@ -37,14 +37,10 @@ import { markNow, MessageHold, type HoldOutcome, type TimeMark } from "../../../
 import { MessageSettler } from "../../../src/queue/settle.js";
 import type { QueueConsumerEvents, ReceivedQueueMessage } from "../../../src/queue/types.js";
 import {
-  ALL_FAULT_KINDS,
   createExplorer,
   describeError,
-  TIMEOUT_FAULT_KINDS,
   violationsOf,
   type ExploredOperation,
-  type ExploreOptions,
-  type ExplorerRun,
   type Verdict,
   type Via,
 } from "../../support/explorer.js";
@@ -75,17 +71,6 @@ afterAll(async () => {
   await inbox.deleteTable();
   await Promise.all(queues.map((q) => q.deleteIfExists()));
 });
-
-/** Every fault kind with the SDK's retries on and off; the hangs once (a hang is not retried by the SDK). */
-async function exploreAll<S, T>(
-  op: ExploredOperation<S, T>,
-  pairs: ExploreOptions["pairs"] = false,
-): Promise<ExplorerRun[]> {
-  return [
-    ...(await explorer.explore(op, { kinds: ALL_FAULT_KINDS, pairs })),
-    ...(await explorer.explore(op, { kinds: TIMEOUT_FAULT_KINDS, sdkRetries: ["off"] })),
-  ];
-}
 
 // ---------------------------------------------------------------------------------------------
 // The idempotency store, as the consumer calls it
@@ -268,13 +253,16 @@ const extend: ExploredOperation<StoreState, IdempotencyClaim> = {
 
 it("the idempotency store (Table), as the consumer calls it: every fault at every request, and pairs", async () => {
   const runs = [
-    ...(await exploreAll(claimFresh, PAIRS)),
-    ...(await exploreAll(claimTakeOver, PAIRS)),
-    ...(await exploreAll(claimDone)),
-    ...(await exploreAll(completeOperation("complete with an effect", false), PAIRS)),
-    ...(await exploreAll(completeOperation("complete with an effect (first delivery: creates the row)", true), PAIRS)),
-    ...(await exploreAll(release, PAIRS)),
-    ...(await exploreAll(extend)),
+    ...(await explorer.exploreWithHangs(claimFresh, PAIRS)),
+    ...(await explorer.exploreWithHangs(claimTakeOver, PAIRS)),
+    ...(await explorer.exploreWithHangs(claimDone)),
+    ...(await explorer.exploreWithHangs(completeOperation("complete with an effect", false), PAIRS)),
+    ...(await explorer.exploreWithHangs(
+      completeOperation("complete with an effect (first delivery: creates the row)", true),
+      PAIRS,
+    )),
+    ...(await explorer.exploreWithHangs(release, PAIRS)),
+    ...(await explorer.exploreWithHangs(extend)),
   ];
   expect(violationsOf(runs)).toEqual([]);
 });
@@ -409,10 +397,10 @@ function poisonMove(withPoisonQueue: boolean): ExploredOperation<MessageState, b
 
 it("the message's hold and the poison move: every fault at every request", async () => {
   const runs = [
-    ...(await exploreAll(heartbeatThenDelete)),
-    ...(await exploreAll(releaseMessage)),
-    ...(await exploreAll(poisonMove(true))),
-    ...(await exploreAll(poisonMove(false))),
+    ...(await explorer.exploreWithHangs(heartbeatThenDelete)),
+    ...(await explorer.exploreWithHangs(releaseMessage)),
+    ...(await explorer.exploreWithHangs(poisonMove(true))),
+    ...(await explorer.exploreWithHangs(poisonMove(false))),
   ];
   expect(violationsOf(runs)).toEqual([]);
 });
@@ -515,5 +503,5 @@ const oneMessage: ExploredOperation<ConsumerState, ConsumerRun> = {
 };
 
 it("one message through the consumer: every fault at every request", async () => {
-  expect(violationsOf(await exploreAll(oneMessage))).toEqual([]);
+  expect(violationsOf(await explorer.exploreWithHangs(oneMessage))).toEqual([]);
 });
