@@ -122,7 +122,10 @@ describe("fault proxy in front of Azurite", () => {
 
   it("delay with jitter forwards every request; a jitter above the delay is refused before any request", async () => {
     await expect(
-      createFaultProxy({ target: "http://127.0.0.1:1", rules: [{ action: { type: "delay", delayInMs: 5, jitterInMs: 6 } }] }),
+      createFaultProxy({
+        target: "http://127.0.0.1:1",
+        rules: [{ action: { type: "delay", delayInMs: 5, jitterInMs: 6 } }],
+      }),
     ).rejects.toThrow(/`action\.jitterInMs`/);
     const { proxy, connectionString } = await faultProxyFor("blob", {
       random: seededRandom(3),
