@@ -1,6 +1,6 @@
 /** The waiting room's bookkeeping (src/lease/waiting-room.ts): who looks, who is woken, how often. */
 import { expect } from "@jest/globals";
-import { waitingRoom } from "../../../src/lease/waiting-room.js";
+import { waitingRoom, type WaitingRoom } from "../../../src/lease/waiting-room.js";
 
 const never = 3_600_000;
 
@@ -26,48 +26,34 @@ describe("waiting room", () => {
     expect(room.looksFree).toBe(true);
   });
 
+  /** A waiter joins, a holder of the process releases: whether the release woke it (else it was aborted). */
+  async function handOff(room: WaitingRoom): Promise<boolean> {
+    const waiter = room.enter();
+    const controller = new AbortController();
+    const look = room.nextLook(waiter, never, controller.signal);
+    room.held();
+    room.letGo(true);
+    // Not woken: only the abort ends its hour-long wait.
+    controller.abort(new Error("not woken"));
+    const woken = await look.then(
+      (wake) => wake,
+      () => false,
+    );
+    room.leave(waiter, true, woken);
+    return woken;
+  }
+
   it("a release wakes the head at once, at most twice in a row; then the next waits for its turn", async () => {
     const room = waitingRoom(Symbol("handoffs"));
-    const woken: boolean[] = [];
-    for (let i = 0; i < 3; i++) {
-      const waiter = room.enter();
-      const controller = new AbortController();
-      const look = room.nextLook(waiter, never, controller.signal);
-      room.held();
-      room.letGo(true);
-      // Not woken: only the abort ends its hour-long wait.
-      controller.abort(new Error("not woken"));
-      woken.push(
-        await look.then(
-          (wake) => wake,
-          () => false,
-        ),
-      );
-      room.leave(waiter, true, woken[i]);
-    }
-    expect(woken).toEqual([true, true, false]);
+    expect([await handOff(room), await handOff(room), await handOff(room)]).toEqual([true, true, false]);
   });
 
   it("a handoff after the lock went to a look starts the count again", async () => {
     const room = waitingRoom(Symbol("again"));
-    const handOff = async () => {
-      const waiter = room.enter();
-      const controller = new AbortController();
-      const look = room.nextLook(waiter, never, controller.signal);
-      room.held();
-      room.letGo(true);
-      controller.abort(new Error("not woken"));
-      const wake = await look.then(
-        (w) => w,
-        () => false,
-      );
-      room.leave(waiter, true, wake);
-      return wake;
-    };
-    expect([await handOff(), await handOff()]).toEqual([true, true]);
+    expect([await handOff(room), await handOff(room)]).toEqual([true, true]);
     const looked = room.enter();
     room.leave(looked, true, false); // took it on a look of its own
-    expect(await handOff()).toBe(true);
+    expect(await handOff(room)).toBe(true);
   });
 
   it("a fresh head looks around the poll interval; one waiting far longer than usual looks more often", () => {
