@@ -12,7 +12,7 @@
  *   second, longest wait over mean wait.
  * - Latency: the contention rounds again through the fault proxy adding an Azure-like round trip
  *   (`--latency`, 10 ms ± half of it by default), for an http endpoint such as Azurite (`latency`).
- * - `lock list` (the command line tool's listing) over `--list-locks` lock blobs (10,000): its time
+ * - `lock list` (the command line tool's listing, `listLocks`) over `--list-locks` lock blobs (10,000): its time
  *   and requests (`list`).
  *
  * Holding 50 ms and resting 50 ms (the defaults), 8 contenders want the lock about four times as much
@@ -20,7 +20,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { blobLock } from "../../index.js";
-import { lockCommand } from "../../cli/commands/lock.js";
+import { listLocks } from "../../lease/lock-listing.js";
 import { numberFlag, stringFlag, UsageError } from "../../internal/args.js";
 import { importSdk } from "../../internal/sdk.js";
 import { createFaultProxy } from "../../testing/fault-proxy.js";
@@ -83,7 +83,7 @@ export const lockScenario: BenchScenario<typeof import("@azure/storage-blob")> =
   },
   services: ["blob"],
   loadSdks: () => importSdk(() => import("@azure/storage-blob"), "@azure/storage-blob"),
-  async run({ connectionString, args, log }, { BlobServiceClient, newPipeline }) {
+  async run({ connectionString, args, log }, { BlobServiceClient }) {
     const processes = numberFlag(args, "processes", 4, 1);
     const contenders = numberFlag(args, "contenders", 8, 1);
     const seconds = numberFlag(args, "seconds", 10, 1);
@@ -97,7 +97,7 @@ export const lockScenario: BenchScenario<typeof import("@azure/storage-blob")> =
     if (scaleList.some((n) => !Number.isInteger(n))) throw new UsageError("--scale must list whole numbers");
     const scaleSeconds = numberFlag(args, "scale-seconds", 3, 1);
     const latencyMs = numberFlag(args, "latency", 10, 0);
-    const listLocks = numberFlag(args, "list-locks", 10_000, 0);
+    const listCount = numberFlag(args, "list-locks", 10_000, 0);
     if (contenders % processes !== 0) throw new UsageError("--contenders must be a multiple of --processes");
 
     const client = BlobServiceClient.fromConnectionString(connectionString);
@@ -188,8 +188,8 @@ export const lockScenario: BenchScenario<typeof import("@azure/storage-blob")> =
       }
 
       const list =
-        listLocks > 0
-          ? await measureList(connectionString, blobEndpoint, listLocks, log, { BlobServiceClient, newPipeline })
+        listCount > 0
+          ? await measureList(connectionString, blobEndpoint, listCount, log, BlobServiceClient)
           : undefined;
       const { library, anchor } = local;
       return {
@@ -232,14 +232,15 @@ export const lockScenario: BenchScenario<typeof import("@azure/storage-blob")> =
 
 /**
  * `lock list` over `count` lock blobs (each with a lock record, one in ten leased), through the
- * command line tool's own code, counting its requests on a pass-through proxy when it can.
+ * listing the command line tool prints (../../lease/lock-listing.ts), counting its requests on a
+ * pass-through proxy when it can.
  */
 async function measureList(
   connectionString: string,
   blobEndpoint: string | undefined,
   count: number,
   log: (message: string) => void,
-  { BlobServiceClient }: Pick<typeof import("@azure/storage-blob"), "BlobServiceClient" | "newPipeline">,
+  BlobServiceClient: (typeof import("@azure/storage-blob"))["BlobServiceClient"],
 ) {
   const container = BlobServiceClient.fromConnectionString(connectionString).getContainerClient(
     `bench-list-${Date.now()}`,
@@ -260,17 +261,10 @@ async function measureList(
       const cs = proxy
         ? connectionString.replace(/BlobEndpoint=[^;]+/i, `BlobEndpoint=${proxy.endpoint}`)
         : connectionString;
-      let rows = 0;
+      const listed = BlobServiceClient.fromConnectionString(cs).getContainerClient(container.containerName);
       const listStarted = performance.now();
-      const code = await lockCommand.run({
-        positional: ["list", container.containerName],
-        argv: [],
-        flags: { json: true, "connection-string": cs },
-        out: (line) => void (rows = (JSON.parse(line) as unknown[]).length),
-        progress: () => undefined,
-      });
+      const rows = (await listLocks(listed, undefined, (call) => call(AbortSignal.timeout(60_000)))).length;
       const seconds = round((performance.now() - listStarted) / 1000, 2);
-      if (code !== 0) throw new Error(`lock list exited with ${code}`);
       const requests = proxy?.requests.length ?? null;
       log(`lock list over ${count} lock blobs: ${seconds} s, ${requests ?? "?"} requests, ${rows} rows`);
       return { locks: count, rows, seconds, requests, locksPerSec: round(count / seconds, 0), createSeconds };
