@@ -28,7 +28,7 @@ import type { LeasableProperties } from "./leasable.js";
 const LOCAL_HANDOFFS_IN_A_ROW = 2;
 
 /** One `acquire()` call waiting in a room. */
-export interface Waiter {
+interface Waiter {
   /** When it started waiting (`performance.now()`). */
   readonly since: number;
   /** Set by a release in this process: the lock was just freed, look at once. */
