@@ -34,19 +34,21 @@ export function blobLeasable(container: ContainerClient, blobName: string): Leas
   const blob = container.getBlockBlobClient(blobName);
   return {
     description: `blob '${container.containerName}/${blobName}'`,
+    key: blob.url,
     finiteDurations: true,
     ...sdkLeaseOperations(blob),
     getProperties: (options: LeasableRequestOptions = {}) =>
       readProperties(() => blob.getProperties({ abortSignal: options.abortSignal })),
     conditionalMetadataWrites: true,
     async setMetadata(metadata, leaseId, options: LeasableMetadataWriteOptions = {}) {
-      await blob.setMetadata(
+      const { etag } = await blob.setMetadata(
         { ...metadata },
         {
           conditions: { leaseId, ...(options.ifMatch === undefined ? {} : { ifMatch: options.ifMatch }) },
           abortSignal: options.abortSignal,
         },
       );
+      return { etag };
     },
     async createIfMissing(options: LeasableRequestOptions = {}) {
       const create = () =>

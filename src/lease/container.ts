@@ -25,6 +25,7 @@ import type { LeaseLockOptions } from "./options.js";
 export function containerLeasable(container: ContainerClient): Leasable {
   return {
     description: `container '${container.containerName}'`,
+    key: container.url,
     finiteDurations: true,
     ...sdkLeaseOperations(container),
     getProperties: (options: LeasableRequestOptions = {}) =>

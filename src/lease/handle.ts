@@ -114,6 +114,8 @@ interface Acquisition {
   readonly acquiredAt: Date;
   readonly fencingToken: number | undefined;
   readonly lockMetadata: Readonly<Record<string, string>>;
+  /** Called once when the handle stops holding: `freed` when its release freed the lease. */
+  readonly onEnd?: (freed: boolean) => void;
 }
 
 /** Reads a renewal failure: does it mean the lease is gone? */
@@ -175,8 +177,10 @@ class HeldLease implements LockHandle {
   #renewTimer: NodeJS.Timeout | undefined;
   #inflight: { controller: AbortController; done: Promise<void> } | undefined;
   #releasing: Promise<void> | undefined;
+  #onEnd: ((freed: boolean) => void) | undefined;
 
   constructor(acquisition: Acquisition) {
+    this.#onEnd = acquisition.onEnd;
     this.leaseId = acquisition.leaseId;
     this.fencingToken = acquisition.fencingToken;
     this.acquiredAt = acquisition.acquiredAt;
@@ -241,16 +245,26 @@ class HeldLease implements LockHandle {
     await this.#stopRenewing();
     if (!wasLost)
       this.#controller.abort(new DOMException(`The lock on ${this.#leasable.description} was released.`, "AbortError"));
-    if (refused) return; // the service already said this lease id holds nothing
+    if (refused) return this.#ended(false); // the service already said this lease id holds nothing
+    let released = false;
     try {
-      const released = await releaseLease(this.#leasable, this.leaseId, this.#options, options.abortSignal);
+      released = await releaseLease(this.#leasable, this.leaseId, this.#options, options.abortSignal);
       if (released) logger.info(`released the lock on ${this.#leasable.description}`);
     } catch (error) {
       // After a loss this is a best effort: the lease expires on its own.
       if (wasLost) return;
       logger.warning(`could not release the lock on ${this.#leasable.description}; it expires on its own`);
       throw wrapStorageError(error, `release the lease on ${this.#leasable.description}`);
+    } finally {
+      this.#ended(released);
     }
+  }
+
+  /** Tells the lock's waiting room, once, that this handle no longer holds the lock. */
+  #ended(freed: boolean): void {
+    const onEnd = this.#onEnd;
+    this.#onEnd = undefined;
+    onEnd?.(freed);
   }
 
   /** Stops the timers and abandons a renewal in flight (its time-limited call settles at once). */
@@ -346,6 +360,7 @@ class HeldLease implements LockHandle {
   #lose(reason: LeaseLossReason, message: string, cause?: unknown): void {
     if (this.#status !== "held") return;
     this.#status = "lost";
+    this.#ended(false);
     clearTimeout(this.#renewTimer);
     this.#guard?.stop();
     this.#inflight?.controller.abort(new DOMException("The lock was lost.", "AbortError"));

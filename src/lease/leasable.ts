@@ -103,6 +103,13 @@ export interface Leasable {
   readonly description: string;
 
   /**
+   * Identifies the leased resource across clients, e.g. its URL: the `acquire()` calls of one
+   * process that wait for the same resource share their looks at it (one look per poll interval
+   * for the process). Absent: each lock waits on its own.
+   */
+  readonly key?: string;
+
+  /**
    * Whether the service offers finite leases (15-60 s). `false` for infinite-only leasables
    * (Azure Files file leases): the engine then only takes infinite leases on it.
    */
@@ -142,12 +149,14 @@ export interface Leasable {
   /**
    * Replaces the resource's metadata, under the lease held by `leaseId` (the write fails with
    * 409/412 when that lease does not hold it). Absent when the leasable cannot store metadata.
+   * Resolves with the resource's new ETag when the service told it (blobs do): a lock that takes
+   * the lease again then writes its next record `If-Match` it, without reading the record first.
    */
   setMetadata?(
     metadata: Readonly<Record<string, string>>,
     leaseId: string,
     options?: LeasableMetadataWriteOptions,
-  ): Promise<void>;
+  ): Promise<void | { readonly etag?: string }>;
 
   /**
    * The longest `acquire` and `setMetadata` may wait out a conflict that is not another holder

@@ -14,15 +14,33 @@ import { isLeaseGone, releaseLease, startHandle, type LockHandle } from "./handl
 import { buildLockMetadata, ownLockMetadata, readLockRecord } from "./holder.js";
 import { INFINITE_LEASE_SECONDS, type Leasable, type LeasableProperties } from "./leasable.js";
 import type { ResolvedLeaseLockOptions } from "./options.js";
+import type { WaitingRoom } from "./waiting-room.js";
 
 /** The requests of one lock; see the module's description. */
 export class LockRequests {
   readonly leasable: Leasable;
   readonly options: ResolvedLeaseLockOptions;
+  /**
+   * The lock's record as this lock last saw it (its ETag and metadata): from its latest look at the
+   * lease state, or from its own latest record write. An attempt without a fresher look writes the
+   * next record `If-Match` this ETag, so that a lock taken again and again by the same process costs
+   * no read (acquire, record write, release). Leasing and releasing do not change the ETag; any
+   * write does, and then the condition fails (412) and the record is read after the acquire, as
+   * without it. So a stale entry costs one request, never a wrong token.
+   */
+  #lastSeen: Pick<LeasableProperties, "etag" | "metadata"> | undefined;
 
-  constructor(leasable: Leasable, options: ResolvedLeaseLockOptions) {
+  /**
+   * The lock's waiting room in this process (`open`: only if one is open), told when a handle of
+   * this lock holds and lets go, and sharing the record last seen with the process's other locks
+   * on the same resource.
+   */
+  readonly #room: (open?: "open") => WaitingRoom | undefined;
+
+  constructor(leasable: Leasable, options: ResolvedLeaseLockOptions, room: (open?: "open") => WaitingRoom | undefined) {
     this.leasable = leasable;
     this.options = options;
+    this.#room = room;
   }
 
   /**
@@ -37,11 +55,12 @@ export class LockRequests {
   ): Promise<LockHandle | undefined> {
     const sentAt = sentNow();
     const acquiredAt = new Date(sentAt.wall);
+    const seen = known ?? this.#room("open")?.lastSeen ?? this.#lastSeen;
     const granted = await this.#acquireOrCreate(leaseId, abortSignal);
     if (!granted) return undefined;
     let record: { fencingToken: number; lockMetadata: Record<string, string> } | undefined;
     try {
-      record = await this.#recordAcquisition(leaseId, acquisitionId, acquiredAt, abortSignal, known);
+      record = await this.#recordAcquisition(leaseId, acquisitionId, acquiredAt, abortSignal, seen);
     } catch (error) {
       // The lease is ours but its record could not be written: give it back rather than hold it unfenced.
       await this.forget(leaseId);
@@ -52,7 +71,11 @@ export class LockRequests {
     logger.info(
       `acquired the lock on ${this.leasable.description}${fencingToken === undefined ? "" : ` (fencing token ${fencingToken})`}`,
     );
+    const room = this.#room()!;
+    room.held();
+    room.lastSeen = this.#lastSeen;
     return startHandle({
+      onEnd: (freed) => room.letGo(freed),
       leasable: this.leasable,
       options: this.options,
       leaseId,
@@ -103,9 +126,10 @@ export class LockRequests {
    * Writes the holder record and the next fencing token under the new lease.
    *
    * The token must be one more than the latest recorded, so the record read must be the latest:
-   * - with `known` (read just before the acquire) and a leasable whose metadata writes can be
-   *   conditional, the write is made `If-Match` the ETag read then. Leasing does not change the
-   *   ETag, so it only fails (412 ConditionNotMet) if someone wrote in between;
+   * - with `known` (read just before the acquire, or this lock's own latest record: see
+   *   `#lastSeen`) and a leasable whose metadata writes can be conditional, the write is made
+   *   `If-Match` that ETag. Leasing does not change the ETag, so it only fails (412
+   *   ConditionNotMet) if someone wrote since;
    * - otherwise, or after such a 412, the record is read after the acquire: from then on no earlier
    *   holder can write, so that read is the latest.
    * Each record carries the `acquire` call's own id (`lockacquisitionid`): a record write whose
@@ -118,7 +142,7 @@ export class LockRequests {
     acquisitionId: string,
     acquiredAt: Date,
     abortSignal: AbortSignal | undefined,
-    known: LeasableProperties | undefined,
+    known: Pick<LeasableProperties, "etag" | "metadata"> | undefined,
   ): Promise<{ fencingToken: number; lockMetadata: Record<string, string> } | undefined> {
     const setMetadata = this.leasable.setMetadata?.bind(this.leasable);
     if (!setMetadata) return undefined;
@@ -138,12 +162,13 @@ export class LockRequests {
     if (known?.etag !== undefined && this.leasable.conditionalMetadataWrites) {
       const record = next(known.metadata);
       try {
-        await this.call(
+        const written = await this.call(
           operation,
           abortSignal,
           (signal) => setMetadata(record.all, leaseId, { abortSignal: signal, ifMatch: known.etag }),
           { mayWaitOutConflicts: true },
         );
+        this.#remember(written, record.all);
         return record;
       } catch (error) {
         if (statusOf(error) !== 412 || serviceCodeOf(error) !== "ConditionNotMet") throw error;
@@ -156,10 +181,19 @@ export class LockRequests {
       return { fencingToken: current.fencingToken, lockMetadata: ownLockMetadata(properties!.metadata) };
     }
     const record = next(properties?.metadata ?? {});
-    await this.call(operation, abortSignal, (signal) => setMetadata(record.all, leaseId, { abortSignal: signal }), {
-      mayWaitOutConflicts: true,
-    });
+    const written = await this.call(
+      operation,
+      abortSignal,
+      (signal) => setMetadata(record.all, leaseId, { abortSignal: signal }),
+      { mayWaitOutConflicts: true },
+    );
+    this.#remember(written, record.all);
     return record;
+  }
+
+  /** Keeps the record just written, when the leasable told its new ETag. */
+  #remember(written: { readonly etag?: string } | void, metadata: Readonly<Record<string, string>>): void {
+    this.#lastSeen = written?.etag === undefined ? undefined : { etag: written.etag, metadata };
   }
 
   /**
@@ -172,10 +206,14 @@ export class LockRequests {
   }
 
   /** Reads the lease state and the lock's record (one HEAD), within the request time limit. */
-  readState(abortSignal: AbortSignal | undefined): Promise<LeasableProperties | undefined> {
-    return this.call(`read the lease state of ${this.leasable.description}`, abortSignal, (signal) =>
+  async readState(abortSignal: AbortSignal | undefined): Promise<LeasableProperties | undefined> {
+    const properties = await this.call(`read the lease state of ${this.leasable.description}`, abortSignal, (signal) =>
       this.leasable.getProperties({ abortSignal: signal }),
     );
+    this.#lastSeen = properties?.etag === undefined ? undefined : properties;
+    const room = this.#room("open");
+    if (room) room.lastSeen = this.#lastSeen;
+    return properties;
   }
 
   /**

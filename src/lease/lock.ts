@@ -8,10 +8,12 @@
  * goes straight to the service again instead of reading a lease state that may be its own; and a
  * call that gives up after such an attempt releases that id, leaving no orphaned lease behind.
  *
- * Every attempt first reads the lease state and the lock's record (one HEAD) and only tries to
- * acquire when the lease looks free, so waiters do not flood the service with 409s; waiting repeats
- * that at jittered intervals. The read costs nothing extra: its ETag lets the new record be written
- * without reading it again after the acquire (see `./lock-requests.ts`, which makes the requests).
+ * The first attempt sends the acquire at once: a free lock costs no read, and a lock this process
+ * took before costs none at all (its own latest record's ETag makes the record write conditional;
+ * see `./lock-requests.ts`, which makes the requests). Once refused, each later attempt first reads
+ * the lease state and the lock's record (one HEAD) and only tries to acquire when the lease looks
+ * free; waiting repeats that at jittered intervals. The read costs nothing extra: its ETag lets the
+ * new record be written without reading it again after the acquire.
  *
  * Every request has a client-side time limit (`requestTimeoutInMs`, see `../internal/time-limit.ts`);
  * one without an answer by then counts as a lost answer. Waiting never fails silently: a failure
@@ -31,6 +33,7 @@ import { type Leasable, type LeasableProperties, type LeaseDurationType, type Le
 import { LockRequests } from "./lock-requests.js";
 import { resolveLeaseLockOptions, type LeaseLockOptions, type ResolvedLeaseLockOptions } from "./options.js";
 import { describeFailure, WaitFailures } from "./wait-failures.js";
+import { openWaitingRoom, waitingRoom } from "./waiting-room.js";
 
 /** Options for {@link LeaseLock.tryAcquire}. */
 export interface TryAcquireOptions {
@@ -109,6 +112,8 @@ export class LeaseLock {
   readonly options: ResolvedLeaseLockOptions;
 
   readonly #requests: LockRequests;
+  /** Identifies the leased resource among this process's locks, for its waiting room. */
+  readonly #roomKey: unknown;
 
   constructor(leasable: Leasable, options: LeaseLockOptions = {}) {
     if (typeof leasable !== "object" || leasable === null || typeof leasable.acquire !== "function") {
@@ -116,7 +121,10 @@ export class LeaseLock {
     }
     this.leasable = leasable;
     this.options = resolveLeaseLockOptions(leasable, options);
-    this.#requests = new LockRequests(leasable, this.options);
+    this.#roomKey = leasable.key ?? Symbol(leasable.description);
+    this.#requests = new LockRequests(leasable, this.options, (open) =>
+      open ? openWaitingRoom(this.#roomKey) : waitingRoom(this.#roomKey),
+    );
   }
 
   /**
@@ -137,15 +145,9 @@ export class LeaseLock {
     checkOptionalSignal("abortSignal", options.abortSignal);
     const leaseId = newLeaseId();
     const acquisitionId = newLeaseId();
-    const known = await this.#requests
-      .readState(options.abortSignal)
-      .catch((error: unknown) =>
-        Promise.reject(wrapStorageError(error, `read the lease state of ${this.leasable.description}`)),
-      );
-    if (isHeld(known)) return undefined;
     try {
       try {
-        return await this.#requests.attempt(leaseId, acquisitionId, options.abortSignal, known);
+        return await this.#requests.attempt(leaseId, acquisitionId, options.abortSignal);
       } catch (error) {
         // The answer was lost: asking again with the same proposed id settles it (granted, or 409).
         if (!isUncertain(error) || options.abortSignal?.aborted) throw error;
@@ -189,11 +191,21 @@ export class LeaseLock {
           }, timeoutInMs);
     const signal = controller.signal;
     let uncertain = false;
+    // Tried at once when nobody of this process waits for the lock or holds it; see ./waiting-room.ts.
+    const room = waitingRoom(this.#roomKey);
+    const tryFirst = room.looksFree;
+    const waiter = room.enter();
+    let acquired = false;
+    let handedOff = false;
     try {
       for (let first = true; ; first = false) {
         let known: LeasableProperties | undefined;
-        if (!first) await sleep(this.#pollDelay(), signal);
-        if (!uncertain) {
+        if (uncertain) await sleep(this.#pollDelay(), signal);
+        else if (!first || !tryFirst) handedOff = await room.nextLook(waiter, this.options.pollIntervalInMs, signal);
+        // The first attempt goes straight to the acquire (a free lock costs no read); once refused,
+        // the waiter looks before it leaps: one HEAD per look, and an acquire only when it looks free.
+        // A waiter woken by a release in this process sends its acquire at once, like a first try.
+        if (!(first && tryFirst) && !uncertain && !handedOff) {
           let properties: LeasableProperties | undefined;
           try {
             properties = await this.#requests.readState(signal);
@@ -211,7 +223,10 @@ export class LeaseLock {
         }
         try {
           const handle = await this.#requests.attempt(leaseId, acquisitionId, signal, known);
-          if (handle) return handle;
+          if (handle) {
+            acquired = true;
+            return handle;
+          }
           failures.answered();
           uncertain = false;
         } catch (error) {
@@ -232,6 +247,7 @@ export class LeaseLock {
         ? signal.reason
         : wrapStorageError(error, `take the lock on ${this.leasable.description}`);
     } finally {
+      room.leave(waiter, acquired, handedOff);
       clearTimeout(timer);
       options.abortSignal?.removeEventListener("abort", onAbort);
     }

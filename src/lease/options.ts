@@ -135,7 +135,7 @@ export function resolveLeaseLockOptions(leasable: Leasable, options: LeaseLockOp
         `before the lock gives itself up; the default is a third of the duration.`,
     );
   }
-  const pollIntervalInMs = optionalNumber("pollIntervalInMs", options.pollIntervalInMs, 100, { min: 10 });
+  const pollIntervalInMs = optionalNumber("pollIntervalInMs", options.pollIntervalInMs, 500, { min: 10 });
   const requestTimeoutInMs = optionalNumber("requestTimeoutInMs", options.requestTimeoutInMs, 5_000, { min: 50 });
   const unreachableTimeoutInMs = optionalNumber("unreachableTimeoutInMs", options.unreachableTimeoutInMs, 30_000, {
     min: 0,

@@ -9,7 +9,7 @@
  * - `status`: answer any error status and service code without forwarding;
  * - `statusAfterApply`: forward, let the service apply it, then answer an error instead of the
  *   service's answer (a 500 OperationTimedOut or a 504 whose request was applied all the same);
- * - `delay`: wait, then forward;
+ * - `delay`: wait, then forward (a fixed time, or one drawn around it: an Azure-like round trip);
  * - `hang`: never answer (optionally after forwarding), until the client gives up or the proxy closes:
  *   what a client-side time limit is for;
  * - `reset`: cut the connection without forwarding.
@@ -61,8 +61,14 @@ export type FaultAction =
   | {
       /** Wait, then forward. */
       readonly type: "delay";
-      /** How long to wait before forwarding, in milliseconds. */
+      /** How long to wait before forwarding, in milliseconds (the mean, with `jitterInMs`). */
       readonly delayInMs: number;
+      /**
+       * Spread the wait uniformly over `delayInMs ± jitterInMs` (drawn from the proxy's `random`), as
+       * a network's round trips are; at most `delayInMs`.
+       * @default 0
+       */
+      readonly jitterInMs?: number;
     }
   | {
       /** Cut the connection without forwarding (the service never sees the request). */
@@ -201,7 +207,7 @@ export async function createFaultProxy(options: FaultProxyOptions): Promise<Faul
       case "delay":
         return void setTimeout(
           () => forward(req, res, target, agent, (status) => record("delay", status)),
-          action.delayInMs,
+          action.delayInMs + (action.jitterInMs ?? 0) * (2 * random() - 1),
         );
       case "dropResponse":
         return forward(req, res, target, agent, (status) => record("dropResponse", status), { answer: "drop" });
@@ -349,7 +355,11 @@ function validateRule(rule: FaultRule): void {
   }
   if (rule.probability !== undefined) checkNumber("probability", rule.probability, { min: 0, max: 1 });
   if (rule.times !== undefined) checkNumber("times", rule.times, { min: 0, integer: true, allowInfinity: true });
-  if (rule.action.type === "delay") checkNumber("action.delayInMs", rule.action.delayInMs, { min: 0 });
+  if (rule.action.type === "delay") {
+    const delayInMs = checkNumber("action.delayInMs", rule.action.delayInMs, { min: 0 });
+    if (rule.action.jitterInMs !== undefined)
+      checkNumber("action.jitterInMs", rule.action.jitterInMs, { min: 0, max: delayInMs });
+  }
   if (rule.action.type === "status" || rule.action.type === "statusAfterApply")
     checkNumber("action.statusCode", rule.action.statusCode, { min: 400, max: 599, integer: true });
 }

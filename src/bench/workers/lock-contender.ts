@@ -6,7 +6,7 @@
  * Modes: `library` uses blobLock(); `anchor` is the raw-SDK loop of the anchor (DistributedLock):
  * try to acquire, and on 409 sleep 250-1000 ms.
  *
- * Args: <mode> <container> <blob> <contenders> <go file> <hold ms> <rest ms> <poll interval ms>
+ * Args: <mode> <container> <blob> <contenders> <go file> <hold ms> <rest ms> <poll interval ms, or `default`>
  * Env: the connection string (see ../workers.ts).
  *
  * Once loaded it prints `{"ready":true}` and waits for the go file, which holds the start and the
@@ -66,7 +66,7 @@ async function contender(index: number): Promise<void> {
   const lock = blobLock(container, blobName!, {
     durationInSeconds: 15,
     holderName: id,
-    pollIntervalInMs: Number(pollIntervalInMs),
+    ...(pollIntervalInMs === "default" ? {} : { pollIntervalInMs: Number(pollIntervalInMs) }),
   });
   const raw = container.getBlobClient(blobName!);
 

@@ -5,6 +5,7 @@
  * operator's terminal. Both commands give the holder one JSON shape ({@link HolderJson}).
  */
 import type { LockHolder } from "../../lease/holder.js";
+import type { LockRow } from "../../lease/lock-listing.js";
 import { describeHolder, type LockInfo } from "../../lease/lock.js";
 
 /**
@@ -106,16 +107,6 @@ export function lockText(info: LockInfo): string {
     `acquired:      ${holder?.acquiredAt ? `${holder.acquiredAt.toISOString()} (${age(holder.acquiredAt)} ago)` : "-"}`,
     `lease:         ${lease}`,
   ].join("\n");
-}
-
-/** One lock of `lock list`. */
-export interface LockRow {
-  /** The lock blob's name. */
-  readonly name: string;
-  readonly state: string;
-  readonly held: boolean;
-  readonly fencingToken: number;
-  readonly holder: LockHolder | undefined;
 }
 
 /** `lock list --json`: one array, each holder in {@link HolderJson}'s shape. */

@@ -4,12 +4,13 @@
  * Files' file and share leases. An operator's tool that breaks leases: it says on its first line
  * which account and container it acts on, and shows the holder it is about to break.
  */
-import type { ContainerClient, ListBlobsFlatSegmentResponse } from "@azure/storage-blob";
-import { readLockRecord, type LockHolder } from "../../lease/holder.js";
+import type { ContainerClient } from "@azure/storage-blob";
+import type { LockHolder } from "../../lease/holder.js";
+import { listLocks } from "../../lease/lock-listing.js";
 import { LeaseLock } from "../../lease/lock.js";
 import { numberFlag, stringFlag, UsageError, type FlagSpec, type Flags } from "../../internal/args.js";
 import type { Command, CommandContext } from "../command.js";
-import { age, holderText, listJson, listText, lockJson, lockText, printable, type LockRow } from "./lock-output.js";
+import { age, holderText, listJson, listText, lockJson, lockText, printable } from "./lock-output.js";
 import { chooseLockStorage, LOCK_STORAGE_FLAGS, timed, type LockStorage } from "./lock-storage.js";
 import { openLockTarget, parseLockTarget, type LockTarget } from "./lock-target.js";
 
@@ -194,32 +195,8 @@ async function list(context: CommandContext, storage: LockStorage, containerName
     return 4;
   }
   const prefix = stringFlag(context.flags, "prefix");
-  const rows: LockRow[] = [];
-  let continuationToken: string | undefined;
-  do {
-    // One page per call, each with its own time limit: a large container may take many pages.
-    const from = continuationToken;
-    const page = await timed(storage, "blob", async (abortSignal) => {
-      const pages = container
-        .listBlobsFlat({ includeMetadata: true, ...(prefix ? { prefix } : {}), abortSignal })
-        .byPage(from === undefined ? {} : { continuationToken: from });
-      return (await pages.next()).value as ListBlobsFlatSegmentResponse | undefined;
-    });
-    if (!page) break;
-    for (const blob of page.segment.blobItems) {
-      const record = readLockRecord(blob.metadata ?? {});
-      const state = blob.properties.leaseState ?? "available";
-      if (state === "available" && record.holder === undefined) continue;
-      rows.push({
-        name: blob.name,
-        state,
-        held: state === "leased" || state === "breaking",
-        fencingToken: record.fencingToken,
-        holder: record.holder,
-      });
-    }
-    continuationToken = page.continuationToken || undefined;
-  } while (continuationToken);
+  // One page per call, each with its own time limit: a large container may take many pages.
+  const rows = await listLocks(container, prefix, (call) => timed(storage, "blob", call));
   if (context.flags["json"]) context.out(listJson(rows));
   else if (rows.length === 0) context.out(`no locks in container '${printable(containerName)}'`);
   else context.out(listText(rows));

@@ -68,7 +68,11 @@ describe("bench command", () => {
   }, 60_000);
 
   it("runs a scenario whose contenders are processes of their own (workers through tsx from source)", async () => {
-    const { last, stderr } = await bench("lock", "--processes", "2", "--contenders", "2", "--seconds", "1", "--json");
+    // prettier-ignore
+    const { last, stderr } = await bench(
+      "lock", "--processes", "2", "--contenders", "2", "--seconds", "1",
+      "--scale", "2", "--scale-seconds", "1", "--latency", "10", "--list-locks", "20", "--json",
+    );
     expect(stderr).toMatch(/^\[lock\] 2 contenders in 2 processes for 1 s/m);
     expect(last).toMatchObject({
       scenario: "lock",
@@ -79,5 +83,12 @@ describe("bench command", () => {
     });
     expect(last["acquisitions"]).toBeGreaterThan(1);
     expect(last["anchor"]).toMatchObject({ overlaps: 0 });
-  }, 60_000);
+    expect(last).toMatchObject({
+      scale: [{ contenders: 2, overlaps: 0 }],
+      latency: { delayInMs: 10, overlaps: 0, scale: [{ contenders: 2, overlaps: 0 }] },
+      list: { locks: 20, rows: 20 },
+    });
+    for (const figure of ["uncontendedRatio", "anchorRequestsPerWaiterPerSec", "longestWaitToMeanWait"])
+      expect(typeof last[figure]).toBe("number");
+  }, 150_000);
 });

@@ -263,6 +263,7 @@ describe("no secret in any output, file or process list", () => {
       "2",
       "--seconds",
       "1",
+      ...["--scale", "2", "--scale-seconds", "1", "--latency", "0", "--list-locks", "20"],
       "--json",
     ];
     const runs = [

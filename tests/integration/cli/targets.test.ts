@@ -64,6 +64,7 @@ describe("targets of the load-generating commands", () => {
       "1",
       "--seconds",
       "1",
+      ...["--scale", "0", "--latency", "0", "--list-locks", "0"],
       "--json",
     ]);
     expect(`${stdout}\n${stderr}`).not.toMatch(/NaN/);

@@ -4,7 +4,8 @@
  * at every request, SDK retries on and off, and a seeded sample of pairs. Each run is judged by its
  * contract against storage read directly:
  *
- * - acquire / tryAcquire: told "held" => the lease is ours at the service (a renew with the handle's
+ * - acquire / tryAcquire (also the same lock taken again, writing its record on the ETag it
+ *   remembers, and so again after another client wrote a newer record): told "held" => the lease is ours at the service (a renew with the handle's
  *   lease id succeeds) and the fencing token advanced exactly once (recorded = handle's = start + 1);
  *   told refused or failed => the token never went back, and no lease of ours is left behind. One
  *   may be left behind only when a pair of faults hit both tries of giving it back; it then expires
@@ -32,6 +33,7 @@ import {
   LOCK_METADATA,
   readLockRecord,
   statusOf,
+  type Leasable,
   type LeaseLockOptions,
   type LockHandle,
 } from "../../../src/index.js";
@@ -229,6 +231,55 @@ const acquireHeld: ExploredOperation<LockState, LockHandle> = {
   },
 };
 
+/** A lock whose leasable can be pointed at another client: warmed up directly, then run through the faults. */
+interface WarmLock extends LockState {
+  readonly lock: LeaseLock;
+  readonly through: { inner: Leasable };
+  /** The token recorded before the explored acquire. */
+  readonly start: number;
+}
+
+/**
+ * The same `LeaseLock` taken again: its own latest record makes the record write conditional on
+ * the ETag it remembers, without a read. With `newerRecord`, another client took the lock in
+ * between and wrote a newer record, so that remembered ETag is stale (the write is refused with 412
+ * and the record read after the acquire).
+ */
+const acquireAgain = (newerRecord: boolean): ExploredOperation<WarmLock, LockHandle> => ({
+  name: newerRecord ? "acquire again (another client wrote since)" : "acquire again (same lock, no read)",
+  async setup() {
+    const state = await lockState()();
+    const through = { inner: blobLeasable(container, state.name) };
+    const forward = <K extends keyof Leasable>(key: K) =>
+      ((...args: unknown[]) => (through.inner[key] as (...a: unknown[]) => unknown)(...args)) as Leasable[K];
+    const leasable: Leasable = {
+      description: through.inner.description,
+      finiteDurations: true,
+      conditionalMetadataWrites: true,
+      acquire: forward("acquire"),
+      renew: forward("renew"),
+      release: forward("release"),
+      change: forward("change"),
+      breakLease: forward("breakLease"),
+      getProperties: forward("getProperties"),
+      setMetadata: forward("setMetadata"),
+      createIfMissing: forward("createIfMissing"),
+    };
+    const lock = new LeaseLock(leasable, LOCK_OPTIONS);
+    await (await lock.acquire()).release();
+    if (newerRecord) await (await blobLock(container, state.name, LOCK_OPTIONS).acquire()).release();
+    return { ...state, lock, through, start: (await stored(state.name)).token };
+  },
+  run: (state, via) => {
+    state.through.inner = blobLeasable(
+      blobService(via.connectionString, via.storageOptions).getContainerClient(container.containerName),
+      state.name,
+    );
+    return state.lock.acquire({ timeoutInMs: 5_000 });
+  },
+  judge: (state, result) => judgeAcquire(state, result, state.start),
+});
+
 interface Lifecycle {
   readonly handle: LockHandle;
   /** The handle's status once a renewal succeeded (or the lock was lost). */
@@ -298,6 +349,8 @@ it.concurrent(
       acquireFree(true),
       acquireFree(false),
       tryAcquireFree,
+      acquireAgain(false),
+      acquireAgain(true),
     ] as unknown as ExploredOperation<never, never>[]);
     expect(problems(runs, NOT_FOR_ONE_FAULT)).toEqual([]);
   },

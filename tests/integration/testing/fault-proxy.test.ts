@@ -1,5 +1,5 @@
 import { classifyError, readRestError } from "../../../src/index.js";
-import { seededRandom } from "../../../src/testing/index.js";
+import { createFaultProxy, seededRandom } from "../../../src/testing/index.js";
 import { blobService, faultProxyFor, tableClient, uniqueName } from "../../support/storage.js";
 
 const oneTry = { retryOptions: { maxTries: 1 } };
@@ -118,6 +118,29 @@ describe("fault proxy in front of Azurite", () => {
     await using _ = proxy;
     await blobService(connectionString).getContainerClient(uniqueName("delay")).create();
     expect(proxy.requests[0]).toMatchObject({ outcome: "delay", statusCode: 201 });
+  });
+
+  it("delay with jitter forwards every request; a jitter above the delay is refused before any request", async () => {
+    await expect(
+      createFaultProxy({
+        target: "http://127.0.0.1:1",
+        rules: [{ action: { type: "delay", delayInMs: 5, jitterInMs: 6 } }],
+      }),
+    ).rejects.toThrow(/`action\.jitterInMs`/);
+    const { proxy, connectionString } = await faultProxyFor("blob", {
+      random: seededRandom(3),
+      rules: [{ action: { type: "delay", delayInMs: 10, jitterInMs: 10 } }],
+    });
+    await using _ = proxy;
+    const container = blobService(connectionString).getContainerClient(uniqueName("jitter"));
+    await container.create();
+    await Promise.all(["a", "b", "c"].map((name) => container.getBlockBlobClient(name).upload(name, 1)));
+    expect(proxy.requests.map((r) => [r.outcome, r.statusCode])).toEqual([
+      ["delay", 201],
+      ["delay", 201],
+      ["delay", 201],
+      ["delay", 201],
+    ]);
   });
 
   it("probabilistic faults are repeatable with a seeded random source", async () => {

@@ -40,6 +40,24 @@ const results: ScenarioResult[] = [
     acquisitionsPerSec: 13.9,
     rawCyclePerSec: 463,
     libraryCyclePerSec: 263,
+    uncontendedRatio: 0.57,
+    handoffToAnchor: 0.15,
+    requestsToAnchor: 7.6,
+    longestWaitToMeanWait: 3.1,
+    scale: [
+      { contenders: 2, handoffMedianMs: 10, requestsPerWaiterPerSec: 2, longestWaitToMeanWait: 1.5 },
+      { contenders: 32, handoffMedianMs: 11, requestsPerWaiterPerSec: 0.5, longestWaitToMeanWait: 2 },
+    ],
+    latency: {
+      delayInMs: 10,
+      jitterInMs: 5,
+      handoffMedianMs: 40,
+      anchorHandoffMedianMs: 150,
+      scale: [
+        { contenders: 2, handoffMedianMs: 40, requestsPerWaiterPerSec: 2, longestWaitToMeanWait: 1.5 },
+        { contenders: 32, handoffMedianMs: 100, requestsPerWaiterPerSec: 0.5, longestWaitToMeanWait: 2 },
+      ],
+    },
     // A scenario's own verdicts are not trusted: the report compares the figures itself.
     goals: { overlaps: true, handoffMedianMs: false, requestsPerWaiterPerSec: true },
     anchor: {
@@ -142,6 +160,8 @@ describe("renderReport", () => {
     const row = (scenario: string, figure: string) =>
       markdown.split("\n").find((line) => line.startsWith(`| \`${scenario}\` | \`${figure}\` |`));
     expect(row("lock", "handoffMedianMs")).toContain("| 17.6 | met |");
+    expect(row("lock", "uncontendedRatio")).toContain("| 0.57 | **not met** |");
+    expect(row("lock", "longestWaitToMeanWait")).toContain("| 3.1 | met |");
     expect(row("batch", "ratio")).toContain("| 7.18 | **not met** |");
     expect(row("optimistic", "contendedRatio")).toContain("| met |");
     expect(row("optimistic", "overheadRatio")).toContain("| 1.2 | **not met** |");
@@ -160,6 +180,8 @@ describe("renderReport", () => {
         "benchmarks/retry-goodput.svg",
         "benchmarks/retry-requests.svg",
         "benchmarks/lock-latency.svg",
+        "benchmarks/lock-scale-handoff.svg",
+        "benchmarks/lock-latency-compared.svg",
         "benchmarks/batch-throughput.svg",
         "benchmarks/optimistic-throughput.svg",
         "benchmarks/files-correctness.svg",
@@ -171,6 +193,9 @@ describe("renderReport", () => {
     }
     // Coalesced updates run orders of magnitude above the other ways: a log axis keeps them all readable.
     expect(files.get("benchmarks/optimistic-throughput.svg")).toContain("(log scale)");
+    // The growth of each lock curve is stated in words.
+    expect(markdown).toContain("the handoff median is flat (x1.1 from 2 to 32 contenders)");
+    expect(markdown).toContain("handoff sublinear (x2.5 from 2 to 32 contenders)");
     expect(JSON.parse(files.get("benchmarks/results.json")!)).toEqual(run);
     expect(markdown).toContain("[benchmarks/results.json](benchmarks/results.json)");
   });

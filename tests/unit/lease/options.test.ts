@@ -23,12 +23,12 @@ function stub(finiteDurations = true): Leasable {
 }
 
 describe("lease lock options", () => {
-  it("defaults: 30 s lease, renewed every 10 s, 3 s safety margin, 100 ms polling, 5 s request limit, creating when missing", () => {
+  it("defaults: 30 s lease, renewed every 10 s, 3 s safety margin, 500 ms polling, 5 s request limit, creating when missing", () => {
     expect(resolveLeaseLockOptions(stub())).toEqual({
       durationInSeconds: 30,
       renewIntervalInMs: 10_000,
       safetyMarginInMs: 3_000,
-      pollIntervalInMs: 100,
+      pollIntervalInMs: 500,
       requestTimeoutInMs: 5_000,
       unreachableTimeoutInMs: 30_000,
       holderName: undefined,
