@@ -75,10 +75,11 @@ export async function runRound<T>(
       settle(cell, pass, now.etag, attempt, true);
       return;
     }
-    // Refused: a conflict, or a transient failure of a request the cell makes before its write
-    // (the container-metadata cell's lease), is tried again after a wait; anything else fails.
+    // Refused: a conflict (also a write in doubt that reading back found superseded by another
+    // writer's), or a transient failure of a request the cell makes before its write (the
+    // container-metadata cell's lease), is tried again after a wait; anything else fails.
     const { error } = outcome;
-    const conflict = isWriteConflict(error);
+    const conflict = outcome.superseded === true || isWriteConflict(error);
     const nothingWritten = () => wrapStorageError(error, `write ${cell.description} (nothing was written)`);
     if (!conflict && !(outcome.notSent && classifyError(error).transient)) throw nothingWritten();
     if (attempt >= settings.maxAttempts) {

@@ -68,6 +68,11 @@ type WriteOutcome =
       readonly error: unknown;
       /** The cell said nothing was sent (it failed in a request before the write). */
       readonly notSent: boolean;
+      /**
+       * The answer was in doubt, and reading back showed the cell moved on without the write: as
+       * good as a conflict (its condition will never hold again), so an update may read and try again.
+       */
+      readonly superseded?: boolean;
     };
 
 /** How to settle. */
@@ -117,7 +122,7 @@ export async function writeAndSettle(
     }
     const verdict = write.judge(now);
     if (verdict === "applied") return { kind: "recognised", now: now! };
-    if (verdict === "not-applied") return { kind: "refused", error: writeError, notSent: false };
+    if (verdict === "not-applied") return { kind: "refused", error: writeError, notSent: false, superseded: true };
     if (verdict === "unknown") {
       throw new OptimisticOutcomeUnknownError(
         cell.description,

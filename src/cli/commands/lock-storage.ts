@@ -9,6 +9,7 @@
  */
 import type { BlobServiceClient } from "@azure/storage-blob";
 import type { ShareServiceClient } from "@azure/storage-file-share";
+import { serviceCodeOf } from "../../errors.js";
 import { UsageError, stringFlag, type FlagSpec, type Flags } from "../../internal/args.js";
 import { importSdk } from "../../internal/sdk.js";
 import { accountOf, readConnectionString, type AccountConnection } from "../connection-string.js";
@@ -38,12 +39,15 @@ export async function timed<T>(
   call: (abortSignal: AbortSignal) => Promise<T>,
 ): Promise<T> {
   const abortSignal = AbortSignal.timeout(CALL_TIME_LIMIT_IN_MS);
+  const started = performance.now();
   try {
     return await call(abortSignal);
   } catch (error) {
-    if (!abortSignal.aborted) throw error;
+    // Cut by this limit, or by the lock's own client-side limit on a request it makes (shorter).
+    if (!abortSignal.aborted && serviceCodeOf(error) !== "ClientTimeout") throw error;
+    const seconds = Math.max(1, Math.round((performance.now() - started) / 1000));
     throw new Error(
-      `no answer from ${storage.endpoint(service)} within ${CALL_TIME_LIMIT_IN_MS / 1000} s: check the endpoint, the network and any firewall`,
+      `no answer from ${storage.endpoint(service)} within ${seconds} s: check the endpoint, the network and any firewall`,
       { cause: error },
     );
   }

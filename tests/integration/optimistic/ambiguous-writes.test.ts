@@ -153,6 +153,34 @@ describe("answers that leave the outcome open", () => {
     expect(await storedJson(name)).toEqual({ n: 1, raw: true }); // the increment once, not twice
   });
 
+  it("a write in doubt that reading back finds superseded by another writer's is a conflict: read again and retry, not a failure", async () => {
+    const { proxy, connectionString } = await faultProxyFor("blob");
+    await using _ = proxy;
+    const name = "superseded.json";
+    const cell = blobJsonCell<number>(
+      blobService(connectionString, noSdkRetries).getContainerClient(container.containerName).getBlockBlobClient(name),
+    );
+    await optimisticUpdate(blobJsonCell<number>(container.getBlockBlobClient(name)), () => 0);
+    // The first Put Blob gets a 504 before the service saw it (the outcome is in doubt); meanwhile
+    // another writer writes, before the read-back (held back 500 ms) looks.
+    let otherWrite: Promise<void> | undefined;
+    proxy.addRule({
+      times: 1,
+      when: (info) => put(name)(info) && (otherWrite = otherSlotsWrite(container.getBlobClient(name), 1)) !== undefined,
+      action: { type: "status", statusCode: 504, serviceCode: "GatewayTimeout" },
+    });
+    proxy.addRule({
+      times: 1,
+      when: (info) =>
+        otherWrite !== undefined && info.method === "GET" && info.path.split("?")[0]!.endsWith(`/${name}`),
+      action: { type: "delay", delayInMs: 500 },
+    });
+    const result = await optimisticUpdate(cell, (n) => n! + 1, { ...quick, skipReadAfterOwnWrite: false });
+    await otherWrite;
+    expect(result).toMatchObject({ written: true, value: 2, attempts: 2 });
+    expect(await storedJson(name)).toBe(2); // the other writer's increment and this one, each once
+  });
+
   it("writeLastWriterWins with the SDK's retries off: a lost answer, a 500 after applying and a reset are not failures", async () => {
     const { proxy, connectionString } = await faultProxyFor("blob");
     await using _ = proxy;
