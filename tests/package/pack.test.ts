@@ -63,9 +63,10 @@ describe("the packed package", () => {
       "dist/testing/index.d.cts",
       "dist/testing/index.d.ts",
     ]);
-    // 1.3 MB unpacked when this was written (3.3 MB with maps embedding the sources); a loose bound
-    // that catches the maps, or a second copy of the build, coming back.
-    expect(files.reduce((sum, f) => sum + f.bytes, 0)).toBeLessThan(1_600_000);
+    // 1.3 MB unpacked when this was written, 1.7 MB after issues 11-15 added the consumer's batch
+    // handler, idempotent(), the lock's waiting room and the tracing (3.3 MB then with maps embedding
+    // the sources); a loose bound that catches the maps, or a second copy of the build, coming back.
+    expect(files.reduce((sum, f) => sum + f.bytes, 0)).toBeLessThan(2_400_000);
   });
 
   it("imports every entry point from ES modules", () => {
