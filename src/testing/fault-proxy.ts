@@ -59,10 +59,19 @@ export type FaultAction =
       readonly afterApply?: boolean;
     }
   | {
-      /** Wait, then forward. */
+      /**
+       * Wait, then forward: with `jitterInMs`, a round trip to a distant service
+       * (`{ type: "delay", delayInMs: 10, jitterInMs: 3 }` is about Azure's from a nearby region).
+       */
       readonly type: "delay";
-      /** How long to wait before forwarding, in milliseconds. */
+      /** How long to wait before forwarding, in milliseconds (the mean, with `jitterInMs`). */
       readonly delayInMs: number;
+      /**
+       * Each request waits `delayInMs` plus a uniformly random amount in ±`jitterInMs` (never less
+       * than 0), drawn from the proxy's `random` source.
+       * @default 0
+       */
+      readonly jitterInMs?: number;
     }
   | {
       /** Cut the connection without forwarding (the service never sees the request). */
@@ -107,6 +116,8 @@ export interface ProxiedRequest extends Omit<FaultRequestInfo, "headers"> {
   readonly outcome: FaultAction["type"] | "forwarded";
   /** The status the service answered (for requests it saw: forwarded, dropped, replaced or held back), or the injected one. */
   readonly statusCode: number | undefined;
+  /** With `delay`: how long this request was held, in milliseconds. */
+  readonly delayedInMs?: number;
 }
 
 /** Options for {@link createFaultProxy}. */
@@ -193,16 +204,25 @@ export async function createFaultProxy(options: FaultProxyOptions): Promise<Faul
   const server = createServer((req, res) => {
     const info: FaultRequestInfo = { method: req.method ?? "GET", path: req.url ?? "/", headers: req.headers };
     const action = pick(info);
-    const record = (outcome: ProxiedRequest["outcome"], statusCode: number | undefined) =>
-      log.push({ method: info.method, path: info.path, outcome, statusCode });
+    const record = (outcome: ProxiedRequest["outcome"], statusCode: number | undefined, delayedInMs?: number) =>
+      log.push({
+        method: info.method,
+        path: info.path,
+        outcome,
+        statusCode,
+        ...(delayedInMs === undefined ? {} : { delayedInMs }),
+      });
     switch (action?.type) {
       case undefined:
         return forward(req, res, target, agent, (status) => record("forwarded", status));
-      case "delay":
+      case "delay": {
+        const jitter = action.jitterInMs ?? 0;
+        const delayedInMs = Math.max(0, action.delayInMs + (random() * 2 - 1) * jitter);
         return void setTimeout(
-          () => forward(req, res, target, agent, (status) => record("delay", status)),
-          action.delayInMs,
+          () => forward(req, res, target, agent, (status) => record("delay", status, delayedInMs)),
+          delayedInMs,
         );
+      }
       case "dropResponse":
         return forward(req, res, target, agent, (status) => record("dropResponse", status), { answer: "drop" });
       case "statusAfterApply":
@@ -349,7 +369,10 @@ function validateRule(rule: FaultRule): void {
   }
   if (rule.probability !== undefined) checkNumber("probability", rule.probability, { min: 0, max: 1 });
   if (rule.times !== undefined) checkNumber("times", rule.times, { min: 0, integer: true, allowInfinity: true });
-  if (rule.action.type === "delay") checkNumber("action.delayInMs", rule.action.delayInMs, { min: 0 });
+  if (rule.action.type === "delay") {
+    checkNumber("action.delayInMs", rule.action.delayInMs, { min: 0 });
+    if (rule.action.jitterInMs !== undefined) checkNumber("action.jitterInMs", rule.action.jitterInMs, { min: 0 });
+  }
   if (rule.action.type === "status" || rule.action.type === "statusAfterApply")
     checkNumber("action.statusCode", rule.action.statusCode, { min: 400, max: 599, integer: true });
 }
