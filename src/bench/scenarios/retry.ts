@@ -27,7 +27,7 @@ import {
 } from "../../index.js";
 import { numberFlag, numberListFlag } from "../../internal/args.js";
 import { importSdk } from "../../internal/sdk.js";
-import { median, round, type BenchScenario } from "../harness.js";
+import { median, round, stopWhenAborted, type BenchScenario } from "../harness.js";
 
 /** The strategies compared, scaled for writers racing on one blob (milliseconds, not seconds). */
 const contentionStrategies: readonly BackoffStrategy[] = [
@@ -146,12 +146,13 @@ export const retryScenario: BenchScenario<typeof import("@azure/storage-blob")> 
   },
   services: ["blob"],
   loadSdks: () => importSdk(() => import("@azure/storage-blob"), "@azure/storage-blob"),
-  async run({ connectionString, args, log }, { BlobServiceClient }) {
+  async run({ connectionString, args, log, abortSignal }, { BlobServiceClient }) {
     const writerCounts = numberListFlag(args, "writers", [1, 2, 4, 8, 16]).map(Math.floor);
     const increments = numberFlag(args, "increments", 20, 1);
     const rounds = numberFlag(args, "rounds", 3, 1);
     // One attempt per SDK call: every request counted here is a request on the wire.
     const client = BlobServiceClient.fromConnectionString(connectionString, {
+      ...stopWhenAborted(abortSignal),
       retryOptions: SDK_SINGLE_ATTEMPT.storage,
     });
     const ways: [string, (blob: BlockBlobClient, increments: number, tally: Tally) => Promise<void>][] = [
