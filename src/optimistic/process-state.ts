@@ -44,6 +44,65 @@ export function forgetVersion(key: string): void {
   versions.delete(key);
 }
 
+/**
+ * Taking turns under contention. Skipping the read is what makes a process that wrote last so fast
+ * that, racing writers of other processes, it tends to win again and again: they must read and write
+ * (two round trips) between two of its writes (one round trip), while waiting out their backoff. So
+ * a process that has seen another writer on a cell lately (a conflict, or a read of a version that
+ * another process wrote) skips the read at most {@link SKIPS_BEFORE_YIELD} times in a row; then it
+ * yields: it waits as a writer that lost would, and reads. A sign of another writer counts for the
+ * next {@link CONTENDED_FOR_ROUNDS} rounds of this process on the cell; a writer alone on its cell
+ * never yields. Only when to read changes: every write is still conditional on the version it was
+ * computed from.
+ */
+const SKIPS_BEFORE_YIELD = 8;
+
+/** For how many of this process's rounds on a cell a sign of another writer counts. */
+const CONTENDED_FOR_ROUNDS = 64;
+
+interface Contention {
+  /** Rounds left before the last sign of another writer no longer counts. */
+  remaining: number;
+  /** Rounds in a row that skipped the read since this process last yielded. */
+  skips: number;
+}
+
+const contention = new Map<string, Contention>();
+
+/** Notes a sign of another writer on cell `key`: a conflict, or a version last written by another process. */
+export function noteOtherWriter(key: string): void {
+  const entry = contention.get(key);
+  if (entry) entry.remaining = CONTENDED_FOR_ROUNDS;
+  else {
+    contention.set(key, { remaining: CONTENDED_FOR_ROUNDS, skips: 0 });
+    if (contention.size > MAX_CACHED_CELLS) contention.delete(contention.keys().next().value!);
+  }
+}
+
+/** True when `slot` (of a write history) belongs to another process than this one. */
+export function isOtherProcess(slot: string): boolean {
+  return !slot.startsWith(PROCESS_ID);
+}
+
+/**
+ * Whether the next round on cell `key`, which has a cached version, may skip its read: false when it
+ * is this process's turn to yield (see {@link SKIPS_BEFORE_YIELD}).
+ */
+export function maySkipRead(key: string): boolean {
+  const entry = contention.get(key);
+  if (!entry) return true;
+  if (--entry.remaining < 0) {
+    contention.delete(key);
+    return true;
+  }
+  if (entry.skips < SKIPS_BEFORE_YIELD) {
+    entry.skips++;
+    return true;
+  }
+  entry.skips = 0;
+  return false;
+}
+
 /** A writer slot taken with {@link acquireSlot}. */
 interface WriterSlot {
   /** The slot's name in write histories: this process's id and the slot's number. */

@@ -21,7 +21,14 @@ import { NOT_MODIFIED } from "./cell.js";
 import type { Participant, Settings } from "./coalescing.js";
 import { OptimisticConflictError } from "./errors.js";
 import { runPass, type Pass } from "./mutations.js";
-import { cachedVersion, forgetVersion, rememberVersion } from "./process-state.js";
+import {
+  cachedVersion,
+  forgetVersion,
+  isOtherProcess,
+  maySkipRead,
+  noteOtherWriter,
+  rememberVersion,
+} from "./process-state.js";
 import { isWriteConflict, writeAndSettle } from "./write-outcome.js";
 import { formatWriteLog, judgeWrite, newWriteId, nextWriteLog, parseWriteLog, type WriteLog } from "./write-log.js";
 
@@ -34,10 +41,20 @@ export async function runRound<T>(
 ): Promise<void> {
   const { abortSignal } = settings;
   let base = settings.skipReadAfterOwnWrite ? cachedVersion(cell.key) : undefined;
-  let unread = base === undefined;
   let previousDelayInMs = 0;
+  if (base !== undefined && !maySkipRead(cell.key)) {
+    // Others are writing this cell: yield as a writer that lost would (see process-state.ts).
+    base = undefined;
+    previousDelayInMs = settings.backoff.delayInMs(1, 0);
+    await sleep(previousDelayInMs, abortSignal);
+  }
+  let unread = base === undefined;
   for (let attempt = 1; ; attempt++) {
-    if (unread) base = await readVersion(cell, abortSignal);
+    if (unread) {
+      base = await readVersion(cell, abortSignal);
+      const lastWriter = parseWriteLog(base?.log)?.writers[0];
+      if (lastWriter && isOtherProcess(lastWriter.slot)) noteOtherWriter(cell.key);
+    }
     unread = true;
     const mutated = runPass(cell, participants, base, attempt);
     const pass = mutated instanceof Promise ? await mutated : mutated;
@@ -79,6 +96,7 @@ export async function runRound<T>(
     // (the container-metadata cell's lease), is tried again after a wait; anything else fails.
     const { error } = outcome;
     const conflict = isWriteConflict(error);
+    if (conflict) noteOtherWriter(cell.key);
     const nothingWritten = () => wrapStorageError(error, `write ${cell.description} (nothing was written)`);
     if (!conflict && !(outcome.notSent && classifyError(error).transient)) throw nothingWritten();
     if (attempt >= settings.maxAttempts) {

@@ -233,6 +233,38 @@ describe("requests saved, counted at the network", () => {
     expect(proxy.requests.map((r) => r.method)).toEqual(["GET", "PUT"]);
   });
 
+  it("takes turns once another writer showed up: 8 skipped reads in a row, then it yields and reads; alone, never", async () => {
+    const { proxy, connectionString } = await faultProxyFor("blob");
+    await using _ = proxy;
+    const through = blobService(connectionString).getContainerClient(container.containerName);
+    const methods = () => proxy.requests.map((r) => r.method);
+    const twenty = async (cell: ReturnType<typeof blobJsonCell<number>>) => {
+      for (let i = 0; i < 20; i++) await optimisticUpdate(cell, (n) => n! + 1, quick);
+    };
+
+    const alone = blobJsonCell<number>(through.getBlockBlobClient("turns-alone.json"));
+    await optimisticUpdate(alone, (n) => (n ?? 0) + 1);
+    proxy.clearLog();
+    await twenty(alone);
+    expect(methods()).toEqual(Array<string>(20).fill("PUT"));
+
+    const shared = blobJsonCell<number>(through.getBlockBlobClient("turns-shared.json"));
+    await optimisticUpdate(shared, (n) => (n ?? 0) + 1);
+    await container.getBlockBlobClient("turns-shared.json").upload("10", 2); // another process
+    proxy.clearLog();
+    await twenty(shared);
+    const eightSkips: string[] = Array<string>(8).fill("PUT");
+    expect(methods()).toEqual([
+      ...["PUT", "GET", "PUT"], // the conflict: a sign of another writer
+      ...eightSkips,
+      ...["GET", "PUT"], // its turn to yield
+      ...eightSkips,
+      ...["GET", "PUT"],
+      "PUT",
+    ]);
+    expect((await readCell(shared)).exists && (await readCell(shared))).toMatchObject({ value: 30 });
+  });
+
   it("64 concurrent updates in one process share one read and one write", async () => {
     const { proxy, connectionString } = await faultProxyFor("blob");
     await using _ = proxy;
