@@ -205,7 +205,7 @@ export const queueScenario: BenchScenario<{
     "--latency-ms <ms>": "delay every queue and table request by this much through a fault proxy (default 0)",
   },
   services: ["queue", "table"],
-  timeLimitInSec: 360,
+  timeLimitInSec: 480,
   loadSdks: async () => ({
     tables: await importSdk(() => import("@azure/data-tables"), "@azure/data-tables"),
     queues: await importSdk(() => import("@azure/storage-queue"), "@azure/storage-queue"),
