@@ -34,6 +34,37 @@ export interface QueueWorkerReport {
   readonly cpuMs: number;
 }
 
+/**
+ * The hand-written baseline: receive up to 32, delete them all in parallel, repeat until a receive
+ * finds the queue empty; `concurrency` messages in flight (in loops of 32). `deleted` is called with
+ * each message's body once its delete succeeded.
+ */
+export async function rawDrain(
+  queue: QueueClient,
+  concurrency: number,
+  deleted: (body: string) => void,
+): Promise<void> {
+  const batch = Math.min(32, concurrency);
+  const loops = Math.max(1, Math.round(concurrency / batch));
+  await Promise.all(
+    Array.from({ length: loops }, async () => {
+      for (;;) {
+        const { receivedMessageItems } = await queue.receiveMessages({
+          numberOfMessages: batch,
+          visibilityTimeout: 30,
+        });
+        if (receivedMessageItems.length === 0) return;
+        await Promise.all(
+          receivedMessageItems.map(async (m) => {
+            await queue.deleteMessage(m.messageId, m.popReceipt);
+            deleted(m.messageText);
+          }),
+        );
+      }
+    }),
+  );
+}
+
 const PROCESSES = [1, 2, 4];
 /** How long the memory figure waits for the consumer to hold every message. */
 const HOLD_LIMIT_IN_MS = 30_000;

@@ -33,7 +33,7 @@ import { QueueConsumer, TableIdempotencyStore } from "../../index.js";
 import { buildConnectionString, createFaultProxy, type FaultProxy } from "../../testing/index.js";
 import { median, round, type BenchScenario } from "../harness.js";
 import { growthOf } from "../stats.js";
-import { inFlightMemory, queueScale } from "./queue-scale.js";
+import { inFlightMemory, queueScale, rawDrain } from "./queue-scale.js";
 
 /** Messages a consumer holds at once for the memory figure. */
 const IN_FLIGHT = 1_000;
@@ -105,30 +105,12 @@ function cpuMeter() {
   };
 }
 
-/** The hand-written baseline: receive up to 32, delete them all in parallel, repeat until empty. */
+/** The hand-written baseline (queue-scale.ts's `rawDrain`), in this process. */
 async function rawRun(queue: QueueClient, messages: number, concurrency: number): Promise<Run> {
-  const batch = Math.min(32, concurrency);
-  const loops = Math.max(1, Math.round(concurrency / batch));
   const counts = new Map<string, number>();
   const cpu = cpuMeter();
   const started = performance.now();
-  await Promise.all(
-    Array.from({ length: loops }, async () => {
-      for (;;) {
-        const { receivedMessageItems } = await queue.receiveMessages({
-          numberOfMessages: batch,
-          visibilityTimeout: 30,
-        });
-        if (receivedMessageItems.length === 0) return;
-        await Promise.all(
-          receivedMessageItems.map(async (m) => {
-            await queue.deleteMessage(m.messageId, m.popReceipt);
-            counts.set(m.messageText, (counts.get(m.messageText) ?? 0) + 1);
-          }),
-        );
-      }
-    }),
-  );
+  await rawDrain(queue, concurrency, (body) => counts.set(body, (counts.get(body) ?? 0) + 1));
   return tally(counts, messages, (performance.now() - started) / 1000, cpu.client(), cpu.server());
 }
 

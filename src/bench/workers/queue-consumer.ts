@@ -11,31 +11,8 @@
 import { existsSync } from "node:fs";
 import { QueueClient } from "@azure/storage-queue";
 import { QueueConsumer } from "../../index.js";
-import type { QueueWorkerConfig, QueueWorkerReport } from "../scenarios/queue-scale.js";
+import { rawDrain, type QueueWorkerConfig, type QueueWorkerReport } from "../scenarios/queue-scale.js";
 import { workerConnectionString } from "../workers.js";
-
-async function raw(queue: QueueClient, concurrency: number, handled: string[], stamp: () => void): Promise<void> {
-  const batch = Math.min(32, concurrency);
-  const loops = Math.max(1, Math.round(concurrency / batch));
-  await Promise.all(
-    Array.from({ length: loops }, async () => {
-      for (;;) {
-        const { receivedMessageItems } = await queue.receiveMessages({
-          numberOfMessages: batch,
-          visibilityTimeout: 30,
-        });
-        if (receivedMessageItems.length === 0) return;
-        await Promise.all(
-          receivedMessageItems.map(async (m) => {
-            await queue.deleteMessage(m.messageId, m.popReceipt);
-            handled.push(m.messageText);
-            stamp();
-          }),
-        );
-      }
-    }),
-  );
-}
 
 async function consume(queue: QueueClient, concurrency: number, handled: string[], stamp: () => void): Promise<void> {
   const consumer = new QueueConsumer(
@@ -62,8 +39,12 @@ async function main(config: QueueWorkerConfig): Promise<QueueWorkerReport> {
   let lastAt = Date.now();
   const stamp = () => void (lastAt = Date.now());
   const cpu = process.cpuUsage();
-  if (config.mode === "raw") await raw(queue, config.concurrency, handled, stamp);
-  else await consume(queue, config.concurrency, handled, stamp);
+  if (config.mode === "raw") {
+    await rawDrain(queue, config.concurrency, (body) => {
+      handled.push(body);
+      stamp();
+    });
+  } else await consume(queue, config.concurrency, handled, stamp);
   const used = process.cpuUsage(cpu);
   return { handled, lastAt, cpuMs: (used.user + used.system) / 1000 };
 }
