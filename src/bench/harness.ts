@@ -92,7 +92,7 @@ export function machine() {
  * What a scenario that did not finish reports instead of its figures: `error` says why in one line
  * (the time limit it ran past, or the error it failed with).
  */
-export interface ScenarioFailure {
+interface ScenarioFailure {
   readonly scenario: string;
   readonly target: "azurite" | "account";
   readonly error: string;

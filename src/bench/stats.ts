@@ -29,7 +29,7 @@ export function minShareOfFair(x: readonly number[]): number {
 }
 
 /** How a cost grows with the work, as the report states it. */
-export type Growth = "flat" | "sublinear" | "linear" | "superlinear" | "falling";
+type Growth = "flat" | "sublinear" | "linear" | "superlinear" | "falling";
 
 /**
  * How `y` grows with `x` (both positive): the slope of log y over log x, fitted by least squares.
@@ -64,5 +64,5 @@ export function growthOf(points: readonly { readonly x: number; readonly y: numb
           : slope <= 1.2
             ? "linear"
             : "superlinear";
-  return { growth, slope: Math.round(slope * 100) / 100 };
+  return { growth, slope: Math.round(slope * 100) / 100 || 0 }; // || 0: no -0
 }

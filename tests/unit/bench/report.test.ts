@@ -143,7 +143,7 @@ describe("renderReport", () => {
       markdown.split("\n").find((line) => line.startsWith(`| \`${scenario}\` | \`${figure}\` |`));
     expect(row("lock", "handoffMedianMs")).toContain("| 17.6 | met |");
     expect(row("batch", "ratio")).toContain("| 7.18 | **not met** |");
-    expect(row("optimistic", "contendedRatio")).toContain("| met |");
+    expect(row("optimistic", "contendedRatio")).toContain("| ≥ 1.5 | 0.8 | **not met** |");
     expect(row("optimistic", "overheadRatio")).toContain("| 1.2 | **not met** |");
     expect(row("files", "lockedExtraIncrements")).toContain("| n/a | not reported |");
     expect(row("queue", "ratio")).toBeUndefined();
