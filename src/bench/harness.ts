@@ -30,6 +30,11 @@ interface BenchContext {
   readonly args: Flags;
   /** Progress for the person watching; goes to stderr so stdout stays machine-readable. */
   readonly log: (message: string) => void;
+  /**
+   * Aborted when the scenario runs past its time limit: a scenario may check it between steps to
+   * stop early; the harness stops waiting for it either way.
+   */
+  readonly abortSignal: AbortSignal;
 }
 
 /**
@@ -45,6 +50,14 @@ export interface BenchScenario<Sdks = unknown> {
   readonly flags: Readonly<Record<string, string>>;
   /** The services it uses on an account (on Azurite, `file` is the library's Files responder). */
   readonly services: readonly BenchService[];
+  /**
+   * How long the scenario may run with its default flags, in seconds, on a 2-core machine running
+   * Azurite beside it (with headroom: several times what it takes there). A scenario that runs past
+   * it ends with a clear message and a result that says so ({@link ScenarioFailure}), and `bench
+   * all` goes on with the others. `bench --time-limit <s>` sets another limit for every scenario.
+   * @default 300
+   */
+  readonly timeLimitInSec?: number;
   loadSdks(): Promise<Sdks>;
   run(context: BenchContext, sdks: Sdks): Promise<Record<string, unknown>>;
 }
@@ -75,35 +88,126 @@ export function machine() {
   };
 }
 
-/** Runs `scenario` on the storage that `connect()` opens for it (and closes after it). */
+/**
+ * What a scenario that did not finish reports instead of its figures: `error` says why in one line
+ * (the time limit it ran past, or the error it failed with).
+ */
+interface ScenarioFailure {
+  readonly scenario: string;
+  readonly target: "azurite" | "account";
+  readonly error: string;
+  /** True when the scenario ran past its time limit. */
+  readonly timedOut: boolean;
+  readonly timeLimitSec: number;
+  readonly durationSec: number;
+  readonly machine: ReturnType<typeof machine>;
+}
+
+/** A scenario's time limit in seconds: its own, or 300. */
+export const timeLimitOf = (scenario: { readonly timeLimitInSec?: number | undefined }): number =>
+  scenario.timeLimitInSec ?? 300;
+
+/** How long a scenario that ran past its limit gets to clean up (kill its workers, delete its containers). */
+const CLEAN_UP_GRACE_IN_MS = 15_000;
+
+/** How to run a scenario: the storage, where progress goes, and the time limit. */
+interface RunOptions {
+  /** Opens the storage the scenario runs on (closed after it). */
+  readonly connect: () => Promise<BenchStorage>;
+  readonly progress: (line: string) => void;
+  /** Replaces the scenario's own {@link BenchScenario.timeLimitInSec}. */
+  readonly timeLimitInSec?: number | undefined;
+}
+
+/**
+ * Runs `scenario` on the storage that `connect()` opens for it (and closes after it), within its time
+ * limit. A scenario that runs past it is told (its `abortSignal`), given {@link CLEAN_UP_GRACE_IN_MS}
+ * to clean up after its storage is closed, and reported as a {@link ScenarioFailure}; one that fails
+ * with an error throws it.
+ */
 export async function runScenario<Sdks>(
   scenario: BenchScenario<Sdks>,
   sdks: Sdks,
   args: Flags,
-  connect: () => Promise<BenchStorage>,
-  progress: (line: string) => void,
+  { connect, progress, timeLimitInSec = timeLimitOf(scenario) }: RunOptions,
 ): Promise<Record<string, unknown>> {
   const log = (message: string) => progress(`[${scenario.name}] ${message}`);
   const connection = await connect();
+  const target = connection.embedded ? "azurite" : "account";
+  const limit = new AbortController();
+  let timer: NodeJS.Timeout | undefined;
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await connection.close();
+  };
+  const started = performance.now();
+  const seconds = () => round((performance.now() - started) / 1000, 1);
   try {
     log(connection.embedded ? "running against an embedded Azurite" : "running against the given account");
-    const started = performance.now();
-    const result = await scenario.run(
-      { connectionString: connection.connectionString, embedded: connection.embedded, args, log },
+    const running = scenario.run(
+      {
+        connectionString: connection.connectionString,
+        embedded: connection.embedded,
+        args,
+        log,
+        abortSignal: limit.signal,
+      },
       sdks,
     );
-    const durationSec = round((performance.now() - started) / 1000, 1);
+    const timedOut = new Promise<"timed out">((resolve) => {
+      timer = setTimeout(() => resolve("timed out"), timeLimitInSec * 1000);
+    });
+    const outcome = await Promise.race([running, timedOut]);
+    if (outcome === "timed out") {
+      const error = `ran past its time limit of ${timeLimitInSec} s and was stopped; its figures are left out`;
+      log(error);
+      limit.abort(new Error(`${scenario.name} ${error}`));
+      // Closing the storage makes the scenario's pending requests fail, so that it gets to its own
+      // clean-up (its `finally` blocks kill its worker processes); it gets a grace period for that.
+      await close();
+      const settled = running.then(
+        () => undefined,
+        () => undefined,
+      );
+      await Promise.race([settled, new Promise((resolve) => setTimeout(resolve, CLEAN_UP_GRACE_IN_MS).unref())]);
+      const failure: ScenarioFailure = {
+        scenario: scenario.name,
+        target,
+        error,
+        timedOut: true,
+        timeLimitSec: timeLimitInSec,
+        durationSec: seconds(),
+        machine: machine(),
+      };
+      return { ...failure };
+    }
+    const durationSec = seconds();
     log(`done in ${durationSec} s`);
-    return {
-      scenario: scenario.name,
-      target: connection.embedded ? "azurite" : "account",
-      ...result,
-      durationSec,
-      machine: machine(),
-    };
+    return { scenario: scenario.name, target, ...outcome, durationSec, machine: machine() };
   } finally {
-    await connection.close();
+    clearTimeout(timer);
+    await close();
   }
+}
+
+/** The {@link ScenarioFailure} of a scenario that failed with `error` after `durationSec`. */
+export function failedScenario(
+  scenario: BenchScenario,
+  target: "azurite" | "account",
+  error: string,
+  durationSec: number,
+): ScenarioFailure {
+  return {
+    scenario: scenario.name,
+    target,
+    error,
+    timedOut: false,
+    timeLimitSec: timeLimitOf(scenario),
+    durationSec,
+    machine: machine(),
+  };
 }
 
 /** Rounds to `digits` decimals. */

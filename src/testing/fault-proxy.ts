@@ -59,7 +59,10 @@ export type FaultAction =
       readonly afterApply?: boolean;
     }
   | {
-      /** Wait, then forward. */
+      /**
+       * Wait, then forward: with `jitterInMs`, a round trip to a distant service
+       * (`{ type: "delay", delayInMs: 10, jitterInMs: 3 }` is about Azure's from a nearby region).
+       */
       readonly type: "delay";
       /** How long to wait before forwarding, in milliseconds (the mean, with `jitterInMs`). */
       readonly delayInMs: number;
@@ -113,6 +116,8 @@ export interface ProxiedRequest extends Omit<FaultRequestInfo, "headers"> {
   readonly outcome: FaultAction["type"] | "forwarded";
   /** The status the service answered (for requests it saw: forwarded, dropped, replaced or held back), or the injected one. */
   readonly statusCode: number | undefined;
+  /** With `delay`: how long this request was held, in milliseconds. */
+  readonly delayedInMs?: number;
 }
 
 /** Options for {@link createFaultProxy}. */
@@ -199,16 +204,25 @@ export async function createFaultProxy(options: FaultProxyOptions): Promise<Faul
   const server = createServer((req, res) => {
     const info: FaultRequestInfo = { method: req.method ?? "GET", path: req.url ?? "/", headers: req.headers };
     const action = pick(info);
-    const record = (outcome: ProxiedRequest["outcome"], statusCode: number | undefined) =>
-      log.push({ method: info.method, path: info.path, outcome, statusCode });
+    const record = (outcome: ProxiedRequest["outcome"], statusCode: number | undefined, delayedInMs?: number) =>
+      log.push({
+        method: info.method,
+        path: info.path,
+        outcome,
+        statusCode,
+        ...(delayedInMs === undefined ? {} : { delayedInMs }),
+      });
     switch (action?.type) {
       case undefined:
         return forward(req, res, target, agent, (status) => record("forwarded", status));
-      case "delay":
+      case "delay": {
+        const jitter = action.jitterInMs ?? 0;
+        const delayedInMs = Math.max(0, action.delayInMs + (random() * 2 - 1) * jitter);
         return void setTimeout(
-          () => forward(req, res, target, agent, (status) => record("delay", status)),
-          action.delayInMs + (action.jitterInMs ?? 0) * (2 * random() - 1),
+          () => forward(req, res, target, agent, (status) => record("delay", status, delayedInMs)),
+          delayedInMs,
         );
+      }
       case "dropResponse":
         return forward(req, res, target, agent, (status) => record("dropResponse", status), { answer: "drop" });
       case "statusAfterApply":

@@ -162,7 +162,7 @@ export function renderReport(run: BenchRun, { assets }: { assets: string }): Ren
           ordered
             .map(
               (r) =>
-                `\`${r.scenario}\` (${fmt(typeof r["durationSec"] === "number" ? r["durationSec"] : undefined)} s)`,
+                `\`${r.scenario}\` (${fmt(typeof r["durationSec"] === "number" ? r["durationSec"] : undefined)} s${typeof r["error"] === "string" ? ", did not finish" : ""})`,
             )
             .join(", "),
         ],
@@ -201,7 +201,10 @@ export function renderReport(run: BenchRun, { assets }: { assets: string }): Ren
   ];
 
   for (const result of ordered) {
-    const section = (sectionWriters[result.scenario] ?? genericSection)(result);
+    const section =
+      typeof result["error"] === "string"
+        ? failedSection(result, result["error"])
+        : (sectionWriters[result.scenario] ?? genericSection)(result);
     out.push(
       `## ${section.title}`,
       "",
@@ -242,6 +245,16 @@ export function renderReport(run: BenchRun, { assets }: { assets: string }): Ren
     .trimEnd()}\n`;
   files.set(`${assets}/results.json`, `${JSON.stringify(run, null, 2)}\n`);
   return { markdown, files };
+}
+
+/** The section of a scenario that did not finish: why, and no figures. */
+function failedSection(result: ScenarioResult, error: string) {
+  return {
+    title: `Scenario \`${result.scenario}\`: did not finish`,
+    intro: `This scenario did not finish in this run: ${error}. Its goals show as not reported; the other scenarios ran as usual.`,
+    charts: [],
+    body: "",
+  };
 }
 
 /** Writes the report to `reportPath` and its charts and results.json into the folder named after it. */

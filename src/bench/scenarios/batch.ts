@@ -22,6 +22,8 @@
  * entity: one round trip and one service operation for up to 100 entities. With more in flight,
  * single inserts overlap on the wire too, and on a small machine the emulator's CPU becomes the
  * bound for both; run with `--concurrency 8` to see that regime.
+ *
+ * Then the scale curves of ./batch-scale.ts: transactions of 1 to 100 operations, payloads up to 4 MB.
  */
 import type { TableClient, TransactionAction } from "@azure/data-tables";
 import { numberFlag } from "../../internal/args.js";
@@ -29,6 +31,8 @@ import { importSdk } from "../../internal/sdk.js";
 import { runPool } from "../../internal/pool.js";
 import { padNumber, writeBatch } from "../../index.js";
 import { median, round, type BenchScenario } from "../harness.js";
+import { growthOf } from "../stats.js";
+import { batchScale } from "./batch-scale.js";
 
 /** Runs task(0..count-1) with `concurrency` in flight. */
 const pool = (count: number, concurrency: number, task: (index: number) => Promise<void>) =>
@@ -47,8 +51,10 @@ export const batchScenario: BenchScenario<typeof import("@azure/data-tables")> =
     "--concurrency <n>": "requests in flight (default 1)",
     "--rounds <n>": "rounds after a warm-up; rates are medians over them (default 5)",
     "--payload-bytes <n>": "payload per entity (default 100)",
+    "--skip-scale": "leave out the scale curves (transactions of 1 to 100 operations, payloads up to 4 MB)",
   },
   services: ["table"],
+  timeLimitInSec: 240,
   loadSdks: () => importSdk(() => import("@azure/data-tables"), "@azure/data-tables"),
   async run({ connectionString, args, log }, { TableClient }) {
     const entities = numberFlag(args, "entities", 2000, 100);
@@ -114,6 +120,7 @@ export const batchScenario: BenchScenario<typeof import("@azure/data-tables")> =
       batchedSameConcurrency: 100 * partitions,
       batched: 100 * partitions,
     };
+    let scale: Awaited<ReturnType<typeof batchScale>>;
     try {
       const names = Object.keys(ways) as (keyof typeof ways)[];
       for (let r = 0; r <= rounds; r++) {
@@ -145,6 +152,7 @@ export const batchScenario: BenchScenario<typeof import("@azure/data-tables")> =
           if (stored !== count) throw new Error(`${way}: ${stored} entities stored, expected ${count}`);
         }
       }
+      scale = args["skip-scale"] ? { bySize: [], byPayload: [] } : await batchScale(await freshTable("scale"), log);
     } finally {
       await Promise.all(tables.map((t) => t.deleteTable().catch(() => undefined)));
     }
@@ -174,6 +182,10 @@ export const batchScenario: BenchScenario<typeof import("@azure/data-tables")> =
       batchedVsRaw: round(batchedSameConcurrencyPerSec / rawTransactionPerSec, 2),
       goal: "ratio >= 8",
       runs: Object.fromEntries(Object.entries(perSec).map(([way, values]) => [way, values.map((v) => round(v, 1))])),
+      scaleBySize: scale.bySize,
+      scaleBySizeGrowth: growthOf(scale.bySize.map((p) => ({ x: p.operations, y: p.msPerTransaction }))),
+      scaleByPayload: scale.byPayload,
+      scaleByPayloadGrowth: growthOf(scale.byPayload.map((p) => ({ x: p.payloadBytes, y: p.msPerEntity }))),
     };
   },
 };

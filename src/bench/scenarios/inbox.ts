@@ -77,6 +77,7 @@ export const inboxScenario: BenchScenario<typeof import("@azure/data-tables")> =
     "--quick": "a short run to check the scenario: 10000 rows, 50 samples per size",
   },
   services: ["table"],
+  timeLimitInSec: 600,
   loadSdks: () => importSdk(() => import("@azure/data-tables"), "@azure/data-tables"),
   async run({ connectionString, args, log }, { TableClient }) {
     const quick = args["quick"] === true;

@@ -14,6 +14,8 @@ export interface Tally {
   maxAttempts: number;
   /** Updates that needed more than 10 rounds: how close contention comes to the default `maxAttempts` (20). */
   overTenAttempts: number;
+  /** Updates cancelled a while after the end of a timed race (each may or may not have been applied). */
+  cancelled: number;
 }
 
 /** Configuration of a worker process. */
@@ -46,6 +48,10 @@ export interface WorkerReport extends Tally {
   readonly finishedAt: number;
   /** Updates completed within `durationInMs` of the start (when it was given). */
   readonly successesInWindow: number;
+  /** `raw` and `library`: the time each update counted in `successesInWindow` took, from its call to its success. */
+  readonly latenciesMs?: readonly number[];
+  /** The updates counted in `successesInWindow`, by writer of this process. */
+  readonly writerSuccesses?: readonly number[];
   /** `interleaved` mode only. */
   readonly interleaved?: InterleavedReport;
 }

@@ -17,6 +17,9 @@
  * machine moves absolute numbers between rounds). `duplicates` counts messages handled (or, for
  * the raw loop, deleted) more than once, `lost` those never handled; both must be 0.
  *
+ * Then the scale curves of ./queue-scale.ts: the consumer against the raw loop over 1, 2 and 4
+ * processes at 16 and 32 in flight each, and the memory of 1,000 messages in flight.
+ *
  * With `--latency-ms N` every queue and table request goes through a fault proxy that delays it by
  * N ms, to see the latency-bound case of a real account (where the service does not run on the
  * benchmark's CPUs).
@@ -29,6 +32,11 @@ import { importSdk } from "../../internal/sdk.js";
 import { QueueConsumer, TableIdempotencyStore } from "../../index.js";
 import { buildConnectionString, createFaultProxy, type FaultProxy } from "../../testing/index.js";
 import { median, round, type BenchScenario } from "../harness.js";
+import { growthOf } from "../stats.js";
+import { inFlightMemory, queueScale, rawDrain } from "./queue-scale.js";
+
+/** Messages a consumer holds at once for the memory figure. */
+const IN_FLIGHT = 1_000;
 
 /**
  * CPU time (user + system, ms) used so far by the embedded Azurite child of this process, read from
@@ -97,30 +105,12 @@ function cpuMeter() {
   };
 }
 
-/** The hand-written baseline: receive up to 32, delete them all in parallel, repeat until empty. */
+/** The hand-written baseline (queue-scale.ts's `rawDrain`), in this process. */
 async function rawRun(queue: QueueClient, messages: number, concurrency: number): Promise<Run> {
-  const batch = Math.min(32, concurrency);
-  const loops = Math.max(1, Math.round(concurrency / batch));
   const counts = new Map<string, number>();
   const cpu = cpuMeter();
   const started = performance.now();
-  await Promise.all(
-    Array.from({ length: loops }, async () => {
-      for (;;) {
-        const { receivedMessageItems } = await queue.receiveMessages({
-          numberOfMessages: batch,
-          visibilityTimeout: 30,
-        });
-        if (receivedMessageItems.length === 0) return;
-        await Promise.all(
-          receivedMessageItems.map(async (m) => {
-            await queue.deleteMessage(m.messageId, m.popReceipt);
-            counts.set(m.messageText, (counts.get(m.messageText) ?? 0) + 1);
-          }),
-        );
-      }
-    }),
-  );
+  await rawDrain(queue, concurrency, (body) => counts.set(body, (counts.get(body) ?? 0) + 1));
   return tally(counts, messages, (performance.now() - started) / 1000, cpu.client(), cpu.server());
 }
 
@@ -197,11 +187,15 @@ export const queueScenario: BenchScenario<{
     "--latency-ms <ms>": "delay every queue and table request by this much through a fault proxy (default 0)",
   },
   services: ["queue", "table"],
+  timeLimitInSec: 480,
   loadSdks: async () => ({
     tables: await importSdk(() => import("@azure/data-tables"), "@azure/data-tables"),
     queues: await importSdk(() => import("@azure/storage-queue"), "@azure/storage-queue"),
   }),
-  async run({ connectionString: direct, args, log }, { tables: { TableClient }, queues: { QueueServiceClient } }) {
+  async run(
+    { connectionString: direct, args, log, abortSignal },
+    { tables: { TableClient }, queues: { QueueServiceClient } },
+  ) {
     const messages = numberFlag(args, "messages", 1_000, 1);
     const concurrency = numberFlag(args, "concurrency", 32, 1);
     const rounds = numberFlag(args, "rounds", 5, 1);
@@ -231,6 +225,8 @@ export const queueScenario: BenchScenario<{
     await queue.create();
     const inboxes: TableClient[] = [];
     const runs: Round[] = [];
+    let scale: Awaited<ReturnType<typeof queueScale>>;
+    let memory: Awaited<ReturnType<typeof inFlightMemory>>;
     try {
       for (let r = 0; r < rounds; r++) {
         const inbox = TableClient.fromConnectionString(connectionString, `benchinbox${tag}${r}`, {
@@ -259,6 +255,17 @@ export const queueScenario: BenchScenario<{
         }
         runs.push(round as Round);
       }
+      scale = await queueScale({
+        connectionString,
+        queue,
+        messages,
+        fill,
+        serverCpuMs: azuriteCpuMs,
+        log,
+        abortSignal,
+      });
+      memory = await inFlightMemory(queue, IN_FLIGHT, fill);
+      log(`memory: ${memory.rssPerMessageKiB} KiB of resident set per message in flight (${IN_FLIGHT} in flight)`);
     } finally {
       await queue.delete();
       await Promise.all(inboxes.map((t) => t.deleteTable()));
@@ -292,9 +299,13 @@ export const queueScenario: BenchScenario<{
         idempotentPerSec: round(x.idempotent.perSec, 1),
         idempotentKeyedPerSec: round(x.idempotentKeyed.perSec, 1),
       })),
+      scale,
+      scaleMinRatio: Math.min(...scale.map((p) => p.ratio)),
+      scaleGrowth: growthOf(scale.filter((p) => p.concurrency === 32).map((p) => ({ x: p.processes, y: p.perSec }))),
+      memory,
       goals: {
         ratio: { goal: ">= 0.95", met: ratio >= 0.95 },
-        idempotentRatio: { goal: ">= 0.6", met: idempotentRatio >= 0.6 },
+        idempotentRatio: { goal: ">= 0.85", met: idempotentRatio >= 0.85 },
         duplicates: { goal: "0", met: duplicates === 0 },
         lost: { goal: "0", met: lost === 0 },
       },

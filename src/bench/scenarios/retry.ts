@@ -28,6 +28,7 @@ import {
 import { numberFlag, numberListFlag } from "../../internal/args.js";
 import { importSdk } from "../../internal/sdk.js";
 import { median, round, type BenchScenario } from "../harness.js";
+import { withRoundTrip } from "../round-trip.js";
 
 /** The strategies compared, scaled for writers racing on one blob (milliseconds, not seconds). */
 const contentionStrategies: readonly BackoffStrategy[] = [
@@ -50,15 +51,23 @@ const STRATEGY_SETTINGS: Readonly<Record<string, string>> = {
 
 const RAW = "raw-sdk-naive-loop";
 const MIN_SUCCESSES_PER_RACE = 160;
+/**
+ * Beyond this many writers, a race makes only the minimum in all (MIN_SUCCESSES_PER_RACE), not
+ * `--increments` per writer: a naive loop's requests grow with the writers, so that keeps the 32- and
+ * 64-writer races (and `bench all`) short.
+ */
+const WIDE = 16;
 
 interface Tally {
   requests: number;
   conflicts: number;
+  /** The scenario's time limit: past it, requests fail. */
+  readonly abortSignal: AbortSignal;
 }
 
 async function readCounter(blob: BlockBlobClient, tally: Tally): Promise<{ value: number; etag: string }> {
   tally.requests += 1;
-  const response = await blob.download();
+  const response = await blob.download(0, undefined, { abortSignal: tally.abortSignal });
   const chunks: Buffer[] = [];
   for await (const chunk of response.readableStreamBody!) chunks.push(chunk as Buffer);
   return { value: Number(Buffer.concat(chunks).toString("utf8")), etag: response.etag! };
@@ -69,7 +78,10 @@ async function increment(blob: BlockBlobClient, tally: Tally): Promise<void> {
   const body = String(value + 1);
   tally.requests += 1;
   try {
-    await blob.upload(body, Buffer.byteLength(body), { conditions: { ifMatch: etag } });
+    await blob.upload(body, Buffer.byteLength(body), {
+      conditions: { ifMatch: etag },
+      abortSignal: tally.abortSignal,
+    });
   } catch (error) {
     if (statusOf(error) === 412) tally.conflicts += 1;
     throw error;
@@ -102,6 +114,7 @@ async function libraryWriter(
       backoff,
       maxRetries: Infinity,
       shouldRetry: (classification) => classification.statusCode === 412,
+      abortSignal: tally.abortSignal,
     });
   }
 }
@@ -111,17 +124,23 @@ async function race(
   writers: number,
   increments: number,
   writer: (blob: BlockBlobClient, increments: number, tally: Tally) => Promise<void>,
+  abortSignal: AbortSignal,
 ) {
   const container = client.getContainerClient(`bench-retry-${Date.now()}-${Math.floor(Math.random() * 1e6)}`);
   await container.create();
   const blob = container.getBlockBlobClient("counter");
   await blob.upload("0", 1);
-  const tally: Tally = { requests: 0, conflicts: 0 };
+  const tally: Tally = { requests: 0, conflicts: 0, abortSignal };
   const started = performance.now();
-  await Promise.all(Array.from({ length: writers }, () => writer(blob, increments, tally)));
-  const seconds = (performance.now() - started) / 1000;
-  const final = (await readCounter(blob, { requests: 0, conflicts: 0 })).value;
-  await container.delete();
+  let seconds: number;
+  let final: number;
+  try {
+    await Promise.all(Array.from({ length: writers }, () => writer(blob, increments, tally)));
+    seconds = (performance.now() - started) / 1000;
+    final = (await readCounter(blob, { requests: 0, conflicts: 0, abortSignal })).value;
+  } finally {
+    await container.delete();
+  }
   const successes = writers * increments;
   if (final !== successes) throw new Error(`lost updates: counter is ${final}, expected ${successes}`);
   return {
@@ -138,22 +157,23 @@ type Race = Awaited<ReturnType<typeof race>>;
 
 export const retryScenario: BenchScenario<typeof import("@azure/storage-blob")> = {
   name: "retry",
-  description: "backoff strategies on 1-16 writers racing conditional writes to one blob",
+  description: "backoff strategies on 1-64 writers racing conditional writes to one blob",
   flags: {
-    "--writers <list>": "writer counts to sweep, comma-separated (default 1,2,4,8,16)",
-    "--increments <n>": "increments per writer, at least (default 20; a race makes at least 160 in all)",
+    "--writers <list>": "writer counts to sweep, comma-separated (default 1,2,4,8,16,32,64)",
+    "--increments <n>":
+      "increments per writer, at least (default 20; a race makes at least 160 in all; beyond 16 writers, 160 in all)",
+    "--round-trip-ms <n>":
+      "on Azurite, every race once more through a proxy adding this round trip, ± 30% jitter (default 10; 0: not run)",
     "--rounds <n>": "rounds; each figure is the median over them (default 3)",
   },
   services: ["blob"],
+  timeLimitInSec: 480,
   loadSdks: () => importSdk(() => import("@azure/storage-blob"), "@azure/storage-blob"),
-  async run({ connectionString, args, log }, { BlobServiceClient }) {
-    const writerCounts = numberListFlag(args, "writers", [1, 2, 4, 8, 16]).map(Math.floor);
+  async run({ connectionString, embedded, args, log, abortSignal }, { BlobServiceClient }) {
+    const writerCounts = numberListFlag(args, "writers", [1, 2, 4, 8, 16, 32, 64]).map(Math.floor);
     const increments = numberFlag(args, "increments", 20, 1);
     const rounds = numberFlag(args, "rounds", 3, 1);
-    // One attempt per SDK call: every request counted here is a request on the wire.
-    const client = BlobServiceClient.fromConnectionString(connectionString, {
-      retryOptions: SDK_SINGLE_ATTEMPT.storage,
-    });
+    const roundTripMs = numberFlag(args, "round-trip-ms", 10, 0);
     const ways: [string, (blob: BlockBlobClient, increments: number, tally: Tally) => Promise<void>][] = [
       [RAW, rawWriter],
       ...contentionStrategies.map((backoff): [string, typeof rawWriter] => [
@@ -161,43 +181,58 @@ export const retryScenario: BenchScenario<typeof import("@azure/storage-blob")> 
         (b, n, t) => libraryWriter(b, n, t, backoff),
       ]),
     ];
-    const perWriter = (writers: number) => Math.max(increments, Math.ceil(MIN_SUCCESSES_PER_RACE / writers));
-    for (const [, writer] of ways) await race(client, 2, 10, writer); // warm-up, not measured
-    const measured = new Map<string, Race[]>(); // "writers strategy" -> one race per round
-    for (let r = 0; r < rounds; r++) {
-      for (const writers of writerCounts) {
-        for (let k = 0; k < ways.length; k++) {
-          const [strategy, writer] = ways[(k + r) % ways.length]!;
-          const outcome = await race(client, writers, perWriter(writers), writer);
-          const key = `${writers} ${strategy}`;
-          measured.set(key, [...(measured.get(key) ?? []), outcome]);
+    const perWriter = (writers: number) =>
+      Math.max(Math.ceil(MIN_SUCCESSES_PER_RACE / writers), writers <= WIDE ? increments : 1);
+
+    /** Every way at every writer count, `times` rounds, through the account at `through`. */
+    const measure = async (through: string, times: number, label: string) => {
+      // One attempt per SDK call: every request counted here is a request on the wire.
+      const client = BlobServiceClient.fromConnectionString(through, { retryOptions: SDK_SINGLE_ATTEMPT.storage });
+      for (const [, writer] of ways) await race(client, 2, 10, writer, abortSignal); // warm-up, not measured
+      const measured = new Map<string, Race[]>(); // "writers strategy" -> one race per round
+      for (let r = 0; r < times; r++) {
+        for (const writers of writerCounts) {
+          for (let k = 0; k < ways.length; k++) {
+            const [strategy, writer] = ways[(k + r) % ways.length]!;
+            const outcome = await race(client, writers, perWriter(writers), writer, abortSignal);
+            const key = `${writers} ${strategy}`;
+            measured.set(key, [...(measured.get(key) ?? []), outcome]);
+          }
+          const line = ways
+            .map(([strategy]) => `${strategy} ${measured.get(`${writers} ${strategy}`)!.at(-1)!.requestsPerSuccess}`)
+            .join(", ");
+          log(`${label}round ${r + 1}/${times}, ${writers} writers: requests per success ${line}`);
         }
-        const line = ways
-          .map(([strategy]) => `${strategy} ${measured.get(`${writers} ${strategy}`)!.at(-1)!.requestsPerSuccess}`)
-          .join(", ");
-        log(`round ${r + 1}/${rounds}, ${writers} writers: requests per success ${line}`);
       }
-    }
-    const results = writerCounts.flatMap((writers) =>
-      ways.map(([strategy]) => {
-        const races = measured.get(`${writers} ${strategy}`)!;
-        const mid = (pick: (x: Race) => number, digits = 2) => round(median(races.map(pick)), digits);
-        return {
-          strategy,
-          writers,
-          incrementsPerWriter: perWriter(writers),
-          timeMs: mid((x) => x.timeMs, 0),
-          requests: mid((x) => x.requests, 0),
-          requestsPerSuccess: mid((x) => x.requestsPerSuccess),
-          conflicts: mid((x) => x.conflicts, 0),
-          goodputPerSec: mid((x) => x.goodputPerSec, 1),
-          perRound: {
-            goodputPerSec: races.map((x) => x.goodputPerSec),
-            requestsPerSuccess: races.map((x) => x.requestsPerSuccess),
-          },
-        };
-      }),
-    );
+      return writerCounts.flatMap((writers) =>
+        ways.map(([strategy]) => {
+          const races = measured.get(`${writers} ${strategy}`)!;
+          const mid = (pick: (x: Race) => number, digits = 2) => round(median(races.map(pick)), digits);
+          return {
+            strategy,
+            writers,
+            incrementsPerWriter: perWriter(writers),
+            timeMs: mid((x) => x.timeMs, 0),
+            requests: mid((x) => x.requests, 0),
+            requestsPerSuccess: mid((x) => x.requestsPerSuccess),
+            conflicts: mid((x) => x.conflicts, 0),
+            goodputPerSec: mid((x) => x.goodputPerSec, 1),
+            perRound: {
+              goodputPerSec: races.map((x) => x.goodputPerSec),
+              requestsPerSuccess: races.map((x) => x.requestsPerSuccess),
+            },
+          };
+        }),
+      );
+    };
+    const results = await measure(connectionString, rounds, "");
+    // The same once more with an Azure-like round trip (on an account, the round trip is already real).
+    const azureLike =
+      embedded && roundTripMs > 0
+        ? await withRoundTrip(connectionString, roundTripMs, (through) =>
+            measure(through, 1, `Azure-like round trip ${roundTripMs} ms: `),
+          )
+        : null;
     return {
       incrementsPerWriter: increments,
       minSuccessesPerRace: MIN_SUCCESSES_PER_RACE,
@@ -205,6 +240,8 @@ export const retryScenario: BenchScenario<typeof import("@azure/storage-blob")> 
       rounds,
       strategies: Object.fromEntries(ways.map(([strategy]) => [strategy, STRATEGY_SETTINGS[strategy] ?? strategy])),
       results,
+      azureLike: azureLike?.map(({ perRound: _, ...row }) => row) ?? null,
+      azureLikeRoundTripMs: azureLike ? roundTripMs : null,
     };
   },
 };

@@ -31,7 +31,20 @@ import {
 } from "../scenarios/optimistic-protocol.js";
 import { workerConnectionString } from "../workers.js";
 
-const newTally = (): Tally => ({ successes: 0, requests: 0, conflicts: 0, maxAttempts: 0, overTenAttempts: 0 });
+const newTally = (): Tally => ({
+  successes: 0,
+  requests: 0,
+  conflicts: 0,
+  maxAttempts: 0,
+  overTenAttempts: 0,
+  cancelled: 0,
+});
+
+/**
+ * How long after the end of a timed race an update still running is given before it is cancelled:
+ * a writer starved by the others could otherwise stretch the race by many backoffs.
+ */
+const FINISH_GRACE_IN_MS = 1_000;
 
 function countAttempts(tally: Tally, attempts: number): void {
   tally.maxAttempts = Math.max(tally.maxAttempts, attempts);
@@ -187,23 +200,34 @@ async function runWorker(config: WorkerConfig): Promise<WorkerReport> {
   }
   const deadline = config.durationInMs === undefined ? Infinity : startedAt + config.durationInMs;
   let successesInWindow = 0;
+  const latenciesMs: number[] = [];
+  const writerSuccesses = blobs.map(() => 0);
+  const overtime = deadline === Infinity ? undefined : AbortSignal.timeout(deadline - Date.now() + FINISH_GRACE_IN_MS);
   await Promise.all(
-    blobs.map(async (blob) => {
+    blobs.map(async (blob, w) => {
       const cell = blobJsonCell<number>(blob);
       for (let i = 0; deadline === Infinity ? i < config.updatesPerWriter : Date.now() < deadline; i++) {
         const before = tally.successes;
+        const began = performance.now();
         if (config.mode === "raw") await rawIncrement(blob, tally);
         else if (config.mode === "library") {
-          await libraryIncrement(
-            blob,
-            tally,
-            {
-              coalesce: false,
-              skipReadAfterOwnWrite: config.skipReadAfterOwnWrite,
-              ...(config.backoff ? { backoff: BACKOFFS[config.backoff]! } : {}),
-            },
-            cell,
-          );
+          try {
+            await libraryIncrement(
+              blob,
+              tally,
+              {
+                coalesce: false,
+                skipReadAfterOwnWrite: config.skipReadAfterOwnWrite,
+                ...(config.backoff ? { backoff: BACKOFFS[config.backoff]! } : {}),
+                ...(overtime ? { abortSignal: overtime } : {}),
+              },
+              cell,
+            );
+          } catch (error) {
+            if (!overtime?.aborted) throw error;
+            tally.cancelled++; // may or may not have been applied: the scenario's check allows for it
+            break;
+          }
         } else {
           await Promise.all(
             Array.from({ length: config.writers }, () =>
@@ -211,11 +235,15 @@ async function runWorker(config: WorkerConfig): Promise<WorkerReport> {
             ),
           );
         }
-        if (Date.now() <= deadline) successesInWindow += tally.successes - before;
+        if (Date.now() <= deadline) {
+          successesInWindow += tally.successes - before;
+          writerSuccesses[w]! += tally.successes - before;
+          if (config.mode !== "coalesced") latenciesMs.push(Math.round((performance.now() - began) * 100) / 100);
+        }
       }
     }),
   );
-  return { ...tally, startedAt, finishedAt: Date.now(), successesInWindow };
+  return { ...tally, startedAt, finishedAt: Date.now(), successesInWindow, latenciesMs, writerSuccesses };
 }
 
 runWorker(JSON.parse(process.argv[2]!) as WorkerConfig).then(

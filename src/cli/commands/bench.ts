@@ -6,13 +6,21 @@
  * From source, `npm run bench -- <args>` is this command.
  */
 import { readFile } from "node:fs/promises";
-import { flagNames, flagSpec, runScenario, type BenchScenario } from "../../bench/harness.js";
+import {
+  failedScenario,
+  flagNames,
+  flagSpec,
+  runScenario,
+  timeLimitOf,
+  type BenchScenario,
+} from "../../bench/harness.js";
 import type { ScenarioResult } from "../../bench/report/markdown.js";
 import { startRun, writeReport, type BenchRun } from "../../bench/report/report.js";
 import { scenarios } from "../../bench/scenarios/index.js";
 import { redactSecrets } from "../../errors.js";
-import { stringFlag, UsageError, type FlagSpec, type Flags } from "../../internal/args.js";
+import { numberFlag, stringFlag, UsageError, type FlagSpec, type Flags } from "../../internal/args.js";
 import type { Command } from "../command.js";
+import { explain } from "../explain.js";
 import {
   accountConnection,
   checkReachable,
@@ -28,6 +36,7 @@ const OWN_FLAGS: FlagSpec = {
   json: { type: "boolean" },
   report: { type: "string" },
   from: { type: "string" },
+  "time-limit": { type: "string" },
   ...LOAD_TARGET_FLAGS,
 };
 
@@ -78,7 +87,7 @@ function scenarioList(): string {
   return all
     .map((s) =>
       [
-        `  ${s.name.padEnd(11)} ${wrap(s.description, 100 - 14, 14)}`,
+        `  ${s.name.padEnd(11)} ${wrap(`${s.description} (time limit ${timeLimitOf(s)} s)`, 100 - 14, 14)}`,
         ...Object.entries(s.flags).map(
           ([usage, meaning]) => `      ${usage.padEnd(width)}  ${wrap(meaning, 100 - width - 8, width + 8)}`,
         ),
@@ -87,14 +96,14 @@ function scenarioList(): string {
     .join("\n");
 }
 
-const help = `Usage: ${NAME} bench <scenario|all> [--json] [--report <file>.md] [scenario flags]
+const help = `Usage: ${NAME} bench <scenario[,scenario...]|all> [--json] [--report <file>.md] [scenario flags]
        ${NAME} bench --from <results.json> --report <file>.md
 
 Measures the library against raw SDK calls, both in the same run: backoff strategies under
 contention, optimistic updates, lease lock handoffs, queue consumers, table transactions, Azure
 Files read-modify-write. Each scenario creates its own containers, tables, queues and shares (their
 names start with "bench") and deletes them at the end; a run stopped with Ctrl-C may leave some
-behind. \`all\` runs every scenario, one after another.
+behind. \`all\` runs every scenario, one after another; a comma-separated list runs those.
 
 Options:
   --json               print the result as one JSON line, the last line on stdout (without it:
@@ -102,6 +111,9 @@ Options:
   --report <file>.md   also write a Markdown report with SVG charts; the charts and the run's
                        results.json go in the folder <file>/ beside it
   --from <file>        with --report: write the report of a saved results.json, running nothing
+  --time-limit <s>     stop a scenario that runs longer than this many seconds (default: each
+                       scenario's own limit, shown below); its result then says so in "error",
+                       and \`all\` goes on with the next scenario
 
 Scenarios and their flags:
 ${scenarioList()}
@@ -123,6 +135,8 @@ lock, optimistic), @azure/data-tables (batch, queue), @azure/storage-queue (queu
 @azure/storage-file-share (files).
 
 Exit codes: 0 done, 1 a scenario failed, 2 usage (unknown scenario or flag, missing SDK or azurite).
+A scenario fails when it ends with an error or runs past its time limit; with several scenarios,
+the others still run, and their figures are printed and reported.
 
 Examples:
   ${NAME} bench retry --writers 1,4,16 --rounds 1 --json
@@ -169,10 +183,13 @@ export const benchCommand: Command = {
     const [name, ...extra] = positional;
     if (!name) throw new UsageError(`bench needs a scenario or all; run \`${NAME} bench --help\``);
     if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
-    const chosen = name === "all" ? Object.values(scenarios) : scenarios[name] ? [scenarios[name]] : undefined;
-    if (!chosen)
-      throw new UsageError(`unknown scenario "${name}"; choose from ${Object.keys(scenarios).join(", ")}, or all`);
+    const names = name === "all" ? Object.keys(scenarios) : name.split(",");
+    const unknown = names.find((n) => !scenarios[n]);
+    if (unknown !== undefined)
+      throw new UsageError(`unknown scenario "${unknown}"; choose from ${Object.keys(scenarios).join(", ")}, or all`);
+    const chosen = names.map((n) => scenarios[n]!);
     checkFlags(flags, chosen);
+    const timeLimitInSec = flags["time-limit"] === undefined ? undefined : numberFlag(flags, "time-limit", 0, 0.1);
     const target = chooseLoadTarget(flags);
     const services = chosen.flatMap((scenario) => scenario.services);
     progress(
@@ -196,13 +213,26 @@ export const benchCommand: Command = {
     const results: ScenarioResult[] = [];
     for (const [i, scenario] of chosen.entries()) {
       if (chosen.length > 1) progress(`scenario ${i + 1} of ${chosen.length}: ${scenario.name}`);
-      const result = await runScenario(scenario, sdks[i], flags, connect, progress);
-      results.push(result as ScenarioResult); // runScenario sets `scenario`
+      const started = performance.now();
+      try {
+        const result = await runScenario(scenario, sdks[i], flags, { connect, progress, timeLimitInSec });
+        results.push(result as ScenarioResult); // runScenario sets `scenario`
+      } catch (error) {
+        // One scenario alone fails as any command does; within `all`, the others still run and report.
+        if (chosen.length === 1 || error instanceof UsageError) throw error;
+        const line = explain(error);
+        progress(`[${scenario.name}] failed: ${line}`);
+        const seconds = Math.round((performance.now() - started) / 100) / 10;
+        results.push({ ...failedScenario(scenario, target.kind === "account" ? "account" : "azurite", line, seconds) });
+      }
     }
+    const failed = results.filter((r) => typeof r["error"] === "string").map((r) => r.scenario);
+    if (failed.length > 0 && chosen.length > 1)
+      progress(`${failed.length} of ${chosen.length} scenarios did not finish: ${failed.join(", ")}`);
     const run: BenchRun = { scenario: name, run: finish(), results };
     if (report !== undefined) for (const file of await writeReport(report, run)) progress(`wrote ${file}`);
-    const output = name === "all" ? run : results[0]!;
+    const output = chosen.length > 1 ? run : results[0]!;
     out(flags["json"] ? JSON.stringify(output) : JSON.stringify(output, null, 2));
-    return 0;
+    return failed.length > 0 ? 1 : 0;
   },
 };

@@ -11,10 +11,17 @@ import { spawnWorker } from "../../support/processes.js";
 import { blobService, connectionString } from "../../support/storage.js";
 
 async function bench(...args: string[]) {
+  const { code, last, stderr } = await benchExiting(...args);
+  if (code !== 0) throw new Error(`bench exited with ${code}:\n${stderr}`);
+  return { last, stderr };
+}
+
+/** Runs `bench` to its end, whatever its exit code. */
+async function benchExiting(...args: string[]) {
   const run = spawnWorker("src/cli/main.ts", ["bench", ...args, "--connection-string", connectionString()]);
   const { code } = await run.exited;
-  if (code !== 0) throw new Error(`bench exited with ${code}:\n${run.stderr()}`);
-  return { last: JSON.parse(run.lines.at(-1)!) as Record<string, unknown>, stderr: run.stderr() };
+  const line = run.lines.at(-1);
+  return { code, last: (line ? JSON.parse(line) : {}) as Record<string, unknown>, stderr: run.stderr() };
 }
 
 async function benchContainers(): Promise<string[]> {
@@ -91,4 +98,33 @@ describe("bench command", () => {
     for (const figure of ["uncontendedRatio", "anchorRequestsPerWaiterPerSec", "longestWaitToMeanWait"])
       expect(typeof last[figure]).toBe("number");
   }, 150_000);
+
+  it("stops a scenario that runs past its time limit, and still runs, prints and reports the others", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "bench-"));
+    try {
+      // retry with 64 writers making 100,000 increments each cannot finish in 8 s; batch with 100 entities can.
+      const { code, last, stderr } = await benchExiting(
+        "retry,batch",
+        ...["--time-limit", "8", "--writers", "64", "--increments", "100000", "--rounds", "1"],
+        ...["--entities", "100", "--partitions", "1", "--skip-scale", "--json", "--report", join(dir, "report.md")],
+      );
+      expect(stderr).toMatch(/^\[retry\] ran past its time limit of 8 s and was stopped; its figures are left out$/m);
+      expect(stderr).toMatch(/^1 of 2 scenarios did not finish: retry$/m);
+      expect(code).toBe(1);
+      const results = last["results"] as Record<string, unknown>[];
+      expect(results.map((r) => r["scenario"])).toEqual(["retry", "batch"]);
+      expect(results[0]).toMatchObject({ timedOut: true, timeLimitSec: 8 });
+      expect(results[0]).not.toHaveProperty("results");
+      expect(results[1]).not.toHaveProperty("error");
+      expect(results[1]!["singlePerSec"]).toBeGreaterThan(0);
+
+      const report = await readFile(join(dir, "report.md"), "utf8");
+      expect(report).toContain("## Scenario `retry`: did not finish");
+      expect(report).toContain("Scenario `batch`");
+      const saved = JSON.parse(await readFile(join(dir, "report", "results.json"), "utf8")) as { results: unknown[] };
+      expect(saved.results).toEqual(results);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 90_000);
 });

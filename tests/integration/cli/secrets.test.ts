@@ -273,7 +273,13 @@ describe("no secret in any output, file or process list", () => {
       await run(unreachable, (dir) => [...batch(dir), "--use-env"]),
     ];
     expect(runs.map((r) => r.code)).toEqual([0, 0, 1]);
-    expect(runs[0]!.written).toEqual(["report.md", "report/batch-throughput.svg", "report/results.json"]);
+    expect(runs[0]!.written).toEqual([
+      "report.md",
+      "report/batch-scale-operations.svg",
+      "report/batch-scale-payload.svg",
+      "report/batch-throughput.svg",
+      "report/results.json",
+    ]);
     const report = [...runs[0]!.files].find(([file]) => file.endsWith("results.json"))![1];
     expect(report).toMatch(/"command": "azure-storage-concurrency bench batch .*--connection-string <redacted>/);
     // The sampler saw the workers (so the check of their command lines means something).

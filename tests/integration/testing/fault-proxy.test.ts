@@ -117,7 +117,28 @@ describe("fault proxy in front of Azurite", () => {
     });
     await using _ = proxy;
     await blobService(connectionString).getContainerClient(uniqueName("delay")).create();
-    expect(proxy.requests[0]).toMatchObject({ outcome: "delay", statusCode: 201 });
+    expect(proxy.requests[0]).toMatchObject({ outcome: "delay", statusCode: 201, delayedInMs: 50 });
+  });
+
+  it("delay with jitter holds each request for its own time around the mean", async () => {
+    const { proxy, connectionString } = await faultProxyFor("blob", {
+      rules: [{ action: { type: "delay", delayInMs: 10, jitterInMs: 4 } }],
+      random: seededRandom(3),
+    });
+    await using _ = proxy;
+    const container = blobService(connectionString).getContainerClient(uniqueName("jitter"));
+    await container.create();
+    for (let i = 0; i < 10; i++) await container.getBlockBlobClient(`b${i}`).upload("x", 1);
+    const delays = proxy.requests.map((r) => r.delayedInMs!);
+    expect(delays).toHaveLength(11);
+    for (const delay of delays) {
+      expect(delay).toBeGreaterThanOrEqual(6);
+      expect(delay).toBeLessThanOrEqual(14);
+    }
+    expect(new Set(delays).size).toBeGreaterThan(5);
+    expect(() => proxy.addRule({ action: { type: "delay", delayInMs: 10, jitterInMs: -1 } })).toThrow(
+      /`action.jitterInMs`/,
+    );
   });
 
   it("delay with jitter forwards every request; a jitter above the delay is refused before any request", async () => {

@@ -163,7 +163,7 @@ describe("renderReport", () => {
     expect(row("lock", "uncontendedRatio")).toContain("| 0.57 | **not met** |");
     expect(row("lock", "longestWaitToMeanWait")).toContain("| 3.1 | met |");
     expect(row("batch", "ratio")).toContain("| 7.18 | **not met** |");
-    expect(row("optimistic", "contendedRatio")).toContain("| met |");
+    expect(row("optimistic", "contendedRatio")).toContain("| ≥ 1.5 | 0.8 | **not met** |");
     expect(row("optimistic", "overheadRatio")).toContain("| 1.2 | **not met** |");
     expect(row("files", "lockedExtraIncrements")).toContain("| n/a | not reported |");
     expect(row("queue", "ratio")).toBeUndefined();

@@ -1,7 +1,9 @@
 /** The `batch` scenario: one request per entity against entity group transactions. */
-import { renderBarChart } from "../../../internal/chart.js";
+import { renderBarChart, renderLineChart } from "../../../internal/chart.js";
 import { bullets, count, fmt, get, num, table } from "../markdown.js";
 import type { SectionWriter } from "./section.js";
+
+const list = <T>(value: unknown): T[] => (Array.isArray(value) ? (value as T[]) : []);
 
 export const batchSection: SectionWriter = (result) => {
   const f = (path: string) => num(result, path);
@@ -22,6 +24,30 @@ export const batchSection: SectionWriter = (result) => {
   reading.push(
     `With ${count(f("concurrency"), "request")} in flight this measures what a transaction saves per entity: one round trip and one service operation for up to 100 entities. Against Azure, where a round trip takes longer than against a local emulator, the saving per entity grows.`,
   );
+  const bySize = list<{ operations: number; msPerTransaction: number; entitiesPerSec: number }>(
+    get(result, "scaleBySize"),
+  );
+  const byPayload = list<{
+    payloadBytes: number;
+    callBytes: number;
+    msPerEntity: number;
+    megabytesPerSec: number;
+    transactionsPerCall: number;
+  }>(get(result, "scaleByPayload"));
+  const growth = (path: string) => {
+    const g = get(result, path) as { growth?: string | null; slope?: number | null } | undefined;
+    return g?.growth ? `${g.growth} (log-log slope ${fmt(g.slope ?? undefined)})` : "n/a";
+  };
+  if (bySize.length > 0) {
+    reading.push(
+      `As a transaction grows from ${fmt(bySize[0]!.operations)} to ${fmt(bySize.at(-1)!.operations)} operations, its time grows ${growth("scaleBySizeGrowth")}: from ${fmt(bySize[0]!.msPerTransaction)} ms to ${fmt(bySize.at(-1)!.msPerTransaction)} ms, so entities per second go from ${fmt(bySize[0]!.entitiesPerSec)} to ${fmt(bySize.at(-1)!.entitiesPerSec)}.`,
+    );
+  }
+  if (byPayload.length > 0) {
+    reading.push(
+      `As the payload grows from ${fmt(byPayload[0]!.payloadBytes)} bytes to ${fmt(byPayload.at(-1)!.payloadBytes)} bytes per entity (${fmt(byPayload.at(-1)!.callBytes / 1e6)} MB per 100-entity call), the time per entity grows ${growth("scaleByPayloadGrowth")}; \`writeBatch()\` made ${fmt(byPayload.at(-1)!.transactionsPerCall)} transactions per call at the top (it cuts at the 4 MiB limit).`,
+    );
+  }
   const runs = (way: string) => {
     const values = get(result, `runs.${way}`);
     return Array.isArray(values) ? values.map((v) => fmt(typeof v === "number" ? v : undefined)).join(", ") : "";
@@ -53,6 +79,49 @@ export const batchSection: SectionWriter = (result) => {
           references: single === undefined ? [] : [{ value: single * 8, label: "goal: 8 × one request per entity" }],
         }),
       },
+      ...(bySize.length > 0
+        ? [
+            {
+              name: "scale-operations",
+              alt: "Time per entity group transaction against its number of operations",
+              svg: renderLineChart({
+                title: "Transaction time as it grows",
+                subtitle: "raw submitTransaction, one at a time, one partition, 100-byte entities",
+                xAxis: { label: "operations per transaction", scale: "linear", ticks: bySize.map((p) => p.operations) },
+                yAxis: { label: "ms per transaction" },
+                series: [
+                  {
+                    label: "ms per transaction",
+                    points: bySize.map((p) => ({ x: p.operations, y: p.msPerTransaction })),
+                  },
+                ],
+                markers: true,
+              }),
+            },
+          ]
+        : []),
+      ...(byPayload.length > 0
+        ? [
+            {
+              name: "scale-payload",
+              alt: "Time per entity against the payload per entity, 100 entities per writeBatch call",
+              svg: renderLineChart({
+                title: "writeBatch() as the payload grows",
+                subtitle: "100 entities per call, one partition; the top point is 4 MB per call",
+                xAxis: {
+                  label: "payload bytes per entity",
+                  scale: "log2",
+                  ticks: byPayload.map((p) => p.payloadBytes),
+                },
+                yAxis: { label: "ms per entity", scale: "log10" },
+                series: [
+                  { label: "ms per entity", points: byPayload.map((p) => ({ x: p.payloadBytes, y: p.msPerEntity })) },
+                ],
+                markers: true,
+              }),
+            },
+          ]
+        : []),
     ],
     body: [
       table(
@@ -68,6 +137,35 @@ export const batchSection: SectionWriter = (result) => {
           ["writeBatch(), its defaults (library)", fmt(f("batchedPerSec")), runs("batched")],
         ],
       ),
+      "",
+      ...(bySize.length > 0
+        ? [
+            "",
+            "Transactions of 1 to 100 operations:",
+            "",
+            table(
+              ["operations", "ms per transaction", "entities/s"],
+              bySize.map((p) => [fmt(p.operations), fmt(p.msPerTransaction), fmt(p.entitiesPerSec)]),
+            ),
+          ]
+        : []),
+      ...(byPayload.length > 0
+        ? [
+            "",
+            "Payloads up to 4 MB per `writeBatch()` call:",
+            "",
+            table(
+              ["bytes per entity", "bytes per call", "ms per entity", "MB/s", "transactions per call"],
+              byPayload.map((p) => [
+                fmt(p.payloadBytes),
+                fmt(p.callBytes),
+                fmt(p.msPerEntity),
+                fmt(p.megabytesPerSec),
+                fmt(p.transactionsPerCall),
+              ]),
+            ),
+          ]
+        : []),
       "",
       "Reading:",
       "",

@@ -1,5 +1,6 @@
 /** The `retry` scenario: goodput and requests per success against the number of writers, per backoff. */
 import { renderLineChart, type ReferenceLine } from "../../../internal/chart.js";
+import { growthOf } from "../../stats.js";
 import { bullets, count, fmt, get, num, table, times } from "../markdown.js";
 import type { SectionWriter } from "./section.js";
 
@@ -22,31 +23,57 @@ const LABELS: Readonly<Record<string, string>> = {
 };
 const label = (strategy: string) => LABELS[strategy] ?? strategy;
 
+/** The rows of a sweep in the JSON (`results`, `azureLike`). */
+const rowsAt = (value: unknown) =>
+  (Array.isArray(value) ? (value as Row[]) : []).filter((r) => typeof r.writers === "number");
+
+/** How requests per success grow with the writers, per strategy: "full jitter flat (slope 0.1)". */
+function growthLines(rows: readonly Row[], strategies: readonly string[]): string {
+  return strategies
+    .map((strategy) => {
+      const { growth, slope } = growthOf(
+        rows.filter((r) => r.strategy === strategy).map((r) => ({ x: r.writers, y: r.requestsPerSuccess })),
+      );
+      return `${label(strategy)} ${growth ?? "n/a"}${slope === null ? "" : ` (log-log slope ${fmt(slope)})`}`;
+    })
+    .join(", ");
+}
+
 export const retrySection: SectionWriter = (result) => {
-  const rows = ((get(result, "results") ?? []) as Row[]).filter((r) => typeof r.writers === "number");
+  const rows = rowsAt(get(result, "results"));
+  const azure = rowsAt(get(result, "azureLike"));
+  const roundTrip = num(result, "azureLikeRoundTripMs");
   const strategies = [...new Set(rows.map((r) => r.strategy))];
   const writers = [...new Set(rows.map((r) => r.writers))].sort((a, b) => a - b);
   const row = (strategy: string, w: number) => rows.find((r) => r.strategy === strategy && r.writers === w);
   const settings = (get(result, "strategies") ?? {}) as Record<string, string>;
   const rounds = num(result, "rounds");
-  const series = (pick: (r: Row) => number) =>
+  const series = (from: readonly Row[], pick: (r: Row) => number) =>
     strategies.map((strategy) => ({
       label: label(strategy),
       ...(strategy === RAW ? { colour: "#000000", dash: "6 3" } : {}),
-      points: rows.filter((r) => r.strategy === strategy).map((r) => ({ x: r.writers, y: pick(r) })),
+      points: from.filter((r) => r.strategy === strategy).map((r) => ({ x: r.writers, y: pick(r) })),
     }));
   const subtitle = `Writers racing read, +1, write-with-If-Match on one blob${rounds ? `; median of ${count(rounds, "round")}` : ""}`;
   /** One line per strategy against the number of writers. */
-  const sweepChart = (title: string, yLabel: string, pick: (r: Row) => number, references: ReferenceLine[] = []) =>
+  const sweepChart = (
+    title: string,
+    yLabel: string,
+    pick: (r: Row) => number,
+    references: ReferenceLine[] = [],
+    from: readonly Row[] = rows,
+    sub = subtitle,
+  ) =>
     renderLineChart({
       title,
-      subtitle,
+      subtitle: sub,
       xAxis: { label: "writers racing on one blob", scale: "log2" },
       yAxis: { label: yLabel },
-      series: series(pick),
+      series: series(from, pick),
       references,
       markers: true,
     });
+  const azureSubtitle = `The same races through a proxy adding a ${fmt(roundTrip)} ms round trip (± 30%) to every request; one round`;
 
   const reading: string[] = [];
   const one = writers[0];
@@ -97,6 +124,16 @@ export const retrySection: SectionWriter = (result) => {
       );
     }
   }
+  if (writers.length > 1) {
+    reading.push(
+      `How requests per success grow from ${fmt(writers[0])} to ${fmt(writers.at(-1))} writers: ${growthLines(rows, strategies)}.`,
+    );
+  }
+  if (azure.length > 0) {
+    reading.push(
+      `With a ${fmt(roundTrip)} ms round trip (a region's distance to Azure), the collision window between a read and its write is that much wider: requests per success grow ${growthLines(azure, strategies)}. The library's backoff defaults were chosen for this curve (see docs/retries.md).`,
+    );
+  }
   reading.push(
     "Azurite serves every request on the same two CPUs as the writers, so each wasted request also slows the service for everyone: the goodput lost to retrying at once is larger here than against Azure, where the cost is round trips and the account's request budget. Requests per success carries over better than goodput.",
     "The waits are scaled for a local emulator (milliseconds). Against Azure a round trip takes longer, the window between read and write is wider and collisions are more frequent; scale the backoff's base with the round-trip time.",
@@ -129,6 +166,34 @@ export const retrySection: SectionWriter = (result) => {
           [{ value: 2, label: "floor: a read and a write" }],
         ),
       },
+      ...(azure.length > 0
+        ? [
+            {
+              name: "azure-like-goodput",
+              alt: `Goodput against the number of writers, per backoff strategy, with a ${fmt(roundTrip)} ms round trip`,
+              svg: sweepChart(
+                `Goodput with a ${fmt(roundTrip)} ms round trip`,
+                "successful increments per second",
+                (r) => r.goodputPerSec,
+                [],
+                azure,
+                azureSubtitle,
+              ),
+            },
+            {
+              name: "azure-like-requests",
+              alt: `HTTP requests per successful increment against the number of writers, with a ${fmt(roundTrip)} ms round trip`,
+              svg: sweepChart(
+                `Requests per success with a ${fmt(roundTrip)} ms round trip`,
+                "HTTP requests per successful increment",
+                (r) => r.requestsPerSuccess,
+                [{ value: 2, label: "floor: a read and a write" }],
+                azure,
+                azureSubtitle,
+              ),
+            },
+          ]
+        : []),
     ],
     body: [
       "Goodput (successful increments per second):",
@@ -138,6 +203,23 @@ export const retrySection: SectionWriter = (result) => {
       "HTTP requests per successful increment:",
       "",
       table(header, requests),
+      ...(azure.length > 0
+        ? [
+            "",
+            `With a ${fmt(roundTrip)} ms round trip, goodput and requests per success:`,
+            "",
+            table(
+              header,
+              strategies.map((s) => [
+                label(s),
+                ...writers.map((w) => {
+                  const r = azure.find((x) => x.strategy === s && x.writers === w);
+                  return r ? `${fmt(r.goodputPerSec)} / ${fmt(r.requestsPerSuccess)}` : "n/a";
+                }),
+              ]),
+            ),
+          ]
+        : []),
       "",
       "The strategies:",
       "",
