@@ -1,6 +1,7 @@
 /**
  * The blob adapter of the leasable port: a lock blob in a container. Thin: one SDK call per method.
  */
+import { sdkTracing } from "../observability/scope.js";
 import type { ContainerClient } from "@azure/storage-blob";
 import { statusOf } from "../errors.js";
 import { type Leasable, type LeasableMetadataWriteOptions, type LeasableRequestOptions } from "./leasable.js";
@@ -37,20 +38,20 @@ export function blobLeasable(container: ContainerClient, blobName: string): Leas
     finiteDurations: true,
     ...sdkLeaseOperations(blob),
     getProperties: (options: LeasableRequestOptions = {}) =>
-      readProperties(() => blob.getProperties({ abortSignal: options.abortSignal })),
+      readProperties(() => blob.getProperties({ abortSignal: options.abortSignal, tracingOptions: sdkTracing() })),
     conditionalMetadataWrites: true,
     async setMetadata(metadata, leaseId, options: LeasableMetadataWriteOptions = {}) {
       await blob.setMetadata(
         { ...metadata },
         {
           conditions: { leaseId, ...(options.ifMatch === undefined ? {} : { ifMatch: options.ifMatch }) },
-          abortSignal: options.abortSignal,
+          abortSignal: options.abortSignal, tracingOptions: sdkTracing(),
         },
       );
     },
     async createIfMissing(options: LeasableRequestOptions = {}) {
       const create = () =>
-        blob.upload("", 0, { conditions: { ifNoneMatch: "*" }, abortSignal: options.abortSignal }).then(
+        blob.upload("", 0, { conditions: { ifNoneMatch: "*" }, abortSignal: options.abortSignal, tracingOptions: sdkTracing() }).then(
           () => undefined,
           (error: unknown) => {
             // 409 BlobAlreadyExists, or 412 when it exists (and may be leased): someone else made it.
@@ -62,7 +63,7 @@ export function blobLeasable(container: ContainerClient, blobName: string): Leas
         await create();
       } catch (error) {
         if (statusOf(error) !== 404) throw error;
-        await container.createIfNotExists({ abortSignal: options.abortSignal });
+        await container.createIfNotExists({ abortSignal: options.abortSignal, tracingOptions: sdkTracing() });
         await create();
       }
     },

@@ -21,6 +21,7 @@
  */
 import { classifyError, wrapStorageError } from "../retry/classify.js";
 import { isStorageConcurrencyError } from "../errors.js";
+import { noteLockAttempt, noteLockBusy, traceAcquire } from "../observability/instrument.js";
 import { logger } from "../internal/logger.js";
 import { sleep, uniform } from "../internal/sleep.js";
 import { checkNumber, checkOptionalSignal } from "../internal/validate.js";
@@ -134,9 +135,14 @@ export class LeaseLock {
    * ```
    */
   async tryAcquire(options: TryAcquireOptions = {}): Promise<LockHandle | undefined> {
+    return traceAcquire(this, false, () => this.#tryAcquire(options));
+  }
+
+  async #tryAcquire(options: TryAcquireOptions): Promise<LockHandle | undefined> {
     checkOptionalSignal("abortSignal", options.abortSignal);
     const leaseId = newLeaseId();
     const acquisitionId = newLeaseId();
+    noteLockAttempt();
     const known = await this.#requests
       .readState(options.abortSignal)
       .catch((error: unknown) =>
@@ -167,6 +173,10 @@ export class LeaseLock {
    * ```
    */
   async acquire(options: AcquireOptions = {}): Promise<LockHandle> {
+    return traceAcquire(this, true, () => this.#acquire(options));
+  }
+
+  async #acquire(options: AcquireOptions): Promise<LockHandle> {
     checkOptionalSignal("abortSignal", options.abortSignal);
     const timeoutInMs = checkNumber("timeoutInMs", options.timeoutInMs ?? Infinity, { min: 0, allowInfinity: true });
     const leaseId = newLeaseId();
@@ -193,6 +203,7 @@ export class LeaseLock {
       for (let first = true; ; first = false) {
         let known: LeasableProperties | undefined;
         if (!first) await sleep(this.#pollDelay(), signal);
+        noteLockAttempt();
         if (!uncertain) {
           let properties: LeasableProperties | undefined;
           try {
@@ -205,6 +216,7 @@ export class LeaseLock {
           failures.answered();
           if (isHeld(properties)) {
             lastHolder = readLockRecord(properties!.metadata).holder;
+            noteLockBusy(lastHolder);
             continue;
           }
           known = properties;
