@@ -5,7 +5,7 @@
  */
 import { hostname } from "node:os";
 import type { Attributes } from "@opentelemetry/api";
-import { ATTR, EVENT, EVENT_ATTR, SPAN } from "./names.js";
+import { ATTR, EVENT, EVENT_ATTR, MESSAGING_SYSTEM, SPAN } from "./names.js";
 import { loadOpenTelemetry, openTelemetryLoaded, telemetry } from "./otel.js";
 import { currentScope, endScope, errorType, momentSpan, openScope, runInScope, secondsSince, type Scope } from "./scope.js";
 
@@ -221,6 +221,58 @@ export async function traceBatch<R extends BatchResult>(
       }),
     };
   });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Queue consumer
+
+/** The consumer's events that settle a message, as its span's outcome. */
+const MESSAGE_OUTCOMES: ReadonlySet<string> = new Set(["processed", "duplicate", "failed", "poisoned"]);
+
+/**
+ * Wraps the consumer's processing of one message: a `process <queue>` span (kind CONSUMER, per the
+ * messaging semantic conventions) whose outcome comes from the consumer's own event
+ * ({@link noteConsumerEvent}), and the messages counter.
+ */
+export async function traceMessage(
+  queue: string,
+  message: { readonly messageId: string; readonly dequeueCount: number },
+  process: () => Promise<void>,
+): Promise<void> {
+  if (!openTelemetryLoaded()) await loadOpenTelemetry();
+  const scope = openScope(
+    `${SPAN.messageProcess} ${queue}`,
+    () => ({
+      [ATTR.messagingSystem]: MESSAGING_SYSTEM,
+      [ATTR.messagingDestination]: queue,
+      [ATTR.messagingOperationName]: "process",
+      [ATTR.messagingOperationType]: "process",
+      [ATTR.messagingMessageId]: message.messageId,
+      [ATTR.dequeueCount]: message.dequeueCount,
+    }),
+    "consumer",
+  );
+  if (!scope) return process();
+  return traced(scope, process, () => {
+    const outcome = scope.detail ?? "unsettled";
+    scope.telemetry.instruments?.messages.add(1, { [ATTR.outcome]: outcome, [ATTR.messagingDestination]: queue });
+    return { outcome };
+  });
+}
+
+/** Told every event the consumer emits: settles the message span's outcome, counts empty receives. */
+export function noteConsumerEvent(event: string, payload: unknown): void {
+  if (!openTelemetryLoaded()) return;
+  if (event === "empty") {
+    telemetry()?.instruments?.emptyReceives.add(1);
+    return;
+  }
+  if (!MESSAGE_OUTCOMES.has(event)) return;
+  const scope = currentScope();
+  if (!scope) return;
+  scope.detail = event;
+  const durationInMs = (payload as { durationInMs?: unknown } | null)?.durationInMs;
+  if (typeof durationInMs === "number") scope.telemetry.instruments?.handlerDuration.record(durationInMs / 1000);
 }
 
 // ---------------------------------------------------------------------------------------------

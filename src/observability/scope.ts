@@ -8,7 +8,7 @@
  * `undefined` and nothing is allocated.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { Attributes, Context, Span, SpanKind } from "@opentelemetry/api";
+import type { Attributes, Context, Span } from "@opentelemetry/api";
 import { redactSecrets } from "../errors.js";
 import { ATTR } from "./names.js";
 import { telemetry, type Telemetry } from "./otel.js";
@@ -37,7 +37,7 @@ const scopes = new AsyncLocalStorage<Scope>();
  * Opens a scope (and its span, child of the active span or of the enclosing library scope), or
  * answers `undefined` when nothing would record. `attributes` runs only for a recording span.
  */
-export function openScope(name: string, attributes?: () => Attributes, kind?: SpanKind): Scope | undefined {
+export function openScope(name: string, attributes?: () => Attributes, kind?: "consumer"): Scope | undefined {
   const on = telemetry();
   if (!on) return undefined;
   const startedAt = performance.now();
@@ -45,7 +45,7 @@ export function openScope(name: string, attributes?: () => Attributes, kind?: Sp
   const { api } = on;
   const active = api.context.active();
   const parent = api.trace.getSpan(active) ? active : (scopes.getStore()?.context ?? active);
-  const span = on.tracer.startSpan(name, kind === undefined ? undefined : { kind }, parent);
+  const span = on.tracer.startSpan(name, kind ? { kind: api.SpanKind.CONSUMER } : undefined, parent);
   const recording = span.isRecording();
   if (recording && attributes) span.setAttributes(attributes());
   const context = api.trace.setSpan(parent, span);
@@ -54,9 +54,10 @@ export function openScope(name: string, attributes?: () => Attributes, kind?: Sp
 
 /** Runs `fn` inside the scope (its context is the active one for the SDK and for the application's code). */
 export function runInScope<R>(scope: Scope | undefined, fn: () => R): R {
-  if (!scope?.context) return fn();
-  const { api } = scope.telemetry;
-  return scopes.run(scope, () => api.context.with(scope.context!, fn));
+  if (!scope) return fn();
+  const { context } = scope;
+  if (!context) return scopes.run(scope, fn); // metrics only: the scope still collects the outcome
+  return scopes.run(scope, () => scope.telemetry.api.context.with(context, fn));
 }
 
 /** The scope the caller runs in, if a traced operation of the library is under way. */
@@ -70,6 +71,7 @@ export function currentScope(): Scope | undefined {
  * (the SDK's default) when no library span is active.
  */
 export function sdkTracing(): { readonly tracingContext: Context } | undefined {
+  // With metrics only, a scope has no tracing options: the SDK keeps its defaults.
   return scopes.getStore()?.tracingOptions;
 }
 

@@ -25,6 +25,7 @@
  *    are aborted; `stop()` resolves when nothing of the consumer runs any more, or at its
  *    `timeoutInMs` with what is still running.
  */
+import { traceMessage } from "../observability/instrument.js";
 import type { DequeuedMessageItem, QueueClient } from "@azure/storage-queue";
 import { logger } from "../internal/logger.js";
 import { sleep } from "../internal/sleep.js";
@@ -374,7 +375,10 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
         }
         emptyReceives = 0;
         previousDelayInMs = 0;
-        for (const item of items) this.#track(item, this.#processor.process(item, receivedAt));
+        for (const item of items) {
+          const process = () => this.#processor.process(item, receivedAt);
+          this.#track(item, traceMessage(this.#queue.name, item, process));
+        }
       }
     } finally {
       this.#loop = undefined;
