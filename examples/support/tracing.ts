@@ -10,7 +10,7 @@
  */
 import * as coreTracing from "@azure/core-tracing";
 import { createAzureSdkInstrumentation } from "@azure/opentelemetry-instrumentation-azure-sdk";
-import { metrics, trace, type AttributeValue } from "@opentelemetry/api";
+import { context, metrics, SpanStatusCode, trace, type AttributeValue } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { MeterProvider, MetricReader, type ResourceMetrics } from "@opentelemetry/sdk-metrics";
 import {
@@ -19,7 +19,6 @@ import {
   SimpleSpanProcessor,
   type ReadableSpan,
 } from "@opentelemetry/sdk-trace-base";
-import { context } from "@opentelemetry/api";
 
 /** A finished span, as plain data (it crosses process boundaries as JSON). */
 export interface SpanRecord {
@@ -88,7 +87,8 @@ function toRecord(span: ReadableSpan): SpanRecord {
     parentSpanId: span.parentSpanContext?.spanId,
     attributes: { ...span.attributes },
     events: span.events.map((e) => ({ name: e.name, attributes: { ...e.attributes } })),
-    status: span.status.code === 2 ? "error" : span.status.code === 1 ? "ok" : "unset",
+    status:
+      span.status.code === SpanStatusCode.ERROR ? "error" : span.status.code === SpanStatusCode.OK ? "ok" : "unset",
     startTimeInMs: span.startTime[0] * 1000 + span.startTime[1] / 1e6,
     durationInMs: seconds * 1000 + nanos / 1e6,
   };
@@ -101,7 +101,12 @@ function toPoints(resourceMetrics: ResourceMetrics): MetricPoint[] {
         const value = point.value as number | { sum?: number; count: number };
         return typeof value === "number"
           ? { name: metric.descriptor.name, attributes: { ...point.attributes }, value }
-          : { name: metric.descriptor.name, attributes: { ...point.attributes }, value: value.sum ?? 0, count: value.count };
+          : {
+              name: metric.descriptor.name,
+              attributes: { ...point.attributes },
+              value: value.sum ?? 0,
+              count: value.count,
+            };
       }),
     ),
   );
@@ -114,10 +119,19 @@ export function formatTraceTree(spans: readonly SpanRecord[], { attributes = tru
   const lines: string[] = [];
   const print = (span: SpanRecord, depth: number) => {
     const shown = Object.entries(span.attributes)
-      .filter(([key]) => attributes && (key.startsWith("asc.") || key.startsWith("messaging.") || key === "http.status_code" || key === "http.response.status_code"))
+      .filter(
+        ([key]) =>
+          attributes &&
+          (key.startsWith("asc.") ||
+            key.startsWith("messaging.") ||
+            key === "http.status_code" ||
+            key === "http.response.status_code"),
+      )
       .map(([key, value]) => `${key}=${JSON.stringify(value)}`);
     const events = span.events.map((e) => `!${e.name}`);
-    lines.push(`${"  ".repeat(depth)}${span.name} (${span.durationInMs.toFixed(1)} ms)${[...shown, ...events].map((s) => ` ${s}`).join("")}`);
+    lines.push(
+      `${"  ".repeat(depth)}${span.name} (${span.durationInMs.toFixed(1)} ms)${[...shown, ...events].map((s) => ` ${s}`).join("")}`,
+    );
     for (const child of ordered.filter((s) => s.parentSpanId === span.spanId)) print(child, depth + 1);
   };
   for (const root of ordered.filter((s) => s.parentSpanId === undefined || !ids.has(s.parentSpanId))) print(root, 0);

@@ -45,20 +45,27 @@ export function blobLeasable(container: ContainerClient, blobName: string): Leas
         { ...metadata },
         {
           conditions: { leaseId, ...(options.ifMatch === undefined ? {} : { ifMatch: options.ifMatch }) },
-          abortSignal: options.abortSignal, tracingOptions: sdkTracing(),
+          abortSignal: options.abortSignal,
+          tracingOptions: sdkTracing(),
         },
       );
     },
     async createIfMissing(options: LeasableRequestOptions = {}) {
       const create = () =>
-        blob.upload("", 0, { conditions: { ifNoneMatch: "*" }, abortSignal: options.abortSignal, tracingOptions: sdkTracing() }).then(
-          () => undefined,
-          (error: unknown) => {
-            // 409 BlobAlreadyExists, or 412 when it exists (and may be leased): someone else made it.
-            const status = statusOf(error);
-            if (status !== 409 && status !== 412) throw error;
-          },
-        );
+        blob
+          .upload("", 0, {
+            conditions: { ifNoneMatch: "*" },
+            abortSignal: options.abortSignal,
+            tracingOptions: sdkTracing(),
+          })
+          .then(
+            () => undefined,
+            (error: unknown) => {
+              // 409 BlobAlreadyExists, or 412 when it exists (and may be leased): someone else made it.
+              const status = statusOf(error);
+              if (status !== 409 && status !== 412) throw error;
+            },
+          );
       try {
         await create();
       } catch (error) {

@@ -31,7 +31,10 @@ export function containerLeasable(container: ContainerClient): Leasable {
     getProperties: (options: LeasableRequestOptions = {}) =>
       readProperties(() => container.getProperties({ abortSignal: options.abortSignal, tracingOptions: sdkTracing() })),
     async setMetadata(metadata, leaseId, options: LeasableRequestOptions = {}) {
-      await container.setMetadata({ ...metadata }, { conditions: { leaseId }, abortSignal: options.abortSignal, tracingOptions: sdkTracing() });
+      await container.setMetadata(
+        { ...metadata },
+        { conditions: { leaseId }, abortSignal: options.abortSignal, tracingOptions: sdkTracing() },
+      );
     },
   };
 }

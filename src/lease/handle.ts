@@ -275,7 +275,10 @@ class HeldLease implements LockHandle {
   #scheduleRenewal(delayInMs: number): void {
     if (this.#status !== "held") return;
     clearTimeout(this.#renewTimer);
-    this.#renewTimer = setTimeout(detached(() => this.#renew()), Math.max(0, delayInMs));
+    this.#renewTimer = setTimeout(
+      detached(() => this.#renew()),
+      Math.max(0, delayInMs),
+    );
     this.#renewTimer.unref();
   }
 

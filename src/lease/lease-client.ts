@@ -23,7 +23,10 @@ export function sdkLeaseOperations(
   const lease = (id?: string) => owner.getBlobLeaseClient(id);
   return {
     async acquire(durationInSeconds: number, proposedLeaseId: string, options: LeasableRequestOptions = {}) {
-      await lease(proposedLeaseId).acquireLease(durationInSeconds, { abortSignal: options.abortSignal, tracingOptions: sdkTracing() });
+      await lease(proposedLeaseId).acquireLease(durationInSeconds, {
+        abortSignal: options.abortSignal,
+        tracingOptions: sdkTracing(),
+      });
     },
     async renew(leaseId: string, options: LeasableRequestOptions = {}) {
       await lease(leaseId).renewLease({ abortSignal: options.abortSignal, tracingOptions: sdkTracing() });
@@ -32,12 +35,18 @@ export function sdkLeaseOperations(
       await lease(leaseId).releaseLease({ abortSignal: options.abortSignal, tracingOptions: sdkTracing() });
     },
     async change(leaseId: string, proposedLeaseId: string, options: LeasableRequestOptions = {}) {
-      await lease(leaseId).changeLease(proposedLeaseId, { abortSignal: options.abortSignal, tracingOptions: sdkTracing() });
+      await lease(leaseId).changeLease(proposedLeaseId, {
+        abortSignal: options.abortSignal,
+        tracingOptions: sdkTracing(),
+      });
     },
     async breakLease(breakPeriodInSeconds: number | undefined, options: LeasableRequestOptions = {}) {
       // `undefined` leaves out x-ms-lease-break-period: the service then breaks a finite lease when
       // it would have expired and an infinite one at once.
-      const response = await lease().breakLease(breakPeriodInSeconds as number, { abortSignal: options.abortSignal, tracingOptions: sdkTracing() });
+      const response = await lease().breakLease(breakPeriodInSeconds as number, {
+        abortSignal: options.abortSignal,
+        tracingOptions: sdkTracing(),
+      });
       return response.leaseTime ?? 0;
     },
   };

@@ -7,7 +7,16 @@ import { hostname } from "node:os";
 import type { Attributes } from "@opentelemetry/api";
 import { ATTR, EVENT, EVENT_ATTR, MESSAGING_SYSTEM, SPAN } from "./names.js";
 import { loadOpenTelemetry, openTelemetryLoaded, telemetry } from "./otel.js";
-import { currentScope, endScope, errorType, momentSpan, openScope, runInScope, secondsSince, type Scope } from "./scope.js";
+import {
+  currentScope,
+  endScope,
+  errorType,
+  momentSpan,
+  openScope,
+  runInScope,
+  secondsSince,
+  type Scope,
+} from "./scope.js";
 
 // ---------------------------------------------------------------------------------------------
 // Optimistic updates
@@ -35,7 +44,8 @@ export function noteConflict(
     const scope = settings.observation;
     if (!scope) continue;
     scope.count += 1;
-    if (scope.recording) scope.span!.addEvent(EVENT.conflict, { [ATTR.attempts]: attempt, [EVENT_ATTR.delay]: delayInMs / 1000 });
+    if (scope.recording)
+      scope.span!.addEvent(EVENT.conflict, { [ATTR.attempts]: attempt, [EVENT_ATTR.delay]: delayInMs / 1000 });
   }
 }
 

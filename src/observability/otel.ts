@@ -60,7 +60,8 @@ export function loadOpenTelemetry(load: () => Promise<Api> = () => import("@open
   return (loading ??= load().then(
     (module) => {
       // The CommonJS build seen from ESM puts the exports under `default`.
-      const found = (typeof module.trace === "object" ? module : (module as unknown as { default?: Api }).default) ?? null;
+      const found =
+        (typeof module.trace === "object" ? module : (module as unknown as { default?: Api }).default) ?? null;
       api = found;
       if (found) {
         noopTracerProvider = new found.ProxyTracerProvider().getDelegate();
@@ -109,8 +110,7 @@ function build(otel: Api, tracerProvider: OtelApi.TracerProvider, meterProvider:
 
 function makeInstruments(meter: OtelApi.Meter): Instruments {
   const seconds = (name: string, description: string) => meter.createHistogram(name, { description, unit: "s" });
-  const count = (name: string, description: string, unit: string) =>
-    meter.createCounter(name, { description, unit });
+  const count = (name: string, description: string, unit: string) => meter.createCounter(name, { description, unit });
   const sizes = (name: string, description: string, unit: string) =>
     meter.createHistogram(name, { description, unit, advice: { explicitBucketBoundaries: SMALL_COUNTS } });
   return {

@@ -41,7 +41,17 @@ export function openScope(name: string, attributes?: () => Attributes, kind?: "c
   const on = telemetry();
   if (!on) return undefined;
   const startedAt = performance.now();
-  if (!on.tracer) return { telemetry: on, span: undefined, recording: false, context: undefined, tracingOptions: undefined, startedAt, count: 0, detail: undefined };
+  if (!on.tracer)
+    return {
+      telemetry: on,
+      span: undefined,
+      recording: false,
+      context: undefined,
+      tracingOptions: undefined,
+      startedAt,
+      count: 0,
+      detail: undefined,
+    };
   const { api } = on;
   const active = api.context.active();
   const parent = api.trace.getSpan(active) ? active : (scopes.getStore()?.context ?? active);
@@ -49,7 +59,16 @@ export function openScope(name: string, attributes?: () => Attributes, kind?: "c
   const recording = span.isRecording();
   if (recording && attributes) span.setAttributes(attributes());
   const context = api.trace.setSpan(parent, span);
-  return { telemetry: on, span, recording, context, tracingOptions: { tracingContext: context }, startedAt, count: 0, detail: undefined };
+  return {
+    telemetry: on,
+    span,
+    recording,
+    context,
+    tracingOptions: { tracingContext: context },
+    startedAt,
+    count: 0,
+    detail: undefined,
+  };
 }
 
 /** Runs `fn` inside the scope (its context is the active one for the SDK and for the application's code). */

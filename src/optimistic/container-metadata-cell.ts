@@ -116,11 +116,13 @@ export function containerMetadataCell(
 
     async write(content, { abortSignal, condition, log }) {
       const metadata = withLog(content, log);
-      if ("ifNoneMatch" in condition) return (await container.create({ abortSignal, metadata, tracingOptions: sdkTracing() })).etag!;
+      if ("ifNoneMatch" in condition)
+        return (await container.create({ abortSignal, metadata, tracingOptions: sdkTracing() })).etag!;
       if ("lastWriterWins" in condition) {
         const conditions = options.leaseId ? { leaseId: options.leaseId } : {};
         try {
-          return (await container.setMetadata(metadata, { abortSignal, conditions, tracingOptions: sdkTracing() })).etag!;
+          return (await container.setMetadata(metadata, { abortSignal, conditions, tracingOptions: sdkTracing() }))
+            .etag!;
         } catch (error) {
           if (condition.mustExist || statusOf(error) !== 404) throw error;
           return (await container.create({ abortSignal, metadata, tracingOptions: sdkTracing() })).etag!;
@@ -212,8 +214,11 @@ async function writeUnderLease(
     }
     let etag: string | undefined;
     try {
-      etag = (await limited("read the container's ETag", (signal) => container.getProperties({ abortSignal: signal, tracingOptions: sdkTracing() })))
-        .etag;
+      etag = (
+        await limited("read the container's ETag", (signal) =>
+          container.getProperties({ abortSignal: signal, tracingOptions: sdkTracing() }),
+        )
+      ).etag;
     } catch (error) {
       throw new WriteNotSent(error);
     }
@@ -235,7 +240,11 @@ async function writeUnderLease(
     // frees the container.
     if (mayHoldLease) {
       const release = () =>
-        limited("release the container lease", (signal) => lease.releaseLease({ abortSignal: signal, tracingOptions: sdkTracing() }), undefined);
+        limited(
+          "release the container lease",
+          (signal) => lease.releaseLease({ abortSignal: signal, tracingOptions: sdkTracing() }),
+          undefined,
+        );
       await retry(release, {
         maxRetries: 2,
         backoff: backoffPresets.contention,

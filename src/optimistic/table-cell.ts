@@ -96,7 +96,11 @@ export function tableEntityCell<T extends object = Record<string, unknown>>(
 
     async write(content, { abortSignal, condition, log, onSend }) {
       const stored = entity(content, log);
-      const options = { abortSignal, tracingOptions: sdkTracing(), requestOptions: { onUploadProgress: countSends(onSend) } };
+      const options = {
+        abortSignal,
+        tracingOptions: sdkTracing(),
+        requestOptions: { onUploadProgress: countSends(onSend) },
+      };
       if ("ifNoneMatch" in condition) return (await table.createEntity(stored, options)).etag!;
       if ("ifMatch" in condition)
         return (await table.updateEntity(stored, mode, { ...options, etag: condition.ifMatch })).etag!;

@@ -156,7 +156,9 @@ export async function writeBatch(
   }
   const plans = planChecked(checked, client, options);
   const table = `table '${client.tableName}'`;
-  return traceBatch(table, plans.length, checked.length, () => sendPlans(client, plans, options, policy, maxConcurrency));
+  return traceBatch(table, plans.length, checked.length, () =>
+    sendPlans(client, plans, options, policy, maxConcurrency),
+  );
 }
 
 /** Sends the planned transactions (in order per partition unless `preserveOrder: false`), and reports each. */

@@ -4,7 +4,12 @@
  */
 import { jest } from "@jest/globals";
 import { trace } from "@opentelemetry/api";
-import { AlwaysOffSampler, BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
+import {
+  AlwaysOffSampler,
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from "@opentelemetry/sdk-trace-base";
 import { finishUpdate, noteLockEnded, noteRenewalFailed, startUpdate } from "../../../src/observability/instrument.js";
 import { loadOpenTelemetry, resetOpenTelemetry, telemetry } from "../../../src/observability/otel.js";
 import { openScope, runInScope, sdkTracing } from "../../../src/observability/scope.js";
@@ -17,7 +22,9 @@ afterEach(() => {
 });
 
 it("package absent: nothing is on, and every helper gives back what it was given", async () => {
-  const notFound = Object.assign(new Error("Cannot find package '@opentelemetry/api'"), { code: "ERR_MODULE_NOT_FOUND" });
+  const notFound = Object.assign(new Error("Cannot find package '@opentelemetry/api'"), {
+    code: "ERR_MODULE_NOT_FOUND",
+  });
   await loadOpenTelemetry(() => Promise.reject(notFound));
   expect(telemetry()).toBeUndefined();
   expect(startUpdate({ description: "blob 'c/b'" })).toBeUndefined();
