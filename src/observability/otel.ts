@@ -18,7 +18,7 @@ import { METRIC, SCOPE_NAME } from "./names.js";
 type Api = typeof OtelApi;
 
 /** The instruments of {@link METRIC}, made from one meter. */
-export interface Instruments {
+interface Instruments {
   readonly updateAttempts: OtelApi.Histogram;
   readonly updateConflicts: OtelApi.Histogram;
   readonly unknownOutcomes: OtelApi.Counter;
