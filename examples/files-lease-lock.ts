@@ -70,9 +70,9 @@ async function fileLocks(share: ShareClient, log: (message: string) => void): Pr
     //    The service refuses the holder's writes at once; the holder's periodic check aborts its signal.
     await fileLock(file).break();
     const reason = await new Promise<unknown>((resolve) =>
-      handle.signal.aborted
-        ? resolve(handle.signal.reason)
-        : handle.signal.addEventListener("abort", () => resolve(handle.signal.reason)),
+      handle.abortSignal.aborted
+        ? resolve(handle.abortSignal.reason)
+        : handle.abortSignal.addEventListener("abort", () => resolve(handle.abortSignal.reason)),
     );
     if (isLeaseLostError(reason)) log(`the holder noticed at its next check: ${reason.reason}`);
     const late = await writeFileUnderLease(file, handle, JSON.stringify({ retries: 99 })).catch(

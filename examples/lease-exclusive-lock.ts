@@ -44,14 +44,14 @@ export async function main({ connectionString, log }: ExampleContext): Promise<v
   log("worker B wrote the leased blob with its lease id");
 
   // Someone breaks the lease (an operator, say): B's signal aborts at its next renewal.
-  b.signal.addEventListener("abort", () => {
-    const reason: unknown = b.signal.reason;
+  b.abortSignal.addEventListener("abort", () => {
+    const reason: unknown = b.abortSignal.reason;
     log(`worker B's signal aborted: ${isLeaseLostError(reason) ? `lease lost (${reason.reason})` : String(reason)}`);
   });
   await lockA.break();
   // (The lock's timers never keep a process alive on their own: here a plain timeout stands in for
   // the work that would normally be running, and ends early when the signal aborts.)
-  await sleep(10_000, undefined, { signal: b.signal }).catch(() => undefined);
+  await sleep(10_000, undefined, { signal: b.abortSignal }).catch(() => undefined);
   await b.release(); // nothing left to release; resolves
 
   // The scoped form: always released, even if the callback throws.

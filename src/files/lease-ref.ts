@@ -1,6 +1,6 @@
 /**
  * How the Files helpers are told which lease to write under: a lease id, or a lock handle (anything
- * with a `leaseId` and, optionally, a `signal` that aborts when the lock is lost, such as the handle
+ * with a `leaseId` and, optionally, an `abortSignal` that aborts when the lock is lost, such as the handle
  * of `fileLock`). With a handle, a lost lock stops the helper before it writes and cancels a request
  * in flight, and the lock's record in the file's metadata is kept by the write.
  */
@@ -14,6 +14,8 @@ export interface FileLeaseHandleLike {
   /** The lease id held on the file. */
   readonly leaseId: string;
   /** Aborts (with the reason) when the lock is lost; the helpers then stop. */
+  readonly abortSignal?: AbortSignal | undefined;
+  /** @deprecated The old name of `abortSignal` (read when `abortSignal` is absent). */
   readonly signal?: AbortSignal | undefined;
   /**
    * The lock's record (holder, fencing token) in the file's metadata, as `fileLock`'s handles carry
@@ -44,8 +46,10 @@ export function resolveLease(name: string, lease: unknown): ResolvedLease {
     typeof (lease as FileLeaseHandleLike).leaseId === "string" &&
     (lease as FileLeaseHandleLike).leaseId.length > 0
   ) {
-    const { leaseId, signal, lockMetadata } = lease as FileLeaseHandleLike;
-    checkOptionalSignal(`${name}.signal`, signal);
+    const { leaseId, abortSignal, signal: deprecatedSignal, lockMetadata } = lease as FileLeaseHandleLike;
+    checkOptionalSignal(`${name}.abortSignal`, abortSignal);
+    checkOptionalSignal(`${name}.signal`, deprecatedSignal);
+    const signal = abortSignal ?? deprecatedSignal;
     if (lockMetadata !== undefined && (typeof lockMetadata !== "object" || lockMetadata === null)) {
       throw new TypeError(`\`${name}.lockMetadata\` must be an object of metadata entries.`);
     }

@@ -7,7 +7,7 @@
  * gets a few attempts: one lost answer must not decide the outcome of a write, or leave an infinite
  * file lease held.
  */
-import { StorageRequestError } from "../errors.js";
+import { withTimeLimit } from "../internal/time-limit.js";
 import { exponentialBackoff } from "../retry/backoff.js";
 import { retryPolicy } from "../retry/retry.js";
 
@@ -46,21 +46,10 @@ export async function ownRequest<T>(
     honorRetryAfter: false,
   });
   try {
-    return await policy.execute(
-      async () => {
-        const timer = AbortSignal.timeout(timeoutInMs);
-        try {
-          return await request(caller ? AbortSignal.any([caller, timer]) : timer);
-        } catch (error) {
-          if (!timer.aborted || caller?.aborted) throw error;
-          throw new StorageRequestError(
-            `Could not ${what}: no answer within ${timeoutInMs} ms (the client-side time limit of one attempt).`,
-            { code: "RequestTimedOut", serviceCode: "ClientTimeout", transient: true, cause: error },
-          );
-        }
-      },
-      { operationName: what, ...(caller ? { abortSignal: caller } : {}) },
-    );
+    return await policy.execute(() => withTimeLimit(what, timeoutInMs, caller, request), {
+      operationName: what,
+      ...(caller ? { abortSignal: caller } : {}),
+    });
   } catch (error) {
     if (caller?.aborted) throw caller.reason;
     throw error;

@@ -71,6 +71,6 @@ function timeLimitError(operation: string, timeLimitInMs: number): StorageReques
   return new StorageRequestError(
     `Could not ${operation}: no answer within ${timeLimitInMs} ms (the client-side time limit), so the request ` +
       `may or may not have been applied. This is transient: try again later.`,
-    { code: "StorageRequestFailed", serviceCode: "ClientTimeout", transient: true },
+    { code: "RequestTimedOut", serviceCode: "ClientTimeout", transient: true },
   );
 }

@@ -48,7 +48,7 @@ export interface LeaderElectionOptions {
    * throwing (or rejecting) makes it step down: the lease is released so that another candidate can
    * lead, and this one campaigns again after a retry period.
    */
-  readonly onStartedLeading?: (signal: AbortSignal, handle: LockHandle) => void | Promise<void>;
+  readonly onStartedLeading?: (abortSignal: AbortSignal, handle: LockHandle) => void | Promise<void>;
   /** Called after this candidate stopped leading (its `onStartedLeading` has settled). */
   readonly onStoppedLeading?: () => void | Promise<void>;
   /** Called when a different leader is seen (including this candidate itself). */
@@ -145,8 +145,8 @@ export function startLeaderElection(leasable: Leasable, options: LeaderElectionO
     seeLeader(identity);
     noteLeaderChange(leasable.description, identity, "elected");
     const leading = new AbortController();
-    const end = () => leading.abort(handle.signal.aborted ? handle.signal.reason : stopping.signal.reason);
-    handle.signal.addEventListener("abort", end, { once: true });
+    const end = () => leading.abort(handle.abortSignal.aborted ? handle.abortSignal.reason : stopping.signal.reason);
+    handle.abortSignal.addEventListener("abort", end, { once: true });
     stopping.signal.addEventListener("abort", end, { once: true });
     if (stopping.signal.aborted) end();
     const work = (async () => {
@@ -163,7 +163,7 @@ export function startLeaderElection(leasable: Leasable, options: LeaderElectionO
     await new Promise<void>((resolve) =>
       leading.signal.aborted ? resolve() : leading.signal.addEventListener("abort", () => resolve(), { once: true }),
     );
-    handle.signal.removeEventListener("abort", end);
+    handle.abortSignal.removeEventListener("abort", end);
     stopping.signal.removeEventListener("abort", end);
     await work; // the leader's work has wound down before anyone else can be let in
     isLeader = false;

@@ -24,8 +24,8 @@ export type LeaseLossReason =
  * ```ts
  * import { isLeaseLostError } from "azure-storage-concurrency";
  *
- * handle.signal.addEventListener("abort", () => {
- *   if (isLeaseLostError(handle.signal.reason)) console.warn(`lost: ${handle.signal.reason.reason}`);
+ * handle.abortSignal.addEventListener("abort", () => {
+ *   if (isLeaseLostError(handle.abortSignal.reason)) console.warn(`lost: ${handle.abortSignal.reason.reason}`);
  * });
  * ```
  */

@@ -58,7 +58,7 @@ export interface AssertHeldOptions {
  * declare function doWork(options: { abortSignal: AbortSignal; fencingToken: number | undefined }): Promise<void>;
  *
  * await using held = await lock.acquire({ timeoutInMs: 10_000 });
- * await doWork({ abortSignal: held.signal, fencingToken: held.fencingToken });
+ * await doWork({ abortSignal: held.abortSignal, fencingToken: held.fencingToken });
  * // released here, even if doWork throws
  * ```
  */
@@ -70,6 +70,11 @@ export interface LockHandle extends AsyncDisposable {
    * Pass it to everything done under the lock. Reading `signal.aborted` (or `reason`,
    * `throwIfAborted()`) checks the expiry guard first, so it is up to date even after the event loop
    * was blocked or the machine suspended past the guard, before any timer had a turn.
+   */
+  readonly abortSignal: AbortSignal;
+  /**
+   * The same signal as {@link LockHandle.abortSignal}.
+   * @deprecated Use `abortSignal`, the name every other option and context of the library uses. Kept until 1.0.
    */
   readonly signal: AbortSignal;
   /**
@@ -157,13 +162,18 @@ class HeldLease implements LockHandle {
   readonly fencingToken: number | undefined;
   readonly acquiredAt: Date;
   readonly lockMetadata: Readonly<Record<string, string>>;
-  readonly signal: AbortSignal;
+  readonly abortSignal: AbortSignal;
   readonly #leasable: Leasable;
   readonly #options: ResolvedLeaseLockOptions;
   readonly #controller = new AbortController();
   /** The local expiry guard; absent for an infinite lease. */
   readonly #guard: ExpiryGuard | undefined;
   #status: LockStatus = "held";
+
+  /** @deprecated Use `abortSignal`. */
+  get signal(): AbortSignal {
+    return this.abortSignal;
+  }
   #renewTimer: NodeJS.Timeout | undefined;
   #inflight: { controller: AbortController; done: Promise<void> } | undefined;
   #releasing: Promise<void> | undefined;
@@ -175,7 +185,7 @@ class HeldLease implements LockHandle {
     this.lockMetadata = acquisition.lockMetadata;
     this.#leasable = acquisition.leasable;
     this.#options = acquisition.options;
-    this.signal = checkedOnRead(this.#controller.signal, () => this.#guard?.check());
+    this.abortSignal = checkedOnRead(this.#controller.signal, () => this.#guard?.check());
     const { durationInSeconds, safetyMarginInMs } = this.#options;
     this.#guard =
       durationInSeconds === Infinity

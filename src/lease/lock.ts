@@ -99,7 +99,7 @@ export interface LockInfo {
  * declare function buildReport(options: { abortSignal: AbortSignal }): Promise<void>; // your own work
  *
  * await lock.withLock(async (handle) => {
- *   await buildReport({ abortSignal: handle.signal });
+ *   await buildReport({ abortSignal: handle.abortSignal });
  * }, { timeoutInMs: 30_000 });
  * ```
  */
@@ -130,7 +130,7 @@ export class LeaseLock {
    * const held = await lock.tryAcquire();
    * if (!held) console.log("someone else is on it");
    * else {
-   *   try { await work(held.signal); } finally { await held.release(); }
+   *   try { await work(held.abortSignal); } finally { await held.release(); }
    * }
    * ```
    */
@@ -277,7 +277,7 @@ export class LeaseLock {
    * declare function recalculate(options: { abortSignal: AbortSignal }): Promise<number>; // your own work
    *
    * const total = await lock.withLock(async (handle) => {
-   *   return await recalculate({ abortSignal: handle.signal });
+   *   return await recalculate({ abortSignal: handle.abortSignal });
    * }, { timeoutInMs: 60_000 });
    * ```
    */
@@ -291,7 +291,7 @@ export class LeaseLock {
       await handle.release().catch(() => undefined);
       throw error;
     }
-    const lost = handle.status === "lost" ? (handle.signal.reason as unknown) : undefined;
+    const lost = handle.status === "lost" ? (handle.abortSignal.reason as unknown) : undefined;
     await handle.release();
     if (lost !== undefined) throw lost;
     return result;

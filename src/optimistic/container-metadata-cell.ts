@@ -41,7 +41,7 @@ import { checkNumber } from "../internal/validate.js";
 import { backoffPresets } from "../retry/backoff.js";
 import { retry } from "../retry/retry.js";
 import { OPTIMISTIC_LOG_KEY, WriteNotSent, type VersionedCell } from "./cell.js";
-import { withTimeLimit } from "./time-limit.js";
+import { withTimeLimit } from "../internal/time-limit.js";
 import { MAX_LOG_LENGTH } from "./write-log.js";
 
 /** Options for {@link containerMetadataCell}. */

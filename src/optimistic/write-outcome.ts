@@ -31,7 +31,7 @@ import { classifyError, mayHaveBeenApplied } from "../retry/classify.js";
 import { serviceCodeOf, statusOf } from "../errors.js";
 import { NOT_MODIFIED, WriteNotSent, type CellVersion, type VersionedCell, type WriteCondition } from "./cell.js";
 import { OptimisticOutcomeUnknownError } from "./errors.js";
-import { withTimeLimit } from "./time-limit.js";
+import { withTimeLimit } from "../internal/time-limit.js";
 import type { WriteVerdict } from "./write-log.js";
 
 /** Read-backs and resends, together, that settling one ambiguous write may take. */

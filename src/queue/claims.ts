@@ -5,18 +5,50 @@
  * `IdempotencyStore`), and a missing table or a refused credential turned into a
  * {@link ConsumerResourceError} that ends the consumer instead of failing the message.
  */
+import { withTimeLimit } from "../internal/time-limit.js";
 import { MessageOwnershipLostError } from "./errors.js";
-import { MAX_TRIES, type MessageHold } from "./hold.js";
+import { MAX_TRIES } from "./hold.js";
 import type { ClaimOutcome, ClaimRequest, IdempotencyClaim, IdempotencyStore } from "./idempotency/store.js";
-import { isAmbiguous, isResourceFailure, resourceError, withTimeout } from "./requests.js";
+import { isAmbiguous, isResourceFailure, resourceError } from "./requests.js";
+
+/**
+ * How long the work is certainly still the caller's (a message's {@link MessageHold}, or the
+ * claim's own expiry for `idempotent()`): an ambiguous call is tried again only within it.
+ */
+export interface HoldWindow {
+  remainingInMs(): number;
+}
+
+/** One claim to complete in {@link StoreCalls.completeMany}. */
+interface ClaimToComplete<TEffect> {
+  readonly claim: IdempotencyClaim;
+  readonly result: unknown;
+  readonly effects: readonly TEffect[];
+}
+
+/** Options of {@link StoreCalls}. */
+interface StoreCallsOptions {
+  /** How long done records keep their keys (undefined: the store's default). */
+  readonly retentionInMs?: number | undefined;
+  /**
+   * Throw a missing table or a refused credential as the SDK reported it, instead of as a
+   * {@link ConsumerResourceError} (for callers that are not a consumer).
+   * @default false
+   */
+  readonly rawResourceFailures?: boolean;
+}
 
 export class StoreCalls<TEffect> {
   readonly store: IdempotencyStore<TEffect>;
   readonly #requestTimeoutInMs: number;
+  readonly #retention: { readonly retentionInMs?: number };
+  readonly #rawResourceFailures: boolean;
 
-  constructor(store: IdempotencyStore<TEffect>, requestTimeoutInMs: number) {
+  constructor(store: IdempotencyStore<TEffect>, requestTimeoutInMs: number, options: StoreCallsOptions = {}) {
     this.store = store;
     this.#requestTimeoutInMs = requestTimeoutInMs;
+    this.#retention = options.retentionInMs === undefined ? {} : { retentionInMs: options.retentionInMs };
+    this.#rawResourceFailures = options.rawResourceFailures ?? false;
   }
 
   /** Checks the store (when it can be checked), for `start()`. */
@@ -31,7 +63,7 @@ export class StoreCalls<TEffect> {
       );
   }
 
-  claim(request: ClaimRequest, hold: MessageHold, abortSignal: AbortSignal): Promise<ClaimOutcome> {
+  claim(request: ClaimRequest, hold: HoldWindow, abortSignal: AbortSignal): Promise<ClaimOutcome> {
     return this.#call(
       `claim idempotency key '${request.key}'`,
       hold,
@@ -40,19 +72,37 @@ export class StoreCalls<TEffect> {
     );
   }
 
-  extend(claim: IdempotencyClaim, ttlInMs: number, hold: MessageHold): Promise<IdempotencyClaim> {
+  extend(claim: IdempotencyClaim, ttlInMs: number, hold: HoldWindow): Promise<IdempotencyClaim> {
     return this.#call(`extend the claim on idempotency key '${claim.key}'`, hold, (signal) =>
       this.store.extend(claim, ttlInMs, { abortSignal: signal }),
     );
   }
 
-  complete(claim: IdempotencyClaim, result: unknown, effects: readonly TEffect[], hold: MessageHold): Promise<void> {
+  complete(claim: IdempotencyClaim, result: unknown, effects: readonly TEffect[], hold: HoldWindow): Promise<void> {
     return this.#call(`mark idempotency key '${claim.key}' done`, hold, (signal) =>
-      this.store.complete(claim, { result, effects, abortSignal: signal }),
+      this.store.complete(claim, { result, effects, ...this.#retention, abortSignal: signal }),
     );
   }
 
-  /** Gives a claim up; one try (an unreleased claim expires with the visibility timeout anyway). */
+  /**
+   * Marks several claims done in shared writes when the store can (one try: what it did not
+   * commit, `false`, is completed one by one with {@link complete}, which recognises a write that
+   * landed); all `false` when it cannot.
+   */
+  async completeMany(entries: readonly ClaimToComplete<TEffect>[]): Promise<readonly boolean[]> {
+    const completeMany = this.store.completeMany?.bind(this.store);
+    if (!completeMany || entries.length < 2) return entries.map(() => false);
+    const many = entries.map((entry) => ({ ...entry, ...this.#retention }));
+    try {
+      return await this.#call(`mark ${entries.length} idempotency keys done`, undefined, (signal) =>
+        completeMany(many, { abortSignal: signal }),
+      );
+    } catch {
+      return entries.map(() => false);
+    }
+  }
+
+  /** Gives a claim up; one try (an unreleased claim expires anyway: with the visibility timeout, or the claim's duration). */
   release(claim: IdempotencyClaim): Promise<void> {
     return this.#call(`release the claim on idempotency key '${claim.key}'`, undefined, (signal) =>
       this.store.release(claim, { abortSignal: signal }),
@@ -61,15 +111,16 @@ export class StoreCalls<TEffect> {
 
   async #call<R>(
     operation: string,
-    hold: MessageHold | undefined,
+    hold: HoldWindow | undefined,
     call: (abortSignal: AbortSignal) => Promise<R>,
     abortSignal?: AbortSignal,
   ): Promise<R> {
     for (let tries = 1; ; tries++) {
       try {
-        return await withTimeout(operation, this.#requestTimeoutInMs, call, abortSignal);
+        return await withTimeLimit(operation, this.#requestTimeoutInMs, abortSignal, call);
       } catch (error) {
         if (isResourceFailure(error)) {
+          if (this.#rawResourceFailures) throw error;
           throw resourceError("idempotencyStore", this.store.resourceName ?? this.store.name, operation, error);
         }
         const again = hold !== undefined && tries < MAX_TRIES && hold.remainingInMs() > 0 && !abortSignal?.aborted;

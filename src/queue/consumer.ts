@@ -15,8 +15,9 @@
  * 3. waits after empty receives with randomised exponential backoff, reset by the next message
  *    (the WebJobs SDK's RandomizedExponentialBackoffStrategy, 100 ms up to maxPollingInterval);
  * 4. processes each message (`processing.ts`): decode, claim its idempotency key, run the handler
- *    while a heartbeat keeps the message invisible, complete the claim, delete; retry later or
- *    poison on failure;
+ *    (one message, or a batch: `batch.ts`; within `handlerTimeoutInMs`) while a heartbeat keeps
+ *    the message invisible, complete the claim, delete; retry later or poison on failure;
+ * 4b. purges its idempotency store's expired records in the background (`purger.ts`);
  * 5. limits every request it makes on its own with `requestTimeoutInMs` (`requests.ts`), and tells
  *    a lost answer from a lost message by the visibility window (`hold.ts`);
  * 6. ends with status `failed` (and {@link QueueConsumer.closed} rejecting) when its queue or table
@@ -25,8 +26,8 @@
  *    are aborted; `stop()` resolves when nothing of the consumer runs any more, or at its
  *    `timeoutInMs` with what is still running.
  */
-import { traceMessage } from "../observability/instrument.js";
 import type { DequeuedMessageItem, QueueClient } from "@azure/storage-queue";
+import { withTimeLimit } from "../internal/time-limit.js";
 import { logger } from "../internal/logger.js";
 import { sleep } from "../internal/sleep.js";
 import { StoreCalls } from "./claims.js";
@@ -34,8 +35,11 @@ import { ConsumerStoppedError, isConsumerResourceError, type ConsumerResourceErr
 import { TypedEvents, type ListenerDisposable } from "./events.js";
 import { markNow, MessageHold } from "./hold.js";
 import { checkStopOptions, resolveOptions, type ResolvedOptions } from "./options.js";
-import { MessageProcessor, toReceived } from "./processing.js";
-import { isResourceFailure, resourceError, withTimeout } from "./requests.js";
+import type { BatchMessageHandler } from "./batch.js";
+import { MessageProcessor, type ConsumerHandler } from "./processing.js";
+import { BackgroundPurge } from "./purger.js";
+import { toReceived } from "./reception.js";
+import { isResourceFailure, resourceError } from "./requests.js";
 import { MessageSettler } from "./settle.js";
 import { checkResources } from "./startup.js";
 import type {
@@ -90,6 +94,11 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
   readonly #processor: MessageProcessor<T, TEffect>;
   /** Messages being processed, by the promise of their processing. */
   readonly #inFlight = new Map<Promise<void>, ReceivedQueueMessage>();
+  /** Handler calls that outlived `handlerTimeoutInMs` (their messages are settled), until they return. */
+  readonly #abandoned = new Map<Promise<unknown>, readonly ReceivedQueueMessage[]>();
+  readonly #purge: BackgroundPurge | undefined;
+  /** Set by {@link withBatchHandler} for the constructor it calls. */
+  static #batchHandler: BatchMessageHandler<unknown, unknown> | undefined;
   readonly #controllers = new Set<AbortController>();
   /** Aborted when stopping: ends the wait between polls, the start checks and waits for busy keys. */
   readonly #stopAbort = new AbortController();
@@ -115,23 +124,104 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
     handler: MessageHandler<T, TEffect>,
     options: QueueConsumerOptions<T, TEffect> = {},
   ) {
-    this.#o = resolveOptions(queueClient, handler, options);
+    const batchHandler = QueueConsumer.#batchHandler as BatchMessageHandler<T, TEffect> | undefined;
+    QueueConsumer.#batchHandler = undefined;
+    this.#o = resolveOptions(queueClient, batchHandler ?? handler, options);
     this.#queue = queueClient;
     this.#settle = new MessageSettler(queueClient, this.#events, this.#o);
-    this.#store = this.#o.idempotency && new StoreCalls(this.#o.idempotency.store, this.#o.requestTimeoutInMs);
-    this.#processor = new MessageProcessor<T, TEffect>({
-      queue: queueClient,
-      handler,
-      options: this.#o,
-      events: this.#events,
-      settle: this.#settle,
-      store: this.#store,
-      stopping: this.#stopAbort.signal,
-      controllers: this.#controllers,
-      fail: (error) => this.#fail(error),
-    });
+    const idempotency = this.#o.idempotency;
+    this.#store =
+      idempotency &&
+      new StoreCalls(idempotency.store, this.#o.requestTimeoutInMs, { retentionInMs: idempotency.retentionInMs });
+    const consumerHandler: ConsumerHandler<T, TEffect> = batchHandler
+      ? { kind: "batch", handler: batchHandler }
+      : { kind: "message", handler };
+    this.#processor = new MessageProcessor<T, TEffect>(
+      {
+        queue: queueClient,
+        options: this.#o,
+        events: this.#events,
+        settle: this.#settle,
+        store: this.#store,
+        stopping: this.#stopAbort.signal,
+        controllers: this.#controllers,
+        fail: (error) => this.#fail(error),
+        abandoned: (call, messages) => {
+          this.#abandoned.set(call, messages);
+          void call.finally(() => this.#abandoned.delete(call));
+        },
+      },
+      consumerHandler,
+    );
+    if (idempotency?.purgeIntervalInMs !== undefined) {
+      this.#purge = new BackgroundPurge(idempotency.store, {
+        intervalInMs: idempotency.purgeIntervalInMs,
+        requestTimeoutInMs: this.#o.requestTimeoutInMs,
+        onPurged: (result) => this.#events.emit("purged", result),
+        onError: (error) => this.#settle.reportError(error, "purge expired idempotency records", undefined),
+      });
+    }
     this.#closed = new Promise<void>((resolve, reject) => (this.#closedSettle = { resolve, reject }));
     this.#closed.catch(() => undefined); // observed through `closed`; never an unhandled rejection
+  }
+
+  /**
+   * A consumer whose handler takes a batch: up to `batchSize` decoded messages at once (those of
+   * one receive), each with its own context (key, claim, `addEffects`, `abortSignal`), and one
+   * outcome per message. Everything else is as for a single-message handler: each message has its
+   * own heartbeat, claim, retries and poisoning, and is settled by its own outcome. With the Table
+   * store, the done marks and effects of messages whose keys share a partition (the
+   * `idempotency.partitionKey` option) commit in shared entity group transactions (at most 100
+   * operations and 4 MiB each); a claim lost in one of them fails alone.
+   *
+   * @param queueClient - the queue to consume.
+   * @param handler - processes a batch; resolve with nothing (all processed) or one outcome per message; throw to fail them all.
+   * @param options - as for the constructor; `batchSize` is the largest batch, `handlerTimeoutInMs` bounds a whole batch.
+   *
+   * @example
+   * ```ts
+   * import { TableClient, type TransactionAction } from "@azure/data-tables";
+   * import { QueueConsumer, TableIdempotencyStore, jsonCodec } from "azure-storage-concurrency";
+   *
+   * interface Reading { deviceId: string; readingId: string; celsius: number }
+   * declare function isPlausible(reading: Reading): boolean;
+   *
+   * const consumer = QueueConsumer.withBatchHandler<Reading, TransactionAction>(
+   *   queueClient,
+   *   async (readings) =>
+   *     readings.map(({ body, idempotency, addEffects }) => {
+   *       if (!isPlausible(body)) return { status: "failed", error: new RangeError(`implausible: ${body.celsius}`) };
+   *       // The readings of one device share a partition: their rows and done marks commit together.
+   *       addEffects(["upsert", { partitionKey: idempotency!.partitionKey, rowKey: body.readingId, celsius: body.celsius }]);
+   *       return { status: "processed" };
+   *     }),
+   *   {
+   *     codec: jsonCodec<Reading>(),
+   *     batchSize: 32,
+   *     handlerTimeoutInMs: 20_000,
+   *     idempotency: {
+   *       store: new TableIdempotencyStore(tableClient),
+   *       key: (reading) => reading.readingId,
+   *       partitionKey: (reading) => reading.deviceId,
+   *     },
+   *   },
+   * );
+   * await consumer.start();
+   * ```
+   */
+  static withBatchHandler<T = string, TEffect = never>(
+    queueClient: QueueClient,
+    handler: BatchMessageHandler<T, TEffect>,
+    options: QueueConsumerOptions<T, TEffect> = {},
+  ): QueueConsumer<T, TEffect> {
+    if (typeof handler !== "function")
+      throw new TypeError("`handler` must be an async function (messages, context) => outcomes.");
+    QueueConsumer.#batchHandler = handler as BatchMessageHandler<unknown, unknown>;
+    try {
+      return new QueueConsumer<T, TEffect>(queueClient, () => Promise.resolve(), options);
+    } finally {
+      QueueConsumer.#batchHandler = undefined;
+    }
   }
 
   /** `idle` (not started), `starting` (checking), `running`, `stopping` (draining), `stopped`, `failed`. */
@@ -213,6 +303,7 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
     this.#events.emit("started", {});
     logger.info(`queue consumer ${this.#o.consumerId} started on '${this.#queue.name}'`);
     this.#loop = this.#run();
+    this.#purge?.start();
     return this;
   }
 
@@ -247,7 +338,7 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
     ]);
     deadline.abort();
     if (!timedOut) return { timedOut: false, stillRunning: [] };
-    const stillRunning = [...this.#inFlight.values()];
+    const stillRunning = [...this.#inFlight.values(), ...[...this.#abandoned.values()].flat()];
     logger.warning(
       `queue consumer ${this.#o.consumerId}: stop() reached its ${timeoutInMs} ms deadline with ${stillRunning.length} message(s) still being processed`,
     );
@@ -275,7 +366,7 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
       const grace = new AbortController();
       await Promise.race([settled, sleep(gracePeriodInMs, grace.signal).catch(() => undefined)]);
       grace.abort();
-      if (this.#inFlight.size > 0 || this.#loop) {
+      if (this.#inFlight.size > 0 || this.#abandoned.size > 0 || this.#loop) {
         const reason = new ConsumerStoppedError();
         this.#hardAbort.abort(reason);
         for (const controller of this.#controllers) controller.abort(reason);
@@ -307,10 +398,12 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
     })();
   }
 
-  /** Resolves when the receive loop has ended and no message is being processed. */
+  /** Resolves when the receive loop and the background purge have ended and no handler runs. */
   async #settled(): Promise<void> {
-    await this.#loop;
-    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight.keys()]);
+    await Promise.all([this.#loop, this.#purge?.stop()]);
+    while (this.#inFlight.size > 0 || this.#abandoned.size > 0) {
+      await Promise.allSettled([...this.#inFlight.keys(), ...this.#abandoned.keys()]);
+    }
   }
 
   #finish(): void {
@@ -341,16 +434,16 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
         let items: DequeuedMessageItem[];
         const receivedAt = markNow();
         try {
-          const response = await withTimeout(
+          const response = await withTimeLimit(
             `receive messages from queue '${this.#queue.name}'`,
             this.#o.requestTimeoutInMs,
+            this.#hardAbort.signal,
             (abortSignal) =>
               this.#queue.receiveMessages({
                 numberOfMessages: Math.min(this.#o.batchSize, this.#o.concurrency - this.#inFlight.size),
                 visibilityTimeout: this.#o.visibilityTimeoutInSeconds,
                 abortSignal,
               }),
-            this.#hardAbort.signal,
           );
           items = response.receivedMessageItems;
         } catch (error) {
@@ -375,10 +468,8 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
         }
         emptyReceives = 0;
         previousDelayInMs = 0;
-        for (const item of items) {
-          const process = () => this.#processor.process(item, receivedAt);
-          this.#track(item, traceMessage(this.#queue.name, item, process));
-        }
+        const works = this.#processor.process(items, receivedAt);
+        items.forEach((item, index) => this.#track(item, works[index]!));
       }
     } finally {
       this.#loop = undefined;

@@ -167,6 +167,51 @@ export function isConsumerStoppedError(error: unknown): error is ConsumerStopped
   return isStorageConcurrencyError(error) && error.name === "ConsumerStoppedError";
 }
 
+/**
+ * The reason a handler's `abortSignal` is aborted when it runs longer than the consumer's
+ * `handlerTimeoutInMs` (a batch handler: the whole batch). The attempt counts as a failure of each
+ * of its messages (retried after `retryBackoff`, poisoned at `maxDequeueCount`), whatever the
+ * handler does afterwards: the consumer stops waiting for it, and its effects are not committed.
+ */
+export class HandlerTimeoutError extends StorageConcurrencyError {
+  /** The time limit that ran out, in milliseconds. */
+  readonly timeoutInMs: number;
+  /** The messages of the attempt. */
+  readonly messageIds: readonly string[];
+
+  constructor(timeoutInMs: number, messageIds: readonly string[]) {
+    super(
+      `The handler of ${messageIds.length === 1 ? `message '${messageIds[0]}'` : `a batch of ${messageIds.length} messages`} ` +
+        `did not finish within ${timeoutInMs} ms (\`handlerTimeoutInMs\`): the attempt counts as failed.`,
+      { code: "HandlerTimedOut" },
+    );
+    this.name = "HandlerTimeoutError";
+    this.timeoutInMs = timeoutInMs;
+    this.messageIds = messageIds;
+  }
+}
+
+/**
+ * True when `error` is a {@link HandlerTimeoutError}.
+ *
+ * @example
+ * ```ts
+ * import { QueueConsumer, isHandlerTimeoutError } from "azure-storage-concurrency";
+ *
+ * const consumer = new QueueConsumer(
+ *   queueClient,
+ *   async (url, { abortSignal }) => (await fetch(url, { signal: abortSignal })).status,
+ *   { handlerTimeoutInMs: 5_000 },
+ * );
+ * consumer.on("failed", ({ message, error }) => {
+ *   if (isHandlerTimeoutError(error)) console.warn(`${message.messageId} took longer than ${error.timeoutInMs} ms`);
+ * });
+ * ```
+ */
+export function isHandlerTimeoutError(error: unknown): error is HandlerTimeoutError {
+  return isStorageConcurrencyError(error) && error.name === "HandlerTimeoutError";
+}
+
 /** Which of the consumer's resources a {@link ConsumerResourceError} is about. */
 export type ConsumerResource = "queue" | "poisonQueue" | "idempotencyStore";
 

@@ -26,17 +26,11 @@
  * less {@link VISIBILITY_MARGIN_IN_MS} for the service's clock granularity.
  */
 import type { QueueClient } from "@azure/storage-queue";
+import { withTimeLimit } from "../internal/time-limit.js";
 import { sleep } from "../internal/sleep.js";
 import { MessageOwnershipLostError } from "./errors.js";
 import { statusOf, serviceCodeOf } from "../errors.js";
-import {
-  isAmbiguous,
-  isMessageGone,
-  isReceiptMismatch,
-  isResourceFailure,
-  resourceError,
-  withTimeout,
-} from "./requests.js";
+import { isAmbiguous, isMessageGone, isReceiptMismatch, isResourceFailure, resourceError } from "./requests.js";
 
 /** How much earlier than its visibility timeout a message is taken as possibly visible to others. */
 const VISIBILITY_MARGIN_IN_MS = 1_000;
@@ -228,7 +222,12 @@ export class MessageHold {
     let lastError: unknown;
     for (let tries = 1; tries <= MAX_TRIES; tries++) {
       try {
-        return await withTimeout(`${operation} message '${this.messageId}'`, this.#options.requestTimeoutInMs, attempt);
+        return await withTimeLimit(
+          `${operation} message '${this.messageId}'`,
+          this.#options.requestTimeoutInMs,
+          undefined,
+          attempt,
+        );
       } catch (error) {
         if (isResourceFailure(error))
           throw resourceError("queue", this.#queue.name, `${operation} message '${this.messageId}'`, error);

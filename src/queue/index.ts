@@ -11,16 +11,20 @@ export {
   isConsumerStoppedError,
   ConsumerResourceError,
   isConsumerResourceError,
+  HandlerTimeoutError,
+  isHandlerTimeoutError,
   type ConsumerResource,
 } from "./errors.js";
 export { parsePoisonMessage, poisonQueueNameOf, type PoisonEnvelope } from "./poison.js";
 export type { ListenerDisposable } from "./events.js";
+export type { BatchMessage, BatchMessageHandler, BatchMessageOutcome, BatchContext } from "./batch.js";
 export type {
   ReceivedQueueMessage,
   MessageContext,
   IdempotencyContext,
   MessageHandler,
   IdempotencyOptions,
+  PurgeScheduleOptions,
   QueueConsumerOptions,
   QueueConsumerStatus,
   QueueConsumerEvents,
@@ -34,6 +38,9 @@ export {
   type ClaimOutcome,
   type IdempotencyClaim,
   type CompleteOptions,
+  type CompleteEntry,
+  type PurgeOptions,
+  type PurgeResult,
   type IdempotencyStoreCallOptions,
 } from "./idempotency/store.js";
 export {
@@ -43,3 +50,16 @@ export {
   type MemoryIdempotencyRecord,
 } from "./idempotency/memory.js";
 export { TableIdempotencyStore, type TableIdempotencyStoreOptions } from "./idempotency/table.js";
+export {
+  idempotent,
+  type IdempotentContext,
+  type IdempotentCallOptions,
+  type IdempotentFunction,
+} from "./idempotency/idempotent.js";
+export type { IdempotentOptions } from "./idempotency/idempotent-options.js";
+export {
+  IdempotencyPayloadMismatchError,
+  isIdempotencyPayloadMismatchError,
+  IdempotencyInProgressError,
+  isIdempotencyInProgressError,
+} from "./idempotency/errors.js";

@@ -16,8 +16,9 @@ import {
   optionalNumber,
 } from "../internal/validate.js";
 import { textCodec, type MessageCodec } from "./codecs.js";
+import { checkRetention } from "./idempotency/purge.js";
 import type { IdempotencyStore } from "./idempotency/store.js";
-import type { MessageHandler, QueueConsumerOptions, ReceivedQueueMessage, StopOptions } from "./types.js";
+import type { QueueConsumerOptions, ReceivedQueueMessage, StopOptions } from "./types.js";
 
 /** The default `requestTimeoutInMs` is a quarter of the visibility timeout, at most this. */
 const MAX_DEFAULT_REQUEST_TIMEOUT_IN_MS = 10_000;
@@ -25,6 +26,8 @@ const MAX_DEFAULT_REQUEST_TIMEOUT_IN_MS = 10_000;
 const MAX_BATCH_SIZE = 32;
 /** The service's limit on a visibility timeout, in seconds (7 days). */
 export const MAX_VISIBILITY_TIMEOUT_IN_SECONDS = 604_800;
+/** The default time between two background purges of the idempotency store. */
+const DEFAULT_PURGE_INTERVAL_IN_MS = 3_600_000;
 
 export interface ResolvedOptions<T, TEffect> {
   readonly codec: MessageCodec<T>;
@@ -45,8 +48,12 @@ export interface ResolvedOptions<T, TEffect> {
         readonly partitionKey: ((body: T, message: ReceivedQueueMessage) => string) | undefined;
         /** The key is the message id (no `key` option): a first delivery cannot collide with anyone. */
         readonly keyIsMessageId: boolean;
+        readonly retentionInMs: number | undefined;
+        /** The background purge's interval, or undefined for none. */
+        readonly purgeIntervalInMs: number | undefined;
       }
     | undefined;
+  readonly handlerTimeoutInMs: number | undefined;
   readonly gracePeriodInMs: number;
   readonly requestTimeoutInMs: number;
   readonly keepAlive: boolean;
@@ -56,14 +63,16 @@ export interface ResolvedOptions<T, TEffect> {
 
 export function resolveOptions<T, TEffect>(
   queueClient: QueueClient,
-  handler: MessageHandler<T, TEffect>,
+  handler: unknown,
   options: QueueConsumerOptions<T, TEffect>,
 ): ResolvedOptions<T, TEffect> {
   if (typeof queueClient !== "object" || queueClient === null || typeof queueClient.receiveMessages !== "function") {
     throw new TypeError("`queueClient` must be a QueueClient from @azure/storage-queue.");
   }
   if (typeof handler !== "function")
-    throw new TypeError("`handler` must be an async function (body, context) => result.");
+    throw new TypeError(
+      "`handler` must be an async function: (body, context) => result, or (messages, context) => outcomes.",
+    );
   if (typeof options !== "object" || options === null) throw new TypeError("`options` must be an object.");
 
   const codec = options.codec ?? (textCodec as unknown as MessageCodec<T>);
@@ -169,7 +178,11 @@ export function resolveOptions<T, TEffect>(
     pollingBackoff,
     poisonQueue: options.poisonQueue,
     poisonTimeToLiveInSeconds,
-    idempotency: resolveIdempotency(options),
+    idempotency: resolveIdempotency(options, visibilityTimeoutInSeconds),
+    handlerTimeoutInMs:
+      options.handlerTimeoutInMs === undefined
+        ? undefined
+        : checkNumber("handlerTimeoutInMs", options.handlerTimeoutInMs, { min: 1 }),
     gracePeriodInMs,
     requestTimeoutInMs,
     keepAlive: options.keepAlive ?? true,
@@ -180,6 +193,7 @@ export function resolveOptions<T, TEffect>(
 
 function resolveIdempotency<T, TEffect>(
   options: QueueConsumerOptions<T, TEffect>,
+  visibilityTimeoutInSeconds: number,
 ): ResolvedOptions<T, TEffect>["idempotency"] {
   const idempotency = options.idempotency;
   if (idempotency === undefined) return undefined;
@@ -198,12 +212,39 @@ function resolveIdempotency<T, TEffect>(
   }
   checkOptionalFunction("idempotency.key", idempotency.key);
   checkOptionalFunction("idempotency.partitionKey", idempotency.partitionKey);
+  const retentionInMs =
+    idempotency.retentionInMs === undefined
+      ? undefined
+      : checkRetention("idempotency.retentionInMs", idempotency.retentionInMs, 0);
+  if (retentionInMs !== undefined && retentionInMs <= visibilityTimeoutInSeconds * 1000) {
+    throw new RangeError(
+      `\`idempotency.retentionInMs\` (${retentionInMs}) must be longer than the visibility timeout (${visibilityTimeoutInSeconds} s): ` +
+        "a message whose delete was lost comes back after it, and its done record must still be there to recognise it.",
+    );
+  }
   return {
     store,
     key: idempotency.key ?? ((_body, message) => message.messageId),
     partitionKey: idempotency.partitionKey,
     keyIsMessageId: idempotency.key === undefined,
+    retentionInMs,
+    purgeIntervalInMs: resolvePurgeInterval(idempotency.purge, typeof store.purge === "function"),
   };
+}
+
+/** The background purge's interval: none when turned off or when the store cannot purge. */
+function resolvePurgeInterval(purge: unknown, storeCanPurge: boolean): number | undefined {
+  if (purge === undefined || purge === true) return storeCanPurge ? DEFAULT_PURGE_INTERVAL_IN_MS : undefined;
+  if (purge === false) return undefined;
+  if (typeof purge !== "object" || purge === null)
+    throw new TypeError("`idempotency.purge` must be a boolean or an object such as { intervalInMs: 3_600_000 }.");
+  if (!storeCanPurge) throw new TypeError("`idempotency.purge` is set, but the idempotency store has no `purge()`.");
+  return optionalNumber(
+    "idempotency.purge.intervalInMs",
+    (purge as { intervalInMs?: unknown }).intervalInMs,
+    DEFAULT_PURGE_INTERVAL_IN_MS,
+    { min: 1_000 },
+  );
 }
 
 function checkBackoff(name: string, value: unknown): BackoffStrategy | undefined {

@@ -12,9 +12,10 @@
  * poison queue is at-least-once too, never at-most-once.
  */
 import type { QueueClient } from "@azure/storage-queue";
+import { withTimeLimit } from "../internal/time-limit.js";
 import { serviceCodeOf, statusOf } from "../errors.js";
 import { MAX_TRIES } from "./hold.js";
-import { isAmbiguous, isResourceFailure, resourceError, withTimeout } from "./requests.js";
+import { isAmbiguous, isResourceFailure, resourceError } from "./requests.js";
 
 /** What the poison queue receives: the original message text and why it was poisoned. */
 export interface PoisonEnvelope {
@@ -180,8 +181,11 @@ export class PoisonQueueWriter {
     for (;;) {
       try {
         sends += 1;
-        await withTimeout(`send to the poison queue '${this.name}'`, options.requestTimeoutInMs, (abortSignal) =>
-          this.#queue.sendMessage(text, { messageTimeToLive: this.#timeToLiveInSeconds, abortSignal }),
+        await withTimeLimit(
+          `send to the poison queue '${this.name}'`,
+          options.requestTimeoutInMs,
+          undefined,
+          (abortSignal) => this.#queue.sendMessage(text, { messageTimeToLive: this.#timeToLiveInSeconds, abortSignal }),
         );
         return;
       } catch (error) {
@@ -211,7 +215,7 @@ export class PoisonQueueWriter {
   /** Creates the poison queue if it does not exist. */
   async create(requestTimeoutInMs: number): Promise<void> {
     try {
-      await withTimeout(`create the poison queue '${this.name}'`, requestTimeoutInMs, (abortSignal) =>
+      await withTimeLimit(`create the poison queue '${this.name}'`, requestTimeoutInMs, undefined, (abortSignal) =>
         this.#queue.createIfNotExists({ abortSignal }),
       );
     } catch (error) {

@@ -3,8 +3,9 @@
  * into one of three kinds the consumer acts on.
  *
  * - Time limit: every call the consumer makes on its own (receive, heartbeat, delete, visibility
- *   change, poison send, idempotency store call) runs under an abort signal that fires after
- *   `requestTimeoutInMs`. The SDK's `tryTimeoutInMs` is the *server-side* timeout (the `timeout`
+ *   change, poison send, idempotency store call) runs under the library's one client-side time
+ *   limit (`internal/time-limit.ts`, `requestTimeoutInMs`; a call cut off by it fails with code
+ *   `RequestTimedOut`). The SDK's `tryTimeoutInMs` is the *server-side* timeout (the `timeout`
  *   query parameter): it does not help when the answer never comes (a hung connection, a dead
  *   proxy). The limit covers one call, the SDK's own retries inside it included.
  * - Ambiguous: the request may or may not have been applied (a network failure, a 5xx, our own
@@ -16,45 +17,9 @@
  * Transience is decided by the library's one classifier (`retry/classify.ts`); the service codes
  * are read through `errors.ts`.
  */
-import { serviceCodeOf, statusOf, StorageRequestError } from "../errors.js";
+import { serviceCodeOf, statusOf } from "../errors.js";
 import { classifyError } from "../retry/classify.js";
 import { ConsumerResourceError, type ConsumerResource } from "./errors.js";
-
-/**
- * Runs `call` with an abort signal that fires after `timeoutInMs` (or when `abortSignal` fires).
- * A call cut short by the time limit rejects with a transient {@link StorageRequestError}
- * (`code` `RequestTimedOut`): it may have been applied.
- */
-export async function withTimeout<T>(
-  operation: string,
-  timeoutInMs: number,
-  call: (abortSignal: AbortSignal) => Promise<T>,
-  abortSignal?: AbortSignal,
-): Promise<T> {
-  abortSignal?.throwIfAborted();
-  const controller = new AbortController();
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort();
-  }, timeoutInMs);
-  timer.unref();
-  const onAbort = () => controller.abort(abortSignal!.reason);
-  abortSignal?.addEventListener("abort", onAbort, { once: true });
-  try {
-    return await call(controller.signal);
-  } catch (error) {
-    if (!timedOut) throw error;
-    throw new StorageRequestError(
-      `Could not ${operation}: no answer within ${timeoutInMs} ms (the consumer's client-side \`requestTimeoutInMs\`). ` +
-        "The request may or may not have been applied.",
-      { code: "RequestTimedOut", serviceCode: "ClientTimeout", transient: true, cause: error },
-    );
-  } finally {
-    clearTimeout(timer);
-    abortSignal?.removeEventListener("abort", onAbort);
-  }
-}
 
 /** The request may have been applied, and trying again may succeed: a network failure, a 5xx, a time limit. */
 export function isAmbiguous(error: unknown): boolean {

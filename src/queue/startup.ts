@@ -16,6 +16,7 @@
  * failure, a 5xx) is tried again up to three times, then fails the start too (with `transient: true`).
  */
 import type { QueueClient } from "@azure/storage-queue";
+import { withTimeLimit } from "../internal/time-limit.js";
 import { serviceCodeOf, statusOf } from "../errors.js";
 import { logger } from "../internal/logger.js";
 import { sleep } from "../internal/sleep.js";
@@ -23,7 +24,7 @@ import type { StoreCalls } from "./claims.js";
 import { isConsumerResourceError, type ConsumerResource } from "./errors.js";
 import type { PoisonQueueWriter } from "./poison.js";
 import { MAX_TRIES } from "./hold.js";
-import { isAmbiguous, resourceError, withTimeout } from "./requests.js";
+import { isAmbiguous, resourceError } from "./requests.js";
 
 interface StartupChecks {
   readonly queue: QueueClient;
@@ -36,11 +37,8 @@ interface StartupChecks {
 export async function checkResources(checks: StartupChecks, abortSignal: AbortSignal): Promise<void> {
   const { queue, poison, store, requestTimeoutInMs } = checks;
   const properties = (client: QueueClient) =>
-    withTimeout(
-      `read the properties of queue '${client.name}'`,
-      requestTimeoutInMs,
-      (signal) => client.getProperties({ abortSignal: signal }),
-      abortSignal,
+    withTimeLimit(`read the properties of queue '${client.name}'`, requestTimeoutInMs, abortSignal, (signal) =>
+      client.getProperties({ abortSignal: signal }),
     );
 
   await attempt("queue", queue.name, `read the properties of queue '${queue.name}'`, abortSignal, async () => {

@@ -4,7 +4,7 @@
 import type { QueueClient } from "@azure/storage-queue";
 import type { BackoffStrategy } from "../retry/backoff.js";
 import type { MessageCodec } from "./codecs.js";
-import type { IdempotencyStore } from "./idempotency/store.js";
+import type { IdempotencyStore, PurgeResult } from "./idempotency/store.js";
 
 /** A received message, as the consumer's events report it (before or without decoding). */
 export interface ReceivedQueueMessage {
@@ -26,7 +26,8 @@ export interface MessageContext<TEffect = never> {
   readonly message: ReceivedQueueMessage;
   /**
    * Aborted when the consumer stops and the grace period has run out ({@link ConsumerStoppedError}),
-   * or when the consumer loses the message or its idempotency claim ({@link MessageOwnershipLostError}).
+   * when the consumer loses the message or its idempotency claim ({@link MessageOwnershipLostError}),
+   * or when the handler runs longer than `handlerTimeoutInMs` ({@link HandlerTimeoutError}).
    * Pass it to every call the handler makes.
    */
   readonly abortSignal: AbortSignal;
@@ -76,6 +77,33 @@ export interface IdempotencyOptions<T, TEffect> {
    * @default the key
    */
   readonly partitionKey?: (body: T, message: ReceivedQueueMessage) => string;
+  /**
+   * How long this consumer's done records keep their keys recognised, in milliseconds from their
+   * completion; after that a message with the same key runs again. Keep it longer than a duplicate
+   * can arrive: at least the message time to live (7 days by default) when producers may send a
+   * message twice. Must be longer than the visibility timeout.
+   * @default the store's `retentionInMs` (7 days)
+   */
+  readonly retentionInMs?: number;
+  /**
+   * Deletes expired records in the background (the store's `purge()`), so that the inbox does not
+   * grow for ever: Azure Tables has no TTL. `true`: once an hour, the first run at a random time
+   * within the first hour (so that consumers started together spread out); `false`: never (purge
+   * from a job of your own); or your own cadence. Each run is reported (`purged`, or `error` with
+   * operation `"purge expired idempotency records"`) and stopped by `stop()`.
+   * @default true (when the store can purge)
+   */
+  readonly purge?: boolean | PurgeScheduleOptions;
+}
+
+/** When the consumer purges its idempotency store (see {@link IdempotencyOptions.purge}). */
+export interface PurgeScheduleOptions {
+  /**
+   * The time between two runs, in milliseconds; the first run comes at a random time within the
+   * first interval.
+   * @default 3600000 (one hour)
+   */
+  readonly intervalInMs?: number;
 }
 
 /** Options for {@link QueueConsumer}. */
@@ -146,6 +174,15 @@ export interface QueueConsumerOptions<T, TEffect = never> {
   readonly poisonTimeToLiveInSeconds?: number;
   /** Makes effects exactly-once: claims each key before the handler runs, marks it done after. */
   readonly idempotency?: IdempotencyOptions<T, TEffect>;
+  /**
+   * The longest a handler may run (a batch handler: the whole batch), in milliseconds. When it runs
+   * out, the handler's `abortSignal` is aborted with a {@link HandlerTimeoutError}, the consumer
+   * stops waiting and the attempt counts as a failure of each of its messages (retried, poisoned
+   * at `maxDequeueCount`); its effects are not committed. A handler that ignores its signal may
+   * still be running when the next attempt starts: pass the signal to everything it awaits.
+   * @default no limit
+   */
+  readonly handlerTimeoutInMs?: number;
   /**
    * How long {@link QueueConsumer.stop} lets running handlers finish before aborting their signals.
    * @default 30000
@@ -268,7 +305,7 @@ export interface QueueConsumerEvents {
     readonly error: unknown;
   };
   /**
-   * Something failed outside a handler (a receive, a delete, a heartbeat); the consumer goes on.
+   * Something failed outside a handler (a receive, a delete, a heartbeat, a background purge); the consumer goes on.
    * Once, with a {@link ConsumerResourceError} and operation `"consume"`, when the consumer fails
    * (its queue or table was deleted, or its credential refused); it then stops with status `failed`.
    */
@@ -280,6 +317,8 @@ export interface QueueConsumerEvents {
     /** The message concerned, when there is one. */
     readonly message: ReceivedQueueMessage | undefined;
   };
+  /** A background purge of the idempotency store finished (see {@link IdempotencyOptions.purge}). */
+  purged: PurgeResult;
   /** The consumer has stopped (or failed): nothing of it is running any more. */
   stopped: {
     /** Why it failed ({@link ConsumerResourceError}); undefined when it was stopped. */

@@ -16,11 +16,13 @@ import type { TableClient, TableEntityResult } from "@azure/data-tables";
 import { randomBytes } from "node:crypto";
 import { statusOf } from "../errors.js";
 import { decorrelatedJitterBackoff } from "../retry/backoff.js";
-import { classifyError } from "../retry/classify.js";
+import { withTimeLimit } from "../internal/time-limit.js";
 import { retryPolicy, type RetryPolicy } from "../retry/retry.js";
 
 /** How long a read-back may take, retries included, before the outcome is reported as unknown. */
 const READ_BACK_TIMEOUT_IN_MS = 30_000;
+/** The client-side time limit of one read (a read that gets no answer is tried again within the budget above). */
+const READ_TIMEOUT_IN_MS = 10_000;
 
 /**
  * How a read-back is retried when the write had no retry policy of its own: reads are safe to
@@ -67,25 +69,12 @@ interface ReadBackContext {
 /** Reads back a transaction whose outcome is in doubt, and judges it. */
 export type ReadBack = (abortSignal: AbortSignal | undefined, context: ReadBackContext) => Promise<ReadBackVerdict>;
 
-/**
- * Statuses after which the service may have applied the request, or may still apply it: 500
- * (InternalError, OperationTimedOut: "the operation may or may not have succeeded"), 502 and 504
- * (a gateway gave up waiting for the service). With no answer at all, the same holds.
- */
-const IN_DOUBT_STATUSES: ReadonlySet<number> = new Set([500, 502, 504]);
-
-/** True when `error` leaves it open whether the service applied the request. */
-export function answerInDoubt(error: unknown): boolean {
-  const { kind, statusCode } = classifyError(error);
-  return kind === "network" || (statusCode !== undefined && IN_DOUBT_STATUSES.has(statusCode));
-}
-
 /** A new write id: 16 URL-safe characters, 96 random bits (unique without coordination). */
 export function newTableWriteId(): string {
   return randomBytes(12).toString("base64url");
 }
 
-/** The caller's signal and the read-back's own time limit, as one. */
+/** The caller's signal and the read-back's whole budget, as one. */
 function readBackSignal(abortSignal: AbortSignal | undefined): AbortSignal {
   const limit = AbortSignal.timeout(READ_BACK_TIMEOUT_IN_MS);
   return abortSignal ? AbortSignal.any([abortSignal, limit]) : limit;
@@ -99,10 +88,16 @@ export async function readEntityBack(
   abortSignal: AbortSignal | undefined,
 ): Promise<StoredEntity | undefined> {
   try {
-    return await client.getEntity<Record<string, unknown>>(partitionKey, rowKey, {
-      abortSignal: readBackSignal(abortSignal),
-      tracingOptions: sdkTracing(),
-    });
+    return await withTimeLimit(
+      `read back entity '${rowKey}' of partition '${partitionKey}'`,
+      READ_TIMEOUT_IN_MS,
+      abortSignal,
+      (signal) =>
+        client.getEntity<Record<string, unknown>>(partitionKey, rowKey, {
+          abortSignal: signal,
+          tracingOptions: sdkTracing(),
+        }),
+    );
   } catch (error) {
     if (statusOf(error) === 404) return undefined;
     throw error;

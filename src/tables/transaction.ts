@@ -21,11 +21,11 @@ import { sdkTracing } from "../observability/scope.js";
 import type { TableClient, TransactionAction } from "@azure/data-tables";
 import { isStorageRequestError, readRestError } from "../errors.js";
 import { logger } from "../internal/logger.js";
-import { classifyError } from "../retry/classify.js";
+import { classifyError, mayHaveBeenApplied } from "../retry/classify.js";
 import type { RetryPolicy } from "../retry/retry.js";
 import { TableTransactionError } from "./errors.js";
 import type { TableLocation } from "./plan.js";
-import { answerInDoubt, runReadBack, type ReadBack, type ReadBackVerdict } from "./read-back.js";
+import { runReadBack, type ReadBack, type ReadBackVerdict } from "./read-back.js";
 
 /** The part of a `TableClient` the transaction writers use: `getEntity` reads back a transaction whose answer was lost. */
 export type TransactionClient = TableLocation & Pick<TableClient, "submitTransaction" | "getEntity">;
@@ -72,7 +72,7 @@ export async function sendTransaction(
         tracingOptions: sdkTracing(),
       });
     } catch (error) {
-      if (answerInDoubt(error)) inDoubt = true;
+      if (mayHaveBeenApplied(error)) inDoubt = true;
       throw error;
     }
   };

@@ -44,9 +44,9 @@ describe("the packed package", () => {
 
   afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-  it("ships only the build, the licence, the notices and the readme", () => {
+  it("ships only the build, the licence, the notices, the readme and the changelog", () => {
     const files = readdirSync(join(scratch, "node_modules", "azure-storage-concurrency")).sort();
-    expect(files).toEqual(["LICENSE", "README.md", "THIRD_PARTY_NOTICES.md", "dist", "package.json"]);
+    expect(files).toEqual(["CHANGELOG.md", "LICENSE", "README.md", "THIRD_PARTY_NOTICES.md", "dist", "package.json"]);
   });
 
   it("ships the build without source maps, and the declarations once per module format", () => {

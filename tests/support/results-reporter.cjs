@@ -1,5 +1,6 @@
 // Writes jest's counts to .test-results/summary.json (or $ASC_TEST_SUMMARY), so .ci/run can print `N passed, N failed`
-// from jest's own results. A suite that could not run at all counts as one failure.
+// from jest's own results. A suite that could not run at all counts as one failure. The summary also
+// lists the slowest test files (wall time of each), to keep the suite well under its 10 minutes.
 const { mkdirSync, writeFileSync } = require("node:fs");
 const { join } = require("node:path");
 
@@ -17,6 +18,14 @@ class ResultsReporter {
       skipped: results.numPendingTests + results.numTodoTests,
       suitesFailedToRun: results.numRuntimeErrorTestSuites,
       node: process.version,
+      wallTimeInSeconds: Math.round((Date.now() - results.startTime) / 1000),
+      slowestFiles: results.testResults
+        .map((r) => ({
+          file: r.testFilePath.slice(this.rootDir.length + 1),
+          seconds: Math.round((r.perfStats.end - r.perfStats.start) / 100) / 10,
+        }))
+        .sort((a, b) => b.seconds - a.seconds)
+        .slice(0, 15),
     };
     writeFileSync(join(dir, process.env.ASC_TEST_SUMMARY || "summary.json"), JSON.stringify(summary, null, 2) + "\n");
   }

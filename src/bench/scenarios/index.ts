@@ -4,6 +4,7 @@ import { filesScenario } from "./files.js";
 import { lockScenario } from "./lock.js";
 import { batchScenario } from "./batch.js";
 import { queueScenario } from "./queue.js";
+import { inboxScenario } from "./inbox.js";
 import { optimisticScenario } from "./optimistic.js";
 import { retryScenario } from "./retry.js";
 
@@ -13,5 +14,6 @@ export const scenarios: Readonly<Record<string, BenchScenario>> = {
   lock: lockScenario,
   batch: batchScenario,
   queue: queueScenario,
+  inbox: inboxScenario,
   optimistic: optimisticScenario,
 };

@@ -43,7 +43,7 @@ const STRATEGY_SETTINGS: Readonly<Record<string, string>> = {
   "raw-sdk-naive-loop": "raw SDK calls; on 412, read again at once",
   none: "retry(): no wait",
   fixed: "retry(): 20 ms every time",
-  exponential: "retry(): the seed formula, delta 10 ms, min 5 ms, max 1000 ms",
+  exponential: "retry(): exponentialBackoff (the source documents' formula), delta 10 ms, min 5 ms, max 1000 ms",
   "full-jitter": "retry(): full jitter, base 10 ms, max 1000 ms",
   "decorrelated-jitter": "retry(): decorrelated jitter, base 10 ms, max 1000 ms",
 };

@@ -6,14 +6,19 @@
  */
 import { checkOptionalFunction } from "../../internal/validate.js";
 import { IdempotencyClaimLostError } from "../errors.js";
+import { checkRetention, PurgeTally, resolvePurgeOptions } from "./purge.js";
 import {
+  DEFAULT_RETENTION_IN_MS,
   judgeExistingRecord,
   serializeResult,
   type ClaimOutcome,
   type ClaimRequest,
+  type CompleteEntry,
   type CompleteOptions,
   type IdempotencyClaim,
   type IdempotencyStore,
+  type PurgeOptions,
+  type PurgeResult,
 } from "./store.js";
 
 /** An effect the memory store runs together with the done mark. */
@@ -26,6 +31,11 @@ export interface MemoryIdempotencyStoreOptions {
    * @default Date.now
    */
   readonly now?: () => number;
+  /**
+   * How long a done record keeps its key recognised, in milliseconds (as the Table store's).
+   * @default 604800000 (7 days)
+   */
+  readonly retentionInMs?: number;
 }
 
 /** A `firstDelivery` claim: no record until its done mark, so it carries its delivery itself. */
@@ -43,6 +53,8 @@ interface MemoryRecord {
   etag: string;
   resultJson: string | undefined;
   completedOn: Date | undefined;
+  doneExpiresOnMs: number | undefined;
+  payloadHash: string | undefined;
 }
 
 /** What {@link MemoryIdempotencyStore.inspect} shows of a key. */
@@ -57,6 +69,8 @@ export interface MemoryIdempotencyRecord {
   readonly expiresOn: Date;
   /** The result kept with the done mark; undefined while claimed. */
   readonly result: unknown;
+  /** When a done record's retention ends (the key then counts as new); undefined while claimed. */
+  readonly doneExpiresOn: Date | undefined;
 }
 
 /**
@@ -75,11 +89,13 @@ export class MemoryIdempotencyStore implements IdempotencyStore<MemoryEffect> {
   readonly name = "memory";
   readonly #records = new Map<string, MemoryRecord>();
   readonly #now: () => number;
+  readonly #retentionInMs: number;
   #version = 0;
 
   constructor(options: MemoryIdempotencyStoreOptions = {}) {
     checkOptionalFunction("now", options.now);
     this.#now = options.now ?? Date.now;
+    this.#retentionInMs = checkRetention("retentionInMs", options.retentionInMs, DEFAULT_RETENTION_IN_MS);
   }
 
   async claim(request: ClaimRequest): Promise<ClaimOutcome> {
@@ -104,10 +120,13 @@ export class MemoryIdempotencyStore implements IdempotencyStore<MemoryEffect> {
     if (existing) {
       const verdict = judgeExistingRecord(existing, request, this.#now());
       if (verdict === "done") {
-        return { status: "done", result: parse(existing.resultJson), completedOn: existing.completedOn };
+        const { resultJson, completedOn, payloadHash } = existing;
+        return { status: "done", result: parse(resultJson), completedOn, payloadHash };
       }
-      if (verdict === "busy")
-        return { status: "busy", owner: existing.owner, expiresOn: new Date(existing.expiresOnMs) };
+      if (verdict === "busy") {
+        const { owner, expiresOnMs, payloadHash } = existing;
+        return { status: "busy", owner, expiresOn: new Date(expiresOnMs), payloadHash };
+      }
       takenOverFrom = existing.owner;
     }
     const record: MemoryRecord = {
@@ -119,6 +138,8 @@ export class MemoryIdempotencyStore implements IdempotencyStore<MemoryEffect> {
       etag: this.#nextEtag(),
       resultJson: undefined,
       completedOn: undefined,
+      doneExpiresOnMs: undefined,
+      payloadHash: request.payloadHash,
     };
     this.#records.set(id, record);
     return {
@@ -137,6 +158,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore<MemoryEffect> {
 
   async complete(claim: IdempotencyClaim, options: CompleteOptions<MemoryEffect> = {}): Promise<void> {
     const resultJson = serializeResult(claim.key, options.result);
+    const retentionInMs = checkRetention("retentionInMs", options.retentionInMs, this.#retentionInMs);
     const effects = options.effects ?? [];
     for (const effect of effects) {
       if (typeof effect !== "function")
@@ -147,8 +169,41 @@ export class MemoryIdempotencyStore implements IdempotencyStore<MemoryEffect> {
     record.status = "done";
     record.resultJson = resultJson;
     record.completedOn = new Date(this.#now());
+    record.doneExpiresOnMs = this.#now() + retentionInMs;
     record.etag = this.#nextEtag();
     this.#records.set(recordId(claim.partitionKey, claim.key), record);
+  }
+
+  /** Completes each entry by itself (everything in memory is one atomic step); `false` for an entry whose claim was lost or whose result or effects were refused. */
+  async completeMany(entries: readonly CompleteEntry<MemoryEffect>[]): Promise<readonly boolean[]> {
+    const committed: boolean[] = [];
+    for (const { claim, ...options } of entries) {
+      committed.push(
+        await this.complete(claim, options).then(
+          () => true,
+          () => false,
+        ),
+      );
+    }
+    return committed;
+  }
+
+  /**
+   * Deletes the records that have expired by `olderThan` (default now, on the store's clock): done
+   * records past their retention and claims past their expiry. Same rule as the Table store.
+   */
+  async purge(options: PurgeOptions = {}): Promise<PurgeResult> {
+    const { olderThan, abortSignal } = resolvePurgeOptions(options, this.#now());
+    const tally = new PurgeTally();
+    for (const [id, record] of [...this.#records]) {
+      abortSignal?.throwIfAborted();
+      const expiresOnMs = record.status === "done" ? record.doneExpiresOnMs : record.expiresOnMs;
+      if (expiresOnMs === undefined || expiresOnMs > olderThan.getTime()) continue;
+      tally.expired += 1;
+      this.#records.delete(id);
+      tally.deleted += 1;
+    }
+    return tally.result();
   }
 
   async release(claim: IdempotencyClaim): Promise<void> {
@@ -168,6 +223,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore<MemoryEffect> {
       messageId: record.messageId,
       expiresOn: new Date(record.expiresOnMs),
       result: parse(record.resultJson),
+      doneExpiresOn: record.doneExpiresOnMs === undefined ? undefined : new Date(record.doneExpiresOnMs),
     };
   }
 
@@ -188,6 +244,8 @@ export class MemoryIdempotencyStore implements IdempotencyStore<MemoryEffect> {
       etag: this.#nextEtag(),
       resultJson: undefined,
       completedOn: undefined,
+      doneExpiresOnMs: undefined,
+      payloadHash: undefined,
     };
   }
 

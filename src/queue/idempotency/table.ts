@@ -1,10 +1,6 @@
 /**
- * The idempotency store on Azure Table Storage: an inbox table with one row per idempotency key.
- *
- * Row layout: PartitionKey = the claim's partition (the key itself unless the consumer derives a
- * partition from the message), RowKey = `inbox:` + key; both escaped so that any key is a valid
- * table key. Properties: `Key` (unescaped), `Status` (`claimed` | `done`), `Owner`, `MessageId`,
- * `DequeueCount`, `ClaimExpiresOn`, and once done `CompletedOn` and `Result` (JSON).
+ * The idempotency store on Azure Table Storage: an inbox table with one row per idempotency key
+ * (the layout: `table-rows.ts`).
  *
  * The concurrency comes from the service: a claim is an insert (409 EntityAlreadyExists if the row
  * exists), a take-over or a done mark is a Replace with `If-Match: <etag>` (412 if anyone wrote the
@@ -15,21 +11,42 @@
  * or 412) are recognised by reading the row back: a row that still carries this claim's owner,
  * message id and dequeue count was written by this claim, and nobody else.
  */
-import type { TableClient, TableEntityResult, TransactionAction } from "@azure/data-tables";
+import type { TableClient, TransactionAction } from "@azure/data-tables";
 import { serviceCodeOf, statusOf } from "../../errors.js";
 import { checkNonEmptyString } from "../../internal/validate.js";
-import { TRANSACTION_LIMITS } from "../../tables/payload.js";
-import { IdempotencyClaimLostError } from "../errors.js";
+import { checkRetention } from "./purge.js";
 import {
+  DEFAULT_RETENTION_IN_MS,
   judgeExistingRecord,
   serializeResult,
   type ClaimOutcome,
   type ClaimRequest,
+  type CompleteEntry,
   type CompleteOptions,
   type IdempotencyClaim,
   type IdempotencyStore,
   type IdempotencyStoreCallOptions,
+  type PurgeOptions,
+  type PurgeResult,
 } from "./store.js";
+import { completeGrouped } from "./table-group.js";
+import { purgeInbox } from "./table-purge.js";
+import {
+  checkedKey,
+  checkEffects,
+  claimOf,
+  claimProperties,
+  dateOf,
+  doneMark,
+  encodeTableKey,
+  isConcurrencyOutcome,
+  isOwnClaim,
+  lost,
+  parseResult,
+  recordOf,
+  sameClaimant,
+  type InboxEntity,
+} from "./table-rows.js";
 
 /** Options for {@link TableIdempotencyStore}. */
 export interface TableIdempotencyStoreOptions {
@@ -39,21 +56,17 @@ export interface TableIdempotencyStoreOptions {
    * @default "inbox:"
    */
   readonly rowKeyPrefix?: string;
+  /**
+   * How long a done record keeps its key recognised, in milliseconds from its completion (its
+   * `ExpiresOn`); after that the key counts as new and {@link TableIdempotencyStore.purge} may
+   * delete the row. Keep it longer than the longest time after which a duplicate can still arrive:
+   * a queue message lives 7 days by default. A call can set its own (`CompleteOptions.retentionInMs`).
+   * @default 604800000 (7 days)
+   */
+  readonly retentionInMs?: number;
 }
 
-const MAX_KEY_LENGTH = 1024;
 const CLAIM_ATTEMPTS = 5;
-
-type InboxEntity = TableEntityResult<{
-  Status?: string;
-  Owner?: string;
-  MessageId?: string;
-  DequeueCount?: number;
-  ClaimExpiresOn?: Date | string;
-  CompletedOn?: Date | string;
-  Result?: string;
-  Key?: string;
-}>;
 
 /**
  * An {@link IdempotencyStore} on an Azure Table (the "inbox"). The table must exist
@@ -74,6 +87,7 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
   readonly name = "table";
   readonly #table: TableClient;
   readonly #prefix: string;
+  readonly #retentionInMs: number;
 
   constructor(tableClient: TableClient, options: TableIdempotencyStoreOptions = {}) {
     if (typeof tableClient !== "object" || tableClient === null || typeof tableClient.createEntity !== "function") {
@@ -85,6 +99,7 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
     if (encodeTableKey(this.#prefix) !== this.#prefix) {
       throw new RangeError("`rowKeyPrefix` must not contain '/', '\\', '#', '?', '%' or control characters.");
     }
+    this.#retentionInMs = checkRetention("retentionInMs", options.retentionInMs, DEFAULT_RETENTION_IN_MS);
   }
 
   /** The inbox table's name. */
@@ -151,10 +166,20 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
       }
       const verdict = judgeExistingRecord(recordOf(existing), request, Date.now());
       if (verdict === "done") {
-        return { status: "done", result: parseResult(existing.Result), completedOn: dateOf(existing.CompletedOn) };
+        return {
+          status: "done",
+          result: parseResult(existing.Result),
+          completedOn: dateOf(existing.CompletedOn),
+          payloadHash: existing.PayloadHash,
+        };
       }
       if (verdict === "busy") {
-        return { status: "busy", owner: existing.Owner ?? "unknown", expiresOn: dateOf(existing.ClaimExpiresOn)! };
+        return {
+          status: "busy",
+          owner: existing.Owner ?? "unknown",
+          expiresOn: dateOf(existing.ClaimExpiresOn)!,
+          payloadHash: existing.PayloadHash,
+        };
       }
       try {
         const replaced = await this.#table.updateEntity(entity, "Replace", { etag: existing.etag, abortSignal });
@@ -206,26 +231,15 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
     const result = serializeResult(claim.key, options.result);
     const effects = options.effects ?? [];
     checkEffects(claim, effects);
-    // A Merge of the changed properties only: the claim's Owner, MessageId and DequeueCount stay.
-    // A first-delivery claim has no row yet: the done mark creates it (409 if anyone wrote one).
-    const done = {
-      partitionKey: claim.partitionKey,
-      rowKey: claim.rowKey,
-      Status: "done",
-      CompletedOn: new Date(),
-      ...(result === undefined ? {} : { Result: result }),
-    };
-    const c = claim as TableClaim;
-    const created = { ...done, Key: c.key, Owner: c.owner, MessageId: c.messageId, DequeueCount: c.dequeueCount };
+    const retentionInMs = checkRetention("retentionInMs", options.retentionInMs, this.#retentionInMs);
+    const { entity, action } = doneMark(claim, result, retentionInMs);
     try {
       if (effects.length === 0 && claim.etag === undefined) {
-        await this.#table.createEntity(created, { abortSignal: options.abortSignal });
+        await this.#table.createEntity(entity, { abortSignal: options.abortSignal });
       } else if (effects.length === 0) {
-        await this.#table.updateEntity(done, "Merge", { etag: claim.etag, abortSignal: options.abortSignal });
+        await this.#table.updateEntity(entity, "Merge", { etag: claim.etag, abortSignal: options.abortSignal });
       } else {
-        const mark: TransactionAction =
-          claim.etag === undefined ? ["create", created] : ["update", done, "Merge", { etag: claim.etag }];
-        await this.#table.submitTransaction([...effects, mark], { abortSignal: options.abortSignal });
+        await this.#table.submitTransaction([...effects, action], { abortSignal: options.abortSignal });
       }
     } catch (error) {
       if (!isConcurrencyOutcome(error) && effects.length === 0) throw error;
@@ -236,6 +250,19 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
       }
       throw lost(claim, "complete", error);
     }
+  }
+
+  /**
+   * Marks several claims done: the claims of one partition (the consumer's batch handler, with a
+   * shared `idempotency.partitionKey`) share entity group transactions, within 100 operations and
+   * 4 MiB, each claim's effects with its done mark. See {@link IdempotencyStore.completeMany}:
+   * entries resolved `false` are to be completed one by one.
+   */
+  completeMany(
+    entries: readonly CompleteEntry<TransactionAction>[],
+    options: IdempotencyStoreCallOptions = {},
+  ): Promise<readonly boolean[]> {
+    return completeGrouped(this.#table, entries, this.#retentionInMs, options);
   }
 
   async release(claim: IdempotencyClaim, options: IdempotencyStoreCallOptions = {}): Promise<void> {
@@ -250,6 +277,27 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
     }
   }
 
+  /**
+   * Deletes the inbox rows that have expired: done records whose retention ran out (`ExpiresOn`)
+   * and claims whose holder stopped extending them (`ClaimExpiresOn`), by `olderThan` (default
+   * now). Each row is deleted with `If-Match` on the ETag the scan read, so a key claimed or
+   * completed again after the scan is never deleted (counted in `changed`). Rows of the table that
+   * are not the store's (another RowKey prefix) are never touched. The scan reads the whole table
+   * (the filter is on properties), one page per request.
+   *
+   * @example
+   * ```ts
+   * import { TableIdempotencyStore } from "azure-storage-concurrency";
+   *
+   * const store = new TableIdempotencyStore(tableClient, { retentionInMs: 24 * 3_600_000 }); // keep done keys a day
+   * const { deleted, changed, failed } = await store.purge({ abortSignal: AbortSignal.timeout(60_000) });
+   * console.log(`purged ${deleted} rows; ${changed} were in use again; ${failed} failed (tried again next time)`);
+   * ```
+   */
+  purge(options: PurgeOptions = {}): Promise<PurgeResult> {
+    return purgeInbox(this.#table, this.#prefix, options);
+  }
+
   async #read(
     partitionKey: string,
     rowKey: string,
@@ -262,142 +310,4 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
       throw error;
     }
   }
-}
-
-/** The claim the Table store hands out: it also remembers which delivery it was made for. */
-interface TableClaim extends IdempotencyClaim {
-  readonly messageId: string;
-  readonly dequeueCount: number;
-}
-
-function claimProperties(request: ClaimRequest, expiresOn: Date) {
-  return {
-    Status: "claimed",
-    Key: request.key,
-    Owner: request.owner,
-    MessageId: request.messageId,
-    DequeueCount: request.dequeueCount,
-    ClaimExpiresOn: expiresOn,
-  };
-}
-
-function claimOf(
-  request: ClaimRequest,
-  partitionKey: string,
-  rowKey: string,
-  etag: string | undefined,
-  expiresOn: Date,
-  takenOverFrom?: string,
-): TableClaim {
-  return {
-    key: request.key,
-    partitionKey,
-    rowKey,
-    etag,
-    expiresOn,
-    owner: request.owner,
-    takenOverFrom,
-    messageId: request.messageId,
-    dequeueCount: request.dequeueCount,
-  };
-}
-
-function isOwnClaim(entity: InboxEntity, request: ClaimRequest): boolean {
-  return (
-    entity.Status === "claimed" &&
-    entity.Owner === request.owner &&
-    entity.MessageId === request.messageId &&
-    entity.DequeueCount === request.dequeueCount
-  );
-}
-
-function sameClaimant(entity: InboxEntity, claim: IdempotencyClaim): boolean {
-  const c = claim as Partial<TableClaim>;
-  return entity.Owner === claim.owner && entity.MessageId === c.messageId && entity.DequeueCount === c.dequeueCount;
-}
-
-function recordOf(entity: InboxEntity) {
-  return {
-    status: entity.Status === "done" ? ("done" as const) : ("claimed" as const),
-    messageId: entity.MessageId,
-    dequeueCount: entity.DequeueCount,
-    expiresOnMs: dateOf(entity.ClaimExpiresOn)?.getTime(),
-  };
-}
-
-function checkEffects(claim: IdempotencyClaim, effects: readonly TransactionAction[]): void {
-  if (!Array.isArray(effects)) throw new TypeError("`effects` must be an array of table transaction actions.");
-  if (effects.length > TRANSACTION_LIMITS.maxOperations - 1) {
-    throw new RangeError(
-      `${effects.length} effects for key '${claim.key}': an entity group transaction holds at most ${TRANSACTION_LIMITS.maxOperations} operations, one of which is the done mark.`,
-    );
-  }
-  for (const action of effects) {
-    const entity = Array.isArray(action)
-      ? (action[1] as { partitionKey?: unknown; rowKey?: unknown } | undefined)
-      : undefined;
-    if (!entity || typeof entity !== "object") {
-      throw new TypeError('Each effect must be a table transaction action such as ["upsert", entity].');
-    }
-    if (entity.partitionKey !== claim.partitionKey) {
-      throw new RangeError(
-        `An effect for key '${claim.key}' is in partition '${String(entity.partitionKey)}', but an entity group transaction ` +
-          `is limited to one partition: write effects into the inbox row's partition '${claim.partitionKey}' ` +
-          "(context.idempotency.partitionKey), or derive the partition from the message with the consumer's `idempotency.partitionKey`.",
-      );
-    }
-    if (entity.rowKey === claim.rowKey)
-      throw new RangeError(`An effect for key '${claim.key}' would overwrite the inbox row itself.`);
-  }
-}
-
-function isConcurrencyOutcome(error: unknown): boolean {
-  const status = statusOf(error);
-  return status === 412 || status === 404 || status === 409;
-}
-
-function lost(claim: IdempotencyClaim, operation: string, cause: unknown): IdempotencyClaimLostError {
-  return new IdempotencyClaimLostError(
-    `Could not ${operation} the claim on idempotency key '${claim.key}': another consumer took it over (its record changed) or it is gone.`,
-    { key: claim.key, statusCode: statusOf(cause), serviceCode: serviceCodeOf(cause), cause },
-  );
-}
-
-function dateOf(value: Date | string | undefined): Date | undefined {
-  if (value === undefined) return undefined;
-  const date = value instanceof Date ? value : new Date(value);
-  return Number.isNaN(date.getTime()) ? undefined : date;
-}
-
-function parseResult(json: string | undefined): unknown {
-  if (json === undefined) return undefined;
-  try {
-    return JSON.parse(json);
-  } catch {
-    return json;
-  }
-}
-
-// eslint-disable-next-line no-control-regex -- the control characters are the point: the service refuses them
-const ESCAPED_IN_KEYS = /[/\\#?%\u0000-\u001f\u007f-\u009f]/g;
-
-/**
- * Escapes a string into a valid PartitionKey or RowKey: `/`, `\`, `#`, `?`, `%` and control
- * characters (which the Table service forbids in keys) become `%XX`, everything else is kept.
- * Distinct inputs give distinct outputs.
- */
-function encodeTableKey(value: string): string {
-  return value.replace(ESCAPED_IN_KEYS, (c) => `%${c.charCodeAt(0).toString(16).padStart(2, "0").toUpperCase()}`);
-}
-
-function checkedKey(what: string, value: string, encode = true): string {
-  if (typeof value !== "string" || value.length === 0)
-    throw new TypeError(`The idempotency ${what} must be a non-empty string.`);
-  const encoded = encode ? encodeTableKey(value) : value;
-  if (encoded.length > MAX_KEY_LENGTH) {
-    throw new RangeError(
-      `The idempotency ${what} is ${encoded.length} characters once escaped; Azure Tables allow at most ${MAX_KEY_LENGTH}.`,
-    );
-  }
-  return encoded;
 }

@@ -47,8 +47,9 @@ describe("lease lock", () => {
 
     await handle.release();
     expect(handle.status).toBe("released");
-    expect(handle.signal.aborted).toBe(true);
-    expect(isLeaseLostError(handle.signal.reason)).toBe(false);
+    expect(handle.abortSignal.aborted).toBe(true);
+    expect(isLeaseLostError(handle.abortSignal.reason)).toBe(false);
+    expect(handle.signal).toBe(handle.abortSignal); // the deprecated name, until 1.0
     const second = await lock.tryAcquire();
     expect(second?.fencingToken).toBe(2);
     await second!.release();
@@ -117,7 +118,7 @@ describe("lease lock", () => {
     const c = container();
     const lock = blobLock(c, "broken", { durationInSeconds: 15, renewIntervalInMs: 200 });
     const handle = await lock.acquire();
-    const reason = aborted(handle.signal);
+    const reason = aborted(handle.abortSignal);
     await lock.break({ breakPeriodInSeconds: 0 });
     const lost = await reason;
     expect(isLeaseLostError(lost)).toBe(true);
@@ -133,7 +134,7 @@ describe("lease lock", () => {
     const handle = await lock.acquire();
     expect(handle.timeLeftInMs()).toBe(Infinity);
     expect((await lock.inspect()).durationType).toBe("infinite");
-    const reason = aborted(handle.signal);
+    const reason = aborted(handle.abortSignal);
     await lock.break();
     expect(await reason).toMatchObject({ name: "LeaseLostError", reason: "renewal-rejected" });
   });
@@ -163,7 +164,7 @@ describe("lease lock", () => {
     const lock = blobLock(container(), "infinite-words", { durationInSeconds: Infinity, renewIntervalInMs: 100 });
     const handle = await lock.acquire();
     await lock.break();
-    const reason = (await aborted(handle.signal)) as Error;
+    const reason = (await aborted(handle.abortSignal)) as Error;
     expect(reason.message).toMatch(/periodic check found the lease no longer held/);
     expect(reason.message).not.toMatch(/expired/);
   });
@@ -173,7 +174,7 @@ describe("lease lock", () => {
     const lock = blobLock(c, "lost-in-callback", { durationInSeconds: 15, renewIntervalInMs: 150 });
     const result = lock.withLock(async (handle) => {
       await lock.break();
-      await aborted(handle.signal);
+      await aborted(handle.abortSignal);
       return "finished anyway";
     });
     await expect(result).rejects.toMatchObject({ name: "LeaseLostError" });

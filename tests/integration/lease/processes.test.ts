@@ -129,7 +129,7 @@ describe("lease locks across processes", () => {
       proxy.addRule({ when: (r) => r.headers["x-ms-lease-action"] === "renew", action: { type: "serverBusy" } });
 
       const stateAtAbort = new Promise<string>((resolve) =>
-        handle.signal.addEventListener("abort", () => {
+        handle.abortSignal.addEventListener("abort", () => {
           events.push("holder aborted");
           void successorLock.inspect().then((info) => resolve(info.state));
         }),
@@ -141,8 +141,8 @@ describe("lease locks across processes", () => {
       expect(await stateAtAbort).toBe("leased"); // the service still held the lease for the old holder
       const next = await successor;
       expect(events).toEqual(["holder aborted", "successor acquired"]);
-      expect(isLeaseLostError(handle.signal.reason)).toBe(true);
-      expect(handle.signal.reason).toMatchObject({ reason: "expiry-guard" });
+      expect(isLeaseLostError(handle.abortSignal.reason)).toBe(true);
+      expect(handle.abortSignal.reason).toMatchObject({ reason: "expiry-guard" });
       expect(proxy.requests.filter((r) => r.outcome === "serverBusy").length).toBeGreaterThan(1);
       expect(next.fencingToken).toBe(handle.fencingToken! + 1);
       await next.release();

@@ -75,7 +75,7 @@ describe("lease lock: client-side time limits", () => {
     const outcome = await settles(
       lock.withLock(async (handle) => {
         proxy.addRule({ action: { type: "hang" } }); // from now on nothing answers
-        await new Promise((resolve) => handle.signal.addEventListener("abort", resolve, { once: true }));
+        await new Promise((resolve) => handle.abortSignal.addEventListener("abort", resolve, { once: true }));
         return "done";
       }),
     );

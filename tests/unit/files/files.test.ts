@@ -80,6 +80,16 @@ describe("resolveLease", () => {
     );
     expect(() => resolveLease("lease", undefined)).toThrow(/got undefined/);
   });
+
+  it("reads a handle's abortSignal, and the deprecated signal only when abortSignal is absent", () => {
+    const current = new AbortController().signal;
+    const old = new AbortController().signal;
+    expect(resolveLease("lease", { leaseId: "id", abortSignal: current, signal: old }).signal).toBe(current);
+    expect(resolveLease("lease", { leaseId: "id", signal: old }).signal).toBe(old);
+    expect(() => resolveLease("lease", { leaseId: "x", abortSignal: "no" })).toThrow(
+      /`lease.abortSignal` must be an AbortSignal/,
+    );
+  });
 });
 
 describe("retryWhileSmbLocked", () => {

@@ -83,6 +83,48 @@ describe("QueueConsumer options", () => {
       /`idempotency.key` must be a function/,
       TypeError,
     ],
+    [
+      "retention not longer than the visibility timeout",
+      { visibilityTimeoutInSeconds: 30, idempotency: { store: new MemoryIdempotencyStore(), retentionInMs: 30_000 } },
+      /`idempotency.retentionInMs` \(30000\) must be longer than the visibility timeout \(30 s\)/,
+      RangeError,
+    ],
+    [
+      "retention under a second",
+      { idempotency: { store: new MemoryIdempotencyStore(), retentionInMs: 10 } },
+      /`idempotency.retentionInMs` must be at least 1000/,
+      RangeError,
+    ],
+    [
+      "purge interval under a second",
+      { idempotency: { store: new MemoryIdempotencyStore(), purge: { intervalInMs: 10 } } },
+      /`idempotency.purge.intervalInMs` must be at least 1000/,
+      RangeError,
+    ],
+    [
+      "purge not a boolean or object",
+      { idempotency: { store: new MemoryIdempotencyStore(), purge: "hourly" as never } },
+      /`idempotency.purge` must be a boolean or an object/,
+      TypeError,
+    ],
+    [
+      "a purge schedule for a store that cannot purge",
+      {
+        idempotency: {
+          store: { name: "custom", claim: async () => undefined as never, complete: async () => undefined } as never,
+          purge: { intervalInMs: 60_000 },
+        },
+      },
+      /the idempotency store has no `purge\(\)`/,
+      TypeError,
+    ],
+    ["handler time limit 0", { handlerTimeoutInMs: 0 }, /`handlerTimeoutInMs` must be at least 1/, RangeError],
+    [
+      "handler time limit not a number",
+      { handlerTimeoutInMs: "5s" as never },
+      /`handlerTimeoutInMs` must be a number/,
+      TypeError,
+    ],
     ["empty consumer id", { consumerId: "" }, /`consumerId` must be a non-empty string/, TypeError],
     ["abortSignal not a signal", { abortSignal: {} as never }, /`abortSignal` must be an AbortSignal/, TypeError],
     ["keepAlive not a boolean", { keepAlive: "yes" as never }, /`keepAlive` must be a boolean/, TypeError],
@@ -113,6 +155,12 @@ describe("QueueConsumer options", () => {
     expect(() => new QueueConsumer({} as QueueClient, handler)).toThrow(/`queueClient` must be a QueueClient/);
     expect(() => new QueueConsumer(fakeQueue().queue, undefined as never)).toThrow(
       /`handler` must be an async function/,
+    );
+    expect(() => QueueConsumer.withBatchHandler(fakeQueue().queue, undefined as never)).toThrow(
+      /`handler` must be an async function \(messages, context\) => outcomes/,
+    );
+    expect(() => QueueConsumer.withBatchHandler(fakeQueue().queue, async () => undefined, { batchSize: 33 })).toThrow(
+      /`batchSize` must be between 1 and 32/,
     );
   });
 

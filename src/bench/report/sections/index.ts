@@ -1,6 +1,7 @@
 /** The report's section writer of each scenario, in the report's order; others get the generic one. */
 import { batchSection } from "./batch.js";
 import { filesSection } from "./files.js";
+import { inboxSection } from "./inbox.js";
 import { lockSection } from "./lock.js";
 import { optimisticSection } from "./optimistic.js";
 import { queueSection } from "./queue.js";
@@ -14,6 +15,7 @@ export const sectionWriters: Readonly<Record<string, SectionWriter>> = {
   optimistic: optimisticSection,
   lock: lockSection,
   queue: queueSection,
+  inbox: inboxSection,
   batch: batchSection,
   files: filesSection,
 };

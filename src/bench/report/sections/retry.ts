@@ -16,7 +16,7 @@ const LABELS: Readonly<Record<string, string>> = {
   [RAW]: "raw SDK, naive loop",
   none: "none",
   fixed: "fixed",
-  exponential: "seed formula",
+  exponential: "exponential",
   "full-jitter": "full jitter",
   "decorrelated-jitter": "decorrelated jitter",
 };

@@ -1,6 +1,8 @@
 /**
  * A consumer process for the queue tests: consumes ASC_QUEUE with a TableIdempotencyStore on
- * ASC_INBOX (keys from the body, or the message id with ASC_KEY=message-id), and reports on stdout as JSON lines:
+ * ASC_INBOX (keys from the body, or the message id with ASC_KEY=message-id), one message at a time
+ * or, with ASC_BATCH=1, with a batch handler whose keys share ASC_PARTITIONS partitions (so that
+ * done marks share transactions), and reports on stdout as JSON lines:
  * `ready`, `handling` (a handler started), `processed`, `duplicate`, `poisoned`, `ownershipLost`,
  * `error`, `stopped`. SIGTERM stops it gracefully.
  *
@@ -10,7 +12,16 @@
  * so an effect committed twice would show up as two rows.
  */
 import { randomUUID } from "node:crypto";
-import { fixedBackoff, jsonCodec, QueueConsumer, TableIdempotencyStore } from "../../../../src/index.js";
+import type { TransactionAction } from "@azure/data-tables";
+import {
+  fixedBackoff,
+  jsonCodec,
+  QueueConsumer,
+  TableIdempotencyStore,
+  type BatchMessageOutcome,
+  type MessageContext,
+  type QueueConsumerOptions,
+} from "../../../../src/index.js";
 import { queueService, tableClient } from "../../../support/storage.js";
 
 interface Body {
@@ -35,38 +46,60 @@ const heartbeat = process.env.ASC_HEARTBEAT_MS ? { heartbeatIntervalInMs: Number
 // default limit (a quarter of a 3 s visibility timeout) would be correct but noisy here.
 const requestTimeoutInMs = Number(env("ASC_REQUEST_TIMEOUT_MS", String(Number(env("ASC_VISIBILITY_S", "3")) * 700)));
 
-const consumer = new QueueConsumer<Body, import("@azure/data-tables").TransactionAction>(
-  queue,
-  async (body, { idempotency, addEffects, abortSignal, message }) => {
-    print({ event: "handling", key: body.key, messageId: message.messageId, dequeueCount: message.dequeueCount });
-    const sleepMs = body.sleepMs ?? Math.floor(Math.random() * maxSleepMs);
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(resolve, sleepMs);
-      abortSignal.addEventListener("abort", () => (clearTimeout(timer), reject(abortSignal.reason)), { once: true });
-    });
-    if (body.poison) throw new Error(`poison message ${body.key} always fails`);
-    addEffects([
-      "create",
-      { partitionKey: idempotency!.partitionKey, rowKey: `effect-${randomUUID()}`, Key: body.key, Pid: process.pid },
-    ]);
-    return { pid: process.pid };
+/** One message's work: the same for one message at a time and for a batch. */
+async function work(body: Body, { idempotency, addEffects, abortSignal, message }: MessageContext<TransactionAction>) {
+  print({ event: "handling", key: body.key, messageId: message.messageId, dequeueCount: message.dequeueCount });
+  const sleepMs = body.sleepMs ?? Math.floor(Math.random() * maxSleepMs);
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(resolve, sleepMs);
+    abortSignal.addEventListener("abort", () => (clearTimeout(timer), reject(abortSignal.reason)), { once: true });
+  });
+  if (body.poison) throw new Error(`poison message ${body.key} always fails`);
+  addEffects([
+    "create",
+    { partitionKey: idempotency!.partitionKey, rowKey: `effect-${randomUUID()}`, Key: body.key, Pid: process.pid },
+  ]);
+  return { pid: process.pid };
+}
+
+const partitions = Number(process.env.ASC_PARTITIONS ?? "0");
+const options: QueueConsumerOptions<Body, TransactionAction> = {
+  codec: jsonCodec<Body>(),
+  visibilityTimeoutInSeconds: Number(env("ASC_VISIBILITY_S", "3")),
+  ...heartbeat,
+  requestTimeoutInMs,
+  maxDequeueCount: Number(env("ASC_MAX_DEQUEUE", "4")),
+  concurrency: Number(env("ASC_CONCURRENCY", "16")),
+  batchSize: 16,
+  retryBackoff: fixedBackoff({ delayInMs: 0 }),
+  idempotency: {
+    store: new TableIdempotencyStore(inbox),
+    // ASC_KEY=message-id keys by the message id (the default), anything else by the body's key.
+    ...(process.env.ASC_KEY === "message-id" ? {} : { key: (body: Body) => body.key }),
+    // ASC_PARTITIONS=n: the keys share n partitions, so a batch's done marks share transactions.
+    ...(partitions > 0
+      ? { partitionKey: (body: Body) => `group-${Number(body.key.replace(/\D/g, "")) % partitions}` }
+      : {}),
   },
-  {
-    codec: jsonCodec<Body>(),
-    visibilityTimeoutInSeconds: Number(env("ASC_VISIBILITY_S", "3")),
-    ...heartbeat,
-    requestTimeoutInMs,
-    maxDequeueCount: Number(env("ASC_MAX_DEQUEUE", "4")),
-    concurrency: Number(env("ASC_CONCURRENCY", "16")),
-    batchSize: 16,
-    retryBackoff: fixedBackoff({ delayInMs: 0 }),
-    idempotency: {
-      store: new TableIdempotencyStore(inbox),
-      // ASC_KEY=message-id keys by the message id (the default), anything else by the body's key.
-      ...(process.env.ASC_KEY === "message-id" ? {} : { key: (body: Body) => body.key }),
-    },
-  },
-);
+};
+
+const consumer =
+  process.env.ASC_BATCH === "1"
+    ? QueueConsumer.withBatchHandler<Body, TransactionAction>(
+        queue,
+        async (messages) =>
+          Promise.all(
+            messages.map(async ({ body, ...context }): Promise<BatchMessageOutcome> => {
+              try {
+                return { status: "processed", result: await work(body, context) };
+              } catch (error) {
+                return { status: "failed", error };
+              }
+            }),
+          ),
+        options,
+      )
+    : new QueueConsumer<Body, TransactionAction>(queue, work, options);
 
 consumer.on("processed", ({ message }) =>
   print({ event: "processed", messageId: message.messageId, key: keyOf(message.messageText) }),

@@ -1,0 +1,165 @@
+/**
+ * Settling the attempts of a handler call (one message, or a batch): a message processed has its
+ * claim completed (done mark and effects; the claims of a batch that share a partition in shared
+ * transactions) and is deleted; a message that failed has its claim released and is retried after
+ * `retryBackoff`, or poisoned at `maxDequeueCount` (a {@link HandlerTimeoutError} counts as a
+ * failure); a message whose handler was aborted by `stop()` is put back at once, without counting;
+ * a message or claim lost is reported as `ownershipLost`. Missing resources and refused credentials
+ * are thrown ({@link ConsumerResourceError}): they end the consumer, never a message.
+ */
+import { logger } from "../internal/logger.js";
+import type { AttemptOutcome } from "./batch.js";
+import { claimLost } from "./claims.js";
+import {
+  ConsumerStoppedError,
+  isConsumerResourceError,
+  isConsumerStoppedError,
+  isHandlerTimeoutError,
+  isIdempotencyClaimLostError,
+  isMessageOwnershipLostError,
+} from "./errors.js";
+import type { IdempotencyClaim } from "./idempotency/store.js";
+import { MAX_VISIBILITY_TIMEOUT_IN_SECONDS } from "./options.js";
+import { describe } from "./settle.js";
+import type { ReceivedQueueMessage } from "./types.js";
+import type { ProcessingContext, Work } from "./work.js";
+
+export class AttemptSettler<T, TEffect> {
+  readonly #c: ProcessingContext<T, TEffect>;
+
+  constructor(context: ProcessingContext<T, TEffect>) {
+    this.#c = context;
+  }
+
+  /** Settles each Work of a handler call by its outcome; `durationInMs`: how long the handler took. */
+  async settle(works: readonly Work<T, TEffect>[], outcomes: readonly AttemptOutcome[], durationInMs: number) {
+    await Promise.all(works.map((work) => work.heartbeat.stop()));
+    const processed: { work: Work<T, TEffect>; result: unknown }[] = [];
+    const failed: Promise<void>[] = [];
+    works.forEach((work, index) => {
+      const outcome = outcomes[index]!;
+      const reason: unknown = work.controller.signal.aborted ? work.controller.signal.reason : undefined;
+      if (!outcome.ok) {
+        // Aborted by stop(), by a lost message or claim, or by a failing consumer; a time-out is a failure.
+        if (reason !== undefined && !isHandlerTimeoutError(reason)) failed.push(this.afterAbort(work, reason));
+        else failed.push(this.fail(work, outcome.error));
+      } else if (work.lostError?.lost === "claim") {
+        // The handler finished although it was told the claim was lost: its done mark cannot be written.
+        this.#c.settle.lost(work.message, work.lostError);
+      } else {
+        processed.push({ work, result: outcome.ok ? outcome.result : undefined });
+      }
+    });
+    await Promise.all([...failed, this.#complete(processed, durationInMs)]);
+  }
+
+  /** Completes the claims of processed messages (grouped where the store can), then deletes the messages. */
+  async #complete(processed: readonly { work: Work<T, TEffect>; result: unknown }[], durationInMs: number) {
+    const store = this.#c.store;
+    const withClaims = store ? processed.filter(({ work }) => work.claim) : [];
+    const committed = store
+      ? await store.completeMany(
+          withClaims.map(({ work, result }) => ({ claim: work.claim!, result, effects: work.effects })),
+        )
+      : [];
+    await Promise.all(
+      processed.map(async ({ work, result }) => {
+        const { message, hold, claim } = work;
+        const index = withClaims.findIndex((p) => p.work === work);
+        if (store && claim && !committed[index]) {
+          try {
+            await store.complete(claim, result, work.effects, hold);
+          } catch (error) {
+            if (isIdempotencyClaimLostError(error))
+              this.#c.settle.lost(message, claimLost(message.messageId, "complete-claim", error));
+            else if (isConsumerResourceError(error)) throw error;
+            else await this.fail(work, error);
+            return;
+          }
+        }
+        if (work.lostError) {
+          // Done (and its done mark written, while the claim was still ours), but the message may be someone else's now.
+          this.#c.settle.remember(message.messageId, { kind: "done", key: claim?.key ?? message.messageId, result });
+          return this.#c.settle.lost(message, work.lostError);
+        }
+        await this.#deleteDone(work, result, durationInMs);
+      }),
+    );
+  }
+
+  /** Deletes a message whose work is done; remembers it when it cannot be deleted (see `settle.ts`). */
+  async #deleteDone(work: Work<T, TEffect>, result: unknown, durationInMs: number): Promise<void> {
+    const { message, hold } = work;
+    const status = await this.#c.settle.delete(message, hold);
+    if (status === "lost") return;
+    if (status !== "done") {
+      this.#c.settle.remember(message.messageId, { kind: "done", key: work.claim?.key ?? message.messageId, result });
+    }
+    if (status === "unknown") return;
+    this.#c.events.emit("processed", { message, result, durationInMs, messageDeleted: status === "done" });
+  }
+
+  /** The handler (or claim) failed because its signal was aborted: by `stop()`, a lost message or claim, or a failure of the consumer. */
+  async afterAbort(work: Work<T, TEffect>, reason: unknown): Promise<void> {
+    const { message, hold, claim } = work;
+    // The consumer is failing: its resources are gone or refused; the message comes back by itself.
+    if (isConsumerResourceError(reason)) return;
+    if (isMessageOwnershipLostError(reason)) {
+      if (claim && reason.lost === "message") await this.#releaseClaim(message, claim);
+      this.#c.settle.lost(message, reason);
+      return;
+    }
+    // Stopped: give the message back at once, without counting it as a failure of the message.
+    if (claim) await this.#releaseClaim(message, claim);
+    if (await this.#c.settle.release(message, hold)) {
+      const error = isConsumerStoppedError(reason) ? reason : new ConsumerStoppedError();
+      this.#c.events.emit("failed", { message, error, willRetry: true, retryInSeconds: 0 });
+    }
+  }
+
+  /** A failed attempt: release the claim, then retry after `retryBackoff` or poison at `maxDequeueCount`. */
+  async fail(work: Work<T, TEffect>, error: unknown): Promise<void> {
+    const { message, hold, claim } = work;
+    const { options, settle, events } = this.#c;
+    if (isConsumerResourceError(error)) throw error;
+    if (claim) await this.#releaseClaim(message, claim);
+    if (hold.state === "receiptLost") {
+      // It cannot be updated any more: it comes back when the visibility timeout of the update that landed ends.
+      const retryInSeconds = Math.max(0, Math.ceil(hold.remainingInMs() / 1000));
+      events.emit("failed", { message, error, willRetry: true, retryInSeconds });
+      return;
+    }
+    if (message.dequeueCount >= options.maxDequeueCount) {
+      events.emit("failed", { message, error, willRetry: false, retryInSeconds: undefined });
+      const reason = `Failed on each of ${message.dequeueCount} receptions (maxDequeueCount ${options.maxDequeueCount}); last error: ${describe(error)}`;
+      await settle.poison(message, hold, reason, error);
+      return;
+    }
+    const delayInMs = options.retryBackoff.delayInMs(message.dequeueCount, 0);
+    const retryInSeconds = Math.min(MAX_VISIBILITY_TIMEOUT_IN_SECONDS, Math.max(0, Math.ceil(delayInMs / 1000)));
+    const status = await settle.setVisibility(message, hold, retryInSeconds);
+    if (status === "done" || status === "receiptLost") {
+      logger.verbose(
+        `message ${message.messageId} failed on reception ${message.dequeueCount} (${describe(error)}); visible again in ${retryInSeconds} s`,
+      );
+      events.emit("failed", { message, error, willRetry: true, retryInSeconds });
+    }
+  }
+
+  /** Ends a Work: its heartbeat stopped, its controller forgotten, its `addEffects` closed. */
+  async finish(work: Work<T, TEffect>): Promise<void> {
+    work.closed = true;
+    this.#c.controllers.delete(work.controller);
+    await work.heartbeat.stop();
+  }
+
+  async #releaseClaim(message: ReceivedQueueMessage, claim: IdempotencyClaim): Promise<void> {
+    try {
+      await this.#c.store!.release(claim);
+    } catch (error) {
+      if (isConsumerResourceError(error)) throw error;
+      // It expires with the visibility timeout anyway.
+      this.#c.settle.reportError(error, "release the idempotency claim", message);
+    }
+  }
+}

@@ -1,0 +1,207 @@
+/**
+ * From a received message to a {@link Work} ready for its handler: recognise a message this
+ * consumer finished before, poison one received too often or whose body does not decode, start its
+ * heartbeat, and claim its idempotency key (waiting while another consumer holds it). A message
+ * settled on the way (a duplicate, a poison, a failed claim, put back because the consumer stops)
+ * gives no Work.
+ */
+import type { DequeuedMessageItem } from "@azure/storage-queue";
+import { logger } from "../internal/logger.js";
+import { sleep } from "../internal/sleep.js";
+import type { AttemptSettler } from "./attempt.js";
+import { claimLost, type StoreCalls } from "./claims.js";
+import {
+  isConsumerResourceError,
+  isIdempotencyClaimLostError,
+  isMessageDecodeError,
+  MessageDecodeError,
+  type MessageOwnershipLostError,
+} from "./errors.js";
+import { VisibilityHeartbeat } from "./heartbeat.js";
+import { MessageHold, type TimeMark } from "./hold.js";
+import { describe } from "./settle.js";
+import type { ReceivedQueueMessage } from "./types.js";
+import type { ProcessingContext, Work } from "./work.js";
+
+export class MessageReception<T, TEffect> {
+  readonly #c: ProcessingContext<T, TEffect>;
+  readonly #attempt: AttemptSettler<T, TEffect>;
+
+  constructor(context: ProcessingContext<T, TEffect>, attempt: AttemptSettler<T, TEffect>) {
+    this.#c = context;
+    this.#attempt = attempt;
+  }
+
+  /**
+   * The message's Work, or undefined when it was settled here. `receivedAt`: when its receive was
+   * sent. `onDeferred` is called when the message starts waiting for a busy key.
+   */
+  async receive(
+    item: DequeuedMessageItem,
+    receivedAt: TimeMark,
+    onDeferred?: () => void,
+  ): Promise<Work<T, TEffect> | undefined> {
+    const { options, settle, events } = this.#c;
+    const message = toReceived(item);
+    const hold = new MessageHold(this.#c.queue, message.messageId, item.popReceipt, receivedAt, {
+      visibilityTimeoutInSeconds: options.visibilityTimeoutInSeconds,
+      requestTimeoutInMs: options.requestTimeoutInMs,
+    });
+    events.emit("received", { message });
+    if (await settle.settleRemembered(message, hold)) return undefined;
+    if (message.dequeueCount > options.maxDequeueCount) {
+      const reason =
+        `The message was received ${message.dequeueCount} times (maxDequeueCount ${options.maxDequeueCount}) without being settled: ` +
+        "its consumers stopped or crashed while processing it.";
+      await settle.poison(message, hold, reason, undefined);
+      return undefined;
+    }
+    let body: T;
+    try {
+      body = options.codec.decode(item.messageText);
+    } catch (error) {
+      const decodeError = isMessageDecodeError(error)
+        ? error
+        : new MessageDecodeError(
+            `The codec '${options.codec.name}' could not decode the message body: ${describe(error)}`,
+            { codec: options.codec.name, messageId: message.messageId, cause: error },
+          );
+      await settle.poison(message, hold, decodeError.message, decodeError);
+      return undefined;
+    }
+    const work = this.#start(message, hold, body);
+    const store = this.#c.store;
+    if (store && !(await this.#claimKey(work, store, onDeferred))) {
+      await this.#attempt.finish(work);
+      return undefined;
+    }
+    return work;
+  }
+
+  /** The Work of a decoded message: its abort controller and its heartbeat, which extends its claim. */
+  #start(message: ReceivedQueueMessage, hold: MessageHold, body: T): Work<T, TEffect> {
+    const { options, settle, store } = this.#c;
+    const controller = new AbortController();
+    this.#c.controllers.add(controller);
+    const loseOwnership = (error: MessageOwnershipLostError) => {
+      work.lostError ??= error;
+      if (!controller.signal.aborted) controller.abort(error);
+    };
+    // The callbacks run on the first beat at the earliest, once `work` exists.
+    const heartbeat = new VisibilityHeartbeat(hold, {
+      intervalInMs: options.heartbeatIntervalInMs,
+      visibilityTimeoutInSeconds: options.visibilityTimeoutInSeconds,
+      onLost: loseOwnership,
+      onError: (error) => {
+        if (isConsumerResourceError(error)) this.#c.fail(error);
+        else settle.reportError(error, "keep the message invisible", message);
+      },
+      onBeat: async () => {
+        if (!work.claim || !store || work.lostError) return;
+        try {
+          work.claim = await store.extend(work.claim, options.visibilityTimeoutInSeconds * 1000, hold);
+        } catch (error) {
+          if (!isIdempotencyClaimLostError(error)) throw error;
+          loseOwnership(claimLost(message.messageId, "extend-claim", error));
+        }
+      },
+    });
+    const work: Work<T, TEffect> = {
+      message,
+      body,
+      hold,
+      controller,
+      heartbeat,
+      claim: undefined,
+      lostError: undefined,
+      effects: [],
+      closed: false,
+    };
+    return work;
+  }
+
+  /**
+   * Claims the message's idempotency key into `work.claim`. False when the message was settled
+   * instead: its key is done (deleted as a duplicate), the key could not be derived (poisoned), the
+   * claim failed (a failed attempt), or the consumer stopped while another consumer held the key
+   * (the message is made visible again). While another consumer holds the key, the message waits
+   * here, kept invisible by its heartbeat: waiting is no delivery, so it never counts towards
+   * poisoning.
+   */
+  async #claimKey(work: Work<T, TEffect>, store: StoreCalls<TEffect>, onDeferred?: () => void): Promise<boolean> {
+    const idempotency = this.#c.options.idempotency!;
+    const { settle, options, events } = this.#c;
+    const { message, hold, heartbeat, controller, body } = work;
+    let key: string;
+    let partitionKey: string | undefined;
+    try {
+      key = idempotency.key(body, message);
+      partitionKey = idempotency.partitionKey?.(body, message);
+      if (typeof key !== "string" || key === "")
+        throw new TypeError(`the key function returned ${JSON.stringify(key)}`);
+    } catch (error) {
+      await heartbeat.stop();
+      await settle.poison(message, hold, `Could not derive the idempotency key: ${describe(error)}`, error);
+      return false;
+    }
+    const request = {
+      key,
+      partitionKey,
+      owner: options.consumerId,
+      messageId: message.messageId,
+      dequeueCount: message.dequeueCount,
+      ttlInMs: options.visibilityTimeoutInSeconds * 1000,
+      firstDelivery: idempotency.keyIsMessageId && message.dequeueCount === 1,
+    };
+    for (;;) {
+      let outcome;
+      try {
+        outcome = await store.claim(request, hold, controller.signal);
+      } catch (error) {
+        await heartbeat.stop();
+        if (isConsumerResourceError(error)) throw error;
+        if (controller.signal.aborted) await this.#attempt.afterAbort(work, controller.signal.reason);
+        else
+          await this.#attempt.fail(
+            work,
+            new Error(`Could not claim idempotency key '${key}': ${describe(error)}`, { cause: error }),
+          );
+        return false;
+      }
+      if (outcome.status === "claimed") {
+        work.claim = outcome.claim;
+        return true;
+      }
+      if (outcome.status === "done") {
+        await heartbeat.stop();
+        if ((await settle.delete(message, hold)) === "done")
+          events.emit("duplicate", { message, key, result: outcome.result });
+        return false;
+      }
+      const untilExpiry = Math.max(0, outcome.expiresOn.getTime() - Date.now()) + 100;
+      const waitInMs = Math.min(untilExpiry, options.heartbeatIntervalInMs);
+      events.emit("deferred", { message, key, owner: outcome.owner, expiresOn: outcome.expiresOn, waitInMs });
+      onDeferred?.();
+      const waited = await sleep(waitInMs, AbortSignal.any([controller.signal, this.#c.stopping])).then(
+        () => true,
+        () => false,
+      );
+      if (waited) continue;
+      await heartbeat.stop();
+      if (controller.signal.aborted) await this.#attempt.afterAbort(work, controller.signal.reason);
+      else if (await settle.release(message, hold))
+        logger.verbose(`message ${message.messageId} put back: stopping while its key '${key}' is busy`);
+      return false;
+    }
+  }
+}
+
+export function toReceived(item: DequeuedMessageItem): ReceivedQueueMessage {
+  return {
+    messageId: item.messageId,
+    messageText: item.messageText,
+    dequeueCount: item.dequeueCount,
+    insertedOn: item.insertedOn,
+    expiresOn: item.expiresOn,
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * What the steps of processing a message share: the consumer's parts they use
+ * ({@link ProcessingContext}), and one message being handled ({@link Work}): received, decoded,
+ * kept invisible by its heartbeat, its key claimed. `reception.ts` makes a Work, `processing.ts`
+ * runs its handler (alone, or in a batch), `attempt.ts` settles it.
+ */
+import type { QueueClient } from "@azure/storage-queue";
+import type { StoreCalls } from "./claims.js";
+import type { ConsumerResourceError, MessageOwnershipLostError } from "./errors.js";
+import type { TypedEvents } from "./events.js";
+import type { VisibilityHeartbeat } from "./heartbeat.js";
+import type { MessageHold } from "./hold.js";
+import type { IdempotencyClaim } from "./idempotency/store.js";
+import type { ResolvedOptions } from "./options.js";
+import type { MessageSettler } from "./settle.js";
+import type { QueueConsumerEvents, ReceivedQueueMessage } from "./types.js";
+
+/** What processing a message needs of its consumer. */
+export interface ProcessingContext<T, TEffect> {
+  readonly queue: QueueClient;
+  readonly options: ResolvedOptions<T, TEffect>;
+  readonly events: TypedEvents<QueueConsumerEvents>;
+  readonly settle: MessageSettler;
+  readonly store: StoreCalls<TEffect> | undefined;
+  /** Aborted when the consumer stops: waits for a busy key end at once. */
+  readonly stopping: AbortSignal;
+  /** The running handlers' controllers, for `stop()` and a failure of the consumer to abort. */
+  readonly controllers: Set<AbortController>;
+  /** Ends the consumer: a resource it needs is missing or refuses it. */
+  fail(error: ConsumerResourceError): void;
+  /**
+   * A handler that outlived its time limit: its messages are settled as failed, but the consumer
+   * keeps track of the call until it returns (`stop()` waits for it).
+   */
+  abandoned(call: Promise<unknown>, messages: readonly ReceivedQueueMessage[]): void;
+}
+
+/** One message being handled: what its settling needs to know. */
+export interface Work<T, TEffect> {
+  readonly message: ReceivedQueueMessage;
+  readonly body: T;
+  readonly hold: MessageHold;
+  /** Aborted when the message or its claim is lost, when `stop()`'s grace period ends, or when the handler times out. */
+  readonly controller: AbortController;
+  readonly heartbeat: VisibilityHeartbeat;
+  claim: IdempotencyClaim | undefined;
+  /** Set once the heartbeat (or the claim's extension) found the message or its claim lost. */
+  lostError: MessageOwnershipLostError | undefined;
+  /** Effects added by the handler, committed with the done mark. */
+  readonly effects: TEffect[];
+  /** Set once the attempt is over (settled, or timed out): `addEffects` refuses from then on. */
+  closed: boolean;
+}
