@@ -240,16 +240,32 @@ export async function traceBatch<R extends BatchResult>(
 const MESSAGE_OUTCOMES: ReadonlySet<string> = new Set(["processed", "duplicate", "failed", "poisoned"]);
 
 /**
- * Wraps the consumer's processing of one message: a `process <queue>` span (kind CONSUMER, per the
- * messaging semantic conventions) whose outcome comes from the consumer's own event
- * ({@link noteConsumerEvent}), and the messages counter.
+ * The message scopes open, by message id: a batch handler settles its messages together, outside
+ * each message's async context, so an event finds its message's scope here. Filled only when
+ * OpenTelemetry records.
  */
-export async function traceMessage(
+const openMessages = new Map<string, Scope>();
+
+/** What the message span reads of a received message. */
+interface MessageLike {
+  readonly messageId: string;
+  readonly dequeueCount: number;
+}
+
+/**
+ * Wraps the consumer's processing of one message (from reception to settling): a `process <queue>`
+ * span (kind CONSUMER, per the messaging semantic conventions) whose outcome comes from the
+ * consumer's own events ({@link noteConsumerEvent}), and the messages counter. `process` never
+ * rejects. When OpenTelemetry is off, it answers `process()` itself: nothing is built.
+ */
+export function traceMessage(
   queue: string,
-  message: { readonly messageId: string; readonly dequeueCount: number },
+  message: MessageLike,
+  handlerTimeoutInMs: number | undefined,
   process: () => Promise<void>,
 ): Promise<void> {
-  if (!openTelemetryLoaded()) await loadOpenTelemetry();
+  if (!openTelemetryLoaded())
+    return loadOpenTelemetry().then(() => traceMessage(queue, message, handlerTimeoutInMs, process));
   const scope = openScope(
     `${SPAN.messageProcess} ${queue}`,
     () => ({
@@ -259,15 +275,26 @@ export async function traceMessage(
       [ATTR.messagingOperationType]: "process",
       [ATTR.messagingMessageId]: message.messageId,
       [ATTR.dequeueCount]: message.dequeueCount,
+      ...(handlerTimeoutInMs === undefined ? {} : { [ATTR.handlerTimeout]: handlerTimeoutInMs / 1000 }),
     }),
     "consumer",
   );
   if (!scope) return process();
-  return traced(scope, process, () => {
-    const outcome = scope.detail ?? "unsettled";
+  openMessages.set(message.messageId, scope);
+  const end = (error?: unknown) => {
+    if (openMessages.get(message.messageId) === scope) openMessages.delete(message.messageId);
+    // Unsettled: the consumer stopped, or the message was lost to another consumer.
+    const outcome = error === undefined ? (scope.detail ?? "unsettled") : "failed";
     scope.telemetry.instruments?.messages.add(1, { [ATTR.outcome]: outcome, [ATTR.messagingDestination]: queue });
-    return { outcome };
-  });
+    endScope(scope, outcome, undefined, error ?? scope.failure);
+  };
+  return runInScope(scope, process).then(
+    () => end(),
+    (error: unknown) => {
+      end(error);
+      throw error;
+    },
+  );
 }
 
 /** Told every event the consumer emits: settles the message span's outcome, counts empty receives. */
@@ -277,12 +304,19 @@ export function noteConsumerEvent(event: string, payload: unknown): void {
     telemetry()?.instruments?.emptyReceives.add(1);
     return;
   }
-  if (!MESSAGE_OUTCOMES.has(event)) return;
-  const scope = currentScope();
+  if (!MESSAGE_OUTCOMES.has(event) || openMessages.size === 0) return;
+  const { message, error, reason } = payload as { message?: MessageLike; error?: unknown; reason?: string };
+  const scope = message && openMessages.get(message.messageId);
   if (!scope) return;
   scope.detail = event;
-  const durationInMs = (payload as { durationInMs?: unknown } | null)?.durationInMs;
-  if (typeof durationInMs === "number") scope.telemetry.instruments?.handlerDuration.record(durationInMs / 1000);
+  // A failure (a retry's or a poison's) marks the span failed; the error's `error.type` says why.
+  scope.failure = event === "failed" || event === "poisoned" ? (error ?? new Error(reason ?? event)) : undefined;
+}
+
+/** One call of the consumer's handler (a message, or a batch) took `durationInMs`. */
+export function noteHandlerCall(durationInMs: number): void {
+  if (!openTelemetryLoaded()) return;
+  telemetry()?.instruments?.handlerDuration.record(durationInMs / 1000);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -82,6 +82,8 @@ export const ATTR = {
   messagingMessageId: "messaging.message.id",
   /** The message's dequeue count (Azure Queue Storage's delivery count). */
   dequeueCount: "messaging.azure_queue.message.dequeue_count",
+  /** Consumer: the handler's time limit (`handlerTimeoutInMs`), in seconds, when one is set. */
+  handlerTimeout: "asc.queue.handler_timeout_seconds",
   /** Error type, per the general conventions: the error's `code`, or its class name. */
   errorType: "error.type",
 } as const;
@@ -127,7 +129,7 @@ export const METRIC = {
   transactionSize: "asc.tables.transaction.operations",
   /** Counter: messages settled by the consumer (attribute `asc.outcome`). */
   messages: "asc.queue.messages",
-  /** Histogram: the handler's duration per message, in seconds. */
+  /** Histogram: the handler's duration per call (one message, or a batch), in seconds. */
   handlerDuration: "asc.queue.handler.duration",
   /** Counter: receives that found the queue empty. */
   emptyReceives: "asc.queue.empty_receives",

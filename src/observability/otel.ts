@@ -125,7 +125,7 @@ function makeInstruments(meter: OtelApi.Meter): Instruments {
     leaderChanges: count(METRIC.leaderChanges, "Times this process became or stopped being leader", "{change}"),
     transactionSize: sizes(METRIC.transactionSize, "Actions per entity group transaction", "{operation}"),
     messages: count(METRIC.messages, "Messages settled by the consumer, by outcome", "{message}"),
-    handlerDuration: seconds(METRIC.handlerDuration, "Time the handler took per message"),
+    handlerDuration: seconds(METRIC.handlerDuration, "Time the handler took per call (one message, or a batch)"),
     emptyReceives: count(METRIC.emptyReceives, "Receives that found the queue empty", "{receive}"),
   };
 }

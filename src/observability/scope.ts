@@ -29,6 +29,8 @@ export interface Scope {
   count: number;
   /** A detail the call sites note (the holder seen while waiting for a lock). */
   detail: string | undefined;
+  /** Why the operation failed, when it ends without throwing (a message that failed or was poisoned). */
+  failure: unknown;
 }
 
 const scopes = new AsyncLocalStorage<Scope>();
@@ -51,6 +53,7 @@ export function openScope(name: string, attributes?: () => Attributes, kind?: "c
       startedAt,
       count: 0,
       detail: undefined,
+      failure: undefined,
     };
   const { api } = on;
   const active = api.context.active();
@@ -68,6 +71,7 @@ export function openScope(name: string, attributes?: () => Attributes, kind?: "c
     startedAt,
     count: 0,
     detail: undefined,
+    failure: undefined,
   };
 }
 
