@@ -10,7 +10,7 @@
  */
 import * as coreTracing from "@azure/core-tracing";
 import { createAzureSdkInstrumentation } from "@azure/opentelemetry-instrumentation-azure-sdk";
-import { context, metrics, SpanStatusCode, trace, type AttributeValue } from "@opentelemetry/api";
+import { context, metrics, SpanKind, SpanStatusCode, trace, type AttributeValue } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { MeterProvider, MetricReader, type ResourceMetrics } from "@opentelemetry/sdk-metrics";
 import {
@@ -23,6 +23,8 @@ import {
 /** A finished span, as plain data (it crosses process boundaries as JSON). */
 export interface SpanRecord {
   readonly name: string;
+  /** `internal`, `consumer`, `client`, ... */
+  readonly kind: string;
   readonly traceId: string;
   readonly spanId: string;
   readonly parentSpanId: string | undefined;
@@ -82,6 +84,7 @@ function toRecord(span: ReadableSpan): SpanRecord {
   const [seconds, nanos] = span.duration;
   return {
     name: span.name,
+    kind: SpanKind[span.kind].toLowerCase(),
     traceId: span.spanContext().traceId,
     spanId: span.spanContext().spanId,
     parentSpanId: span.parentSpanContext?.spanId,
