@@ -239,13 +239,6 @@ export async function traceBatch<R extends BatchResult>(
 /** The consumer's events that settle a message, as its span's outcome. */
 const MESSAGE_OUTCOMES: ReadonlySet<string> = new Set(["processed", "duplicate", "failed", "poisoned"]);
 
-/**
- * The message scopes open, by message id: a batch handler settles its messages together, outside
- * each message's async context, so an event finds its message's scope here. Filled only when
- * OpenTelemetry records.
- */
-const openMessages = new Map<string, Scope>();
-
 /** What the message span reads of a received message. */
 interface MessageLike {
   readonly messageId: string;
@@ -280,9 +273,7 @@ export function traceMessage(
     "consumer",
   );
   if (!scope) return process();
-  openMessages.set(message.messageId, scope);
   const end = (error?: unknown) => {
-    if (openMessages.get(message.messageId) === scope) openMessages.delete(message.messageId);
     // Unsettled: the consumer stopped, or the message was lost to another consumer.
     const outcome = error === undefined ? (scope.detail ?? "unsettled") : "failed";
     scope.telemetry.instruments?.messages.add(1, { [ATTR.outcome]: outcome, [ATTR.messagingDestination]: queue });
@@ -304,10 +295,11 @@ export function noteConsumerEvent(event: string, payload: unknown): void {
     telemetry()?.instruments?.emptyReceives.add(1);
     return;
   }
-  if (!MESSAGE_OUTCOMES.has(event) || openMessages.size === 0) return;
-  const { message, error, reason } = payload as { message?: MessageLike; error?: unknown; reason?: string };
-  const scope = message && openMessages.get(message.messageId);
+  if (!MESSAGE_OUTCOMES.has(event)) return;
+  // The message's scope: a batch's messages are settled each in its own (see `attempt.ts`).
+  const scope = currentScope();
   if (!scope) return;
+  const { error, reason } = payload as { error?: unknown; reason?: string };
   scope.detail = event;
   // A failure (a retry's or a poison's) marks the span failed; the error's `error.type` says why.
   scope.failure = event === "failed" || event === "poisoned" ? (error ?? new Error(reason ?? event)) : undefined;

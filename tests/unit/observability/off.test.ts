@@ -10,7 +10,13 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
-import { finishUpdate, noteLockEnded, noteRenewalFailed, startUpdate } from "../../../src/observability/instrument.js";
+import {
+  finishUpdate,
+  noteLockEnded,
+  noteRenewalFailed,
+  startUpdate,
+  traceMessage,
+} from "../../../src/observability/instrument.js";
 import { loadOpenTelemetry, resetOpenTelemetry, telemetry } from "../../../src/observability/otel.js";
 import { openScope, runInScope, sdkTracing } from "../../../src/observability/scope.js";
 
@@ -42,6 +48,9 @@ it("API present, no provider registered: no span is started and no attributes ar
   expect(telemetry()).toBeUndefined();
   expect(openScope("asc.test", attributes)).toBeUndefined();
   expect(attributes).not.toHaveBeenCalled();
+  // The consumer's wrapper hands back the processing's own promise: nothing is built per message.
+  const processing = Promise.resolve();
+  expect(traceMessage("jobs", { messageId: "m1", dequeueCount: 1 }, 1_000, () => processing)).toBe(processing);
 });
 
 it("a provider registered later is seen; a span that does not record gets no attributes built", async () => {
