@@ -115,6 +115,12 @@ function toPoints(resourceMetrics: ResourceMetrics): MetricPoint[] {
   );
 }
 
+/** Every span under `root`, at any depth. */
+export function descendants(spans: readonly SpanRecord[], root: SpanRecord): SpanRecord[] {
+  const children = spans.filter((s) => s.parentSpanId === root.spanId);
+  return children.flatMap((child) => [child, ...descendants(spans, child)]);
+}
+
 /** The spans as an indented tree, children under their parent, in start order. */
 export function formatTraceTree(spans: readonly SpanRecord[], { attributes = true } = {}): string {
   const ids = new Set(spans.map((s) => s.spanId));

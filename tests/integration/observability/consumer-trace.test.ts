@@ -7,7 +7,7 @@
 import type { TableClient } from "@azure/data-tables";
 import { jsonCodec, QueueConsumer, TableIdempotencyStore } from "../../../src/index.js";
 import { ATTR, METRIC, SPAN } from "../../../src/observability/names.js";
-import { formatTraceTree, startTracing, type SpanRecord } from "../../../examples/support/tracing.js";
+import { descendants, formatTraceTree, startTracing, type SpanRecord } from "../../../examples/support/tracing.js";
 import { tableClient, uniqueName } from "../../support/storage.js";
 import { newQueue, quick, record } from "../queue/consumer-support.js";
 
@@ -27,12 +27,6 @@ afterAll(async () => {
   await inbox.deleteTable();
   await tracing.stop();
 });
-
-/** Every span under `root`, at any depth. */
-function descendants(spans: readonly SpanRecord[], root: SpanRecord): SpanRecord[] {
-  const children = spans.filter((s) => s.parentSpanId === root.spanId);
-  return children.flatMap((child) => [child, ...descendants(spans, child)]);
-}
 
 /** The message span of `messageId`, or a failure that shows the whole tree. */
 function messageSpan(spans: readonly SpanRecord[], messageId: string): SpanRecord {

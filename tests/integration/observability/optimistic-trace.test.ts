@@ -6,7 +6,7 @@
 import type { ContainerClient } from "@azure/storage-blob";
 import { blobJsonCell, fixedBackoff, optimisticUpdate, writeBatch } from "../../../src/index.js";
 import { ATTR, EVENT, METRIC, SPAN } from "../../../src/observability/names.js";
-import { formatTraceTree, startTracing, type SpanRecord } from "../../../examples/support/tracing.js";
+import { descendants, formatTraceTree, startTracing } from "../../../examples/support/tracing.js";
 import { blobService, faultProxyFor, tableClient, uniqueName } from "../../support/storage.js";
 
 let container: ContainerClient;
@@ -20,12 +20,6 @@ afterAll(async () => {
   await container.delete();
   await tracing.stop();
 });
-
-/** Every span under `root`, at any depth. */
-function descendants(spans: readonly SpanRecord[], root: SpanRecord): SpanRecord[] {
-  const children = spans.filter((s) => s.parentSpanId === root.spanId);
-  return children.flatMap((child) => [child, ...descendants(spans, child)]);
-}
 
 it("a contended update with a lost response: one span with its conflict and recovery, the SDK's spans nested under it", async () => {
   const name = `counter-${Date.now()}.json`;
