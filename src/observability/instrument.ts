@@ -248,17 +248,19 @@ interface MessageLike {
 /**
  * Wraps the consumer's processing of one message (from reception to settling): a `process <queue>`
  * span (kind CONSUMER, per the messaging semantic conventions) whose outcome comes from the
- * consumer's own events ({@link noteConsumerEvent}), and the messages counter. `process` never
- * rejects. When OpenTelemetry is off, it answers `process()` itself: nothing is built.
+ * consumer's own events ({@link noteConsumerEvent}), and the messages counter. `process(step)`
+ * never rejects. When OpenTelemetry is off, it answers `process(step)` itself: nothing is built,
+ * not even a closure.
  */
-export function traceMessage(
+export function traceMessage<A>(
   queue: string,
   message: MessageLike,
   handlerTimeoutInMs: number | undefined,
-  process: () => Promise<void>,
+  process: (step: A) => Promise<void>,
+  step: A,
 ): Promise<void> {
   if (!openTelemetryLoaded())
-    return loadOpenTelemetry().then(() => traceMessage(queue, message, handlerTimeoutInMs, process));
+    return loadOpenTelemetry().then(() => traceMessage(queue, message, handlerTimeoutInMs, process, step));
   const scope = openScope(
     `${SPAN.messageProcess} ${queue}`,
     () => ({
@@ -272,14 +274,14 @@ export function traceMessage(
     }),
     "consumer",
   );
-  if (!scope) return process();
+  if (!scope) return process(step);
   const end = (error?: unknown) => {
     // Unsettled: the consumer stopped, or the message was lost to another consumer.
     const outcome = error === undefined ? (scope.detail ?? "unsettled") : "failed";
     scope.telemetry.instruments?.messages.add(1, { [ATTR.outcome]: outcome, [ATTR.messagingDestination]: queue });
     endScope(scope, outcome, undefined, error ?? scope.failure);
   };
-  return runInScope(scope, process).then(
+  return runInScope(scope, () => process(step)).then(
     () => end(),
     (error: unknown) => {
       end(error);

@@ -32,6 +32,8 @@ export class MessageProcessor<T, TEffect> {
   readonly #handler: ConsumerHandler<T, TEffect>;
   readonly #attempt: AttemptSettler<T, TEffect>;
   readonly #reception: MessageReception<T, TEffect>;
+  /** {@link #guarded}, made once (the message span's wrapper takes it with its step: nothing built per message). */
+  readonly #guard = (step: () => Promise<void>) => this.#guarded(step);
 
   constructor(context: ProcessingContext<T, TEffect>, handler: ConsumerHandler<T, TEffect>) {
     this.#c = context;
@@ -177,7 +179,7 @@ export class MessageProcessor<T, TEffect> {
    * handler's call, and the transactions shared by its messages, are outside the messages' spans.
    */
   #traced(item: DequeuedMessageItem, step: () => Promise<void>): Promise<void> {
-    return traceMessage(this.#c.queue.name, item, this.#c.options.handlerTimeoutInMs, () => this.#guarded(step));
+    return traceMessage(this.#c.queue.name, item, this.#c.options.handlerTimeoutInMs, this.#guard, step);
   }
 
   /** Runs `step`; a missing resource ends the consumer, any other failure is reported. Never rejects. */

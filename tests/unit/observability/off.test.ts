@@ -50,7 +50,8 @@ it("API present, no provider registered: no span is started and no attributes ar
   expect(attributes).not.toHaveBeenCalled();
   // The consumer's wrapper hands back the processing's own promise: nothing is built per message.
   const processing = Promise.resolve();
-  expect(traceMessage("jobs", { messageId: "m1", dequeueCount: 1 }, 1_000, () => processing)).toBe(processing);
+  const process = jest.fn((step: string) => (step === "step" ? processing : Promise.reject(new Error(step))));
+  expect(traceMessage("jobs", { messageId: "m1", dequeueCount: 1 }, 1_000, process, "step")).toBe(processing);
 });
 
 it("a provider registered later is seen; a span that does not record gets no attributes built", async () => {
