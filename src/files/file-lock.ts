@@ -31,6 +31,7 @@
  * No `createIfMissing`: Create File has no If-None-Match, so creating a missing lock file could
  * overwrite one that another client created (and wrote) meanwhile. The file must exist.
  */
+import { sdkTracing } from "../observability/scope.js";
 import type { ShareFileClient } from "@azure/storage-file-share";
 import { isLockTimeoutError } from "../lease/errors.js";
 import { INFINITE_LEASE_SECONDS, type Leasable, type LeasableRequestOptions } from "../lease/leasable.js";
@@ -104,7 +105,8 @@ export function fileLeasable(fileClient: ShareFileClient, options: FileLeasableO
       // Same proposed id as the active lease: granted again ("If the file has an active lease, you
       // can only request a new lease using the active lease ID"), so a lost response is safe to repeat.
       await smb(
-        (abortSignal) => lease(proposedLeaseId).acquireLease(INFINITE_LEASE_SECONDS, { abortSignal }),
+        (abortSignal) =>
+          lease(proposedLeaseId).acquireLease(INFINITE_LEASE_SECONDS, { abortSignal, tracingOptions: sdkTracing() }),
         "take the lease on",
         options.abortSignal,
       );
@@ -114,7 +116,8 @@ export function fileLeasable(fileClient: ShareFileClient, options: FileLeasableO
       // One attempt, time-limited: the lock schedules the next check itself.
       await ownRequest(
         `check the lease on ${description}`,
-        (abortSignal) => fileClient.getProperties({ abortSignal, leaseAccessConditions: { leaseId } }),
+        (abortSignal) =>
+          fileClient.getProperties({ abortSignal, leaseAccessConditions: { leaseId }, tracingOptions: sdkTracing() }),
         { abortSignal: options.abortSignal, attemptTimeoutInMs, attempts: 1 },
       );
     },
@@ -125,17 +128,23 @@ export function fileLeasable(fileClient: ShareFileClient, options: FileLeasableO
           `\`breakPeriodInSeconds\` must be 0 for ${description}: file leases take no break period and break at once, got ${breakPeriodInSeconds}.`,
         );
       }
-      await lease().breakLease({ abortSignal: options.abortSignal });
+      await lease().breakLease({ abortSignal: options.abortSignal, tracingOptions: sdkTracing() });
       return 0;
     },
     getProperties: (options: LeasableRequestOptions = {}) =>
-      readProperties(() => fileClient.getProperties({ abortSignal: options.abortSignal })),
+      readProperties(() =>
+        fileClient.getProperties({ abortSignal: options.abortSignal, tracingOptions: sdkTracing() }),
+      ),
     conditionalMetadataWrites: false,
     // The lock's client-side time limit for acquire and setMetadata is extended by the SMB wait.
     conflictWaitInMs: smbRetry === false ? 0 : (smbRetry.deadlineInMs ?? SMB_LOCK_DEADLINE_IN_MS),
     async setMetadata(metadata, leaseId, options: LeasableRequestOptions = {}) {
       await smb(
-        (abortSignal) => fileClient.setMetadata({ ...metadata }, { leaseAccessConditions: { leaseId }, abortSignal }),
+        (abortSignal) =>
+          fileClient.setMetadata(
+            { ...metadata },
+            { leaseAccessConditions: { leaseId }, abortSignal, tracingOptions: sdkTracing() },
+          ),
         "write the lock's record on",
         options.abortSignal,
       );

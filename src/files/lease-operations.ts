@@ -7,6 +7,7 @@
  * client-side time limit, and a release whose answer was lost is sent again (a release of a lease
  * that is no longer this id's answers 409, which the lock reads as "nothing left to release").
  */
+import { sdkTracing } from "../observability/scope.js";
 import type { ShareClient, ShareFileClient } from "@azure/storage-file-share";
 import type { Leasable, LeasableRequestOptions } from "../lease/leasable.js";
 import { ownRequest } from "./own-request.js";
@@ -23,12 +24,14 @@ export function shareLeaseOperations(
     async release(leaseId: string, options: LeasableRequestOptions = {}) {
       await ownRequest(
         `release the lease on ${description}`,
-        (abortSignal) => owner.getShareLeaseClient(leaseId).releaseLease({ abortSignal }),
+        (abortSignal) => owner.getShareLeaseClient(leaseId).releaseLease({ abortSignal, tracingOptions: sdkTracing() }),
         { abortSignal: options.abortSignal, attemptTimeoutInMs },
       );
     },
     async change(leaseId: string, proposedLeaseId: string, options: LeasableRequestOptions = {}) {
-      await owner.getShareLeaseClient(leaseId).changeLease(proposedLeaseId, { abortSignal: options.abortSignal });
+      await owner
+        .getShareLeaseClient(leaseId)
+        .changeLease(proposedLeaseId, { abortSignal: options.abortSignal, tracingOptions: sdkTracing() });
     },
   };
 }

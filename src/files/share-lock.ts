@@ -28,6 +28,7 @@
  * operator broke, even after another client held and released it in between. Step 1 catches that,
  * except in the moment between the two requests. For an infinite lease step 1 is the whole check.
  */
+import { sdkTracing } from "../observability/scope.js";
 import type { ShareClient } from "@azure/storage-file-share";
 import { statusOf } from "../errors.js";
 import { LeaseLostError } from "../lease/errors.js";
@@ -87,12 +88,19 @@ export function shareLeasable(shareClient: ShareClient, options: ShareLeasableOp
     description,
     finiteDurations: true,
     async acquire(durationInSeconds: number, proposedLeaseId: string, options: LeasableRequestOptions = {}) {
-      await lease(proposedLeaseId).acquireLease(durationInSeconds, { abortSignal: options.abortSignal });
+      await lease(proposedLeaseId).acquireLease(durationInSeconds, {
+        abortSignal: options.abortSignal,
+        tracingOptions: sdkTracing(),
+      });
     },
     async renew(leaseId: string, options: LeasableRenewOptions = {}) {
       const { abortSignal, durationInSeconds } = options;
       try {
-        await once("renew the lease on", (signal) => lease(leaseId).renewLease({ abortSignal: signal }), abortSignal);
+        await once(
+          "renew the lease on",
+          (signal) => lease(leaseId).renewLease({ abortSignal: signal, tracingOptions: sdkTracing() }),
+          abortSignal,
+        );
         return;
       } catch (error) {
         if (!isSdkShareRenewDefect(error)) throw error;
@@ -104,7 +112,12 @@ export function shareLeasable(shareClient: ShareClient, options: ShareLeasableOp
       }
       const { leaseState } = await once(
         "check the lease on",
-        (signal) => shareClient.getProperties({ abortSignal: signal, leaseAccessConditions: { leaseId } }),
+        (signal) =>
+          shareClient.getProperties({
+            abortSignal: signal,
+            leaseAccessConditions: { leaseId },
+            tracingOptions: sdkTracing(),
+          }),
         abortSignal,
       );
       const state = toLeaseState(leaseState);
@@ -117,7 +130,8 @@ export function shareLeasable(shareClient: ShareClient, options: ShareLeasableOp
       if (durationInSeconds !== INFINITE_LEASE_SECONDS) {
         await once(
           "renew the lease on",
-          (signal) => lease(leaseId).acquireLease(durationInSeconds, { abortSignal: signal }),
+          (signal) =>
+            lease(leaseId).acquireLease(durationInSeconds, { abortSignal: signal, tracingOptions: sdkTracing() }),
           abortSignal,
         );
       }
@@ -129,20 +143,23 @@ export function shareLeasable(shareClient: ShareClient, options: ShareLeasableOp
       // finite lease when it would have expired and an infinite one at once.
       const request = {
         abortSignal: options.abortSignal,
+        tracingOptions: sdkTracing(),
         ...(breakPeriodInSeconds === undefined ? {} : { breakPeriod: breakPeriodInSeconds }),
       };
       const response = await lease().breakLease(request);
       return response.leaseTimeInSeconds ?? 0;
     },
     getProperties: (options: LeasableRequestOptions = {}) =>
-      readProperties(() => shareClient.getProperties({ abortSignal: options.abortSignal })),
+      readProperties(() =>
+        shareClient.getProperties({ abortSignal: options.abortSignal, tracingOptions: sdkTracing() }),
+      ),
     // Set Share Metadata needs the lease id on a leased share (412 LeaseIdMissing without it) and
     // takes no If-Match.
     conditionalMetadataWrites: false,
     async setMetadata(metadata, leaseId, options: LeasableRequestOptions = {}) {
       await shareClient.setMetadata(
         { ...metadata },
-        { leaseAccessConditions: { leaseId }, abortSignal: options.abortSignal },
+        { leaseAccessConditions: { leaseId }, abortSignal: options.abortSignal, tracingOptions: sdkTracing() },
       );
     },
   };

@@ -1,6 +1,7 @@
 /**
  * The blob adapter of the leasable port: a lock blob in a container. Thin: one SDK call per method.
  */
+import { sdkTracing } from "../observability/scope.js";
 import type { ContainerClient } from "@azure/storage-blob";
 import { statusOf } from "../errors.js";
 import { type Leasable, type LeasableMetadataWriteOptions, type LeasableRequestOptions } from "./leasable.js";
@@ -38,7 +39,7 @@ export function blobLeasable(container: ContainerClient, blobName: string): Leas
     finiteDurations: true,
     ...sdkLeaseOperations(blob),
     getProperties: (options: LeasableRequestOptions = {}) =>
-      readProperties(() => blob.getProperties({ abortSignal: options.abortSignal })),
+      readProperties(() => blob.getProperties({ abortSignal: options.abortSignal, tracingOptions: sdkTracing() })),
     conditionalMetadataWrites: true,
     async setMetadata(metadata, leaseId, options: LeasableMetadataWriteOptions = {}) {
       const { etag } = await blob.setMetadata(
@@ -46,25 +47,32 @@ export function blobLeasable(container: ContainerClient, blobName: string): Leas
         {
           conditions: { leaseId, ...(options.ifMatch === undefined ? {} : { ifMatch: options.ifMatch }) },
           abortSignal: options.abortSignal,
+          tracingOptions: sdkTracing(),
         },
       );
       return { etag };
     },
     async createIfMissing(options: LeasableRequestOptions = {}) {
       const create = () =>
-        blob.upload("", 0, { conditions: { ifNoneMatch: "*" }, abortSignal: options.abortSignal }).then(
-          () => undefined,
-          (error: unknown) => {
-            // 409 BlobAlreadyExists, or 412 when it exists (and may be leased): someone else made it.
-            const status = statusOf(error);
-            if (status !== 409 && status !== 412) throw error;
-          },
-        );
+        blob
+          .upload("", 0, {
+            conditions: { ifNoneMatch: "*" },
+            abortSignal: options.abortSignal,
+            tracingOptions: sdkTracing(),
+          })
+          .then(
+            () => undefined,
+            (error: unknown) => {
+              // 409 BlobAlreadyExists, or 412 when it exists (and may be leased): someone else made it.
+              const status = statusOf(error);
+              if (status !== 409 && status !== 412) throw error;
+            },
+          );
       try {
         await create();
       } catch (error) {
         if (statusOf(error) !== 404) throw error;
-        await container.createIfNotExists({ abortSignal: options.abortSignal });
+        await container.createIfNotExists({ abortSignal: options.abortSignal, tracingOptions: sdkTracing() });
         await create();
       }
     },

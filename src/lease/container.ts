@@ -3,6 +3,7 @@
  * service; everything else is exclusive only among clients that take the lock (see
  * docs/lease-locks.md). The library never creates the container: it is the user's.
  */
+import { sdkTracing } from "../observability/scope.js";
 import type { ContainerClient } from "@azure/storage-blob";
 import type { Leasable, LeasableRequestOptions } from "./leasable.js";
 import { sdkLeaseOperations, readProperties } from "./lease-client.js";
@@ -29,9 +30,12 @@ export function containerLeasable(container: ContainerClient): Leasable {
     finiteDurations: true,
     ...sdkLeaseOperations(container),
     getProperties: (options: LeasableRequestOptions = {}) =>
-      readProperties(() => container.getProperties({ abortSignal: options.abortSignal })),
+      readProperties(() => container.getProperties({ abortSignal: options.abortSignal, tracingOptions: sdkTracing() })),
     async setMetadata(metadata, leaseId, options: LeasableRequestOptions = {}) {
-      await container.setMetadata({ ...metadata }, { conditions: { leaseId }, abortSignal: options.abortSignal });
+      await container.setMetadata(
+        { ...metadata },
+        { conditions: { leaseId }, abortSignal: options.abortSignal, tracingOptions: sdkTracing() },
+      );
     },
   };
 }

@@ -10,6 +10,7 @@
  * deadline and the lease duration is the lock's safety margin, so it must be at least the margin a
  * lock gets by default (10% of the duration, at least one second).
  */
+import { noteLeaderChange } from "../observability/instrument.js";
 import { logger } from "../internal/logger.js";
 import { sleep, uniform } from "../internal/sleep.js";
 import { checkOptionalFunction, checkOptionalSignal, optionalNumber } from "../internal/validate.js";
@@ -142,6 +143,7 @@ export function startLeaderElection(leasable: Leasable, options: LeaderElectionO
   const lead = async (handle: LockHandle) => {
     isLeader = true;
     seeLeader(identity);
+    noteLeaderChange(leasable.description, identity, "elected");
     const leading = new AbortController();
     const end = () => leading.abort(handle.abortSignal.aborted ? handle.abortSignal.reason : stopping.signal.reason);
     handle.abortSignal.addEventListener("abort", end, { once: true });
@@ -165,6 +167,7 @@ export function startLeaderElection(leasable: Leasable, options: LeaderElectionO
     stopping.signal.removeEventListener("abort", end);
     await work; // the leader's work has wound down before anyone else can be let in
     isLeader = false;
+    noteLeaderChange(leasable.description, identity, "stepped-down");
     logger.info(`leader election on ${leasable.description}: ${identity} stopped leading`);
     await handle.release().catch(() => undefined);
     await call("onStoppedLeading", options.onStoppedLeading);

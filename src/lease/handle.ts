@@ -26,6 +26,8 @@
 import { randomUUID } from "node:crypto";
 import { serviceCodeOf, statusOf } from "../errors.js";
 import { logger } from "../internal/logger.js";
+import { noteLockEnded, noteRenewalFailed } from "../observability/instrument.js";
+import { detached } from "../observability/scope.js";
 import { uniform } from "../internal/sleep.js";
 import { withTimeLimit } from "../internal/time-limit.js";
 import { classifyError, wrapStorageError } from "../retry/classify.js";
@@ -243,6 +245,7 @@ class HeldLease implements LockHandle {
     const refused = wasLost && isLeaseLostError(reason) && reason.reason === "renewal-rejected";
     this.#status = wasLost ? "lost" : "released";
     await this.#stopRenewing();
+    if (!wasLost) noteLockEnded(this.#leasable.description, this.acquiredAt);
     if (!wasLost)
       this.#controller.abort(new DOMException(`The lock on ${this.#leasable.description} was released.`, "AbortError"));
     if (refused) return this.#ended(false); // the service already said this lease id holds nothing
@@ -296,7 +299,10 @@ class HeldLease implements LockHandle {
   #scheduleRenewal(delayInMs: number): void {
     if (this.#status !== "held") return;
     clearTimeout(this.#renewTimer);
-    this.#renewTimer = setTimeout(() => this.#renew(), Math.max(0, delayInMs));
+    this.#renewTimer = setTimeout(
+      detached(() => this.#renew()),
+      Math.max(0, delayInMs),
+    );
     this.#renewTimer.unref();
   }
 
@@ -327,6 +333,7 @@ class HeldLease implements LockHandle {
       },
       (error: unknown) => {
         if (this.#status !== "held" || controller.signal.aborted) return;
+        noteRenewalFailed(this.#leasable.description, error);
         if (isLeaseGone(error)) {
           const code = [statusOf(error), serviceCodeOf(error)].filter(Boolean).join(" ");
           // An infinite lease cannot expire: only a break, or a release or change by someone who
@@ -365,6 +372,7 @@ class HeldLease implements LockHandle {
     this.#guard?.stop();
     this.#inflight?.controller.abort(new DOMException("The lock was lost.", "AbortError"));
     logger.warning(message);
+    noteLockEnded(this.#leasable.description, this.acquiredAt, { reason, error: cause });
     this.#controller.abort(
       new LeaseLostError(message, {
         reason,

@@ -3,6 +3,7 @@
  * `BlobLeaseClient` (`getBlobLeaseClient(id)`), so the two adapters differ only in how they read
  * properties and write metadata.
  */
+import { sdkTracing } from "../observability/scope.js";
 import type { BlobClient, ContainerClient } from "@azure/storage-blob";
 import { statusOf } from "../errors.js";
 import {
@@ -22,21 +23,30 @@ export function sdkLeaseOperations(
   const lease = (id?: string) => owner.getBlobLeaseClient(id);
   return {
     async acquire(durationInSeconds: number, proposedLeaseId: string, options: LeasableRequestOptions = {}) {
-      await lease(proposedLeaseId).acquireLease(durationInSeconds, { abortSignal: options.abortSignal });
+      await lease(proposedLeaseId).acquireLease(durationInSeconds, {
+        abortSignal: options.abortSignal,
+        tracingOptions: sdkTracing(),
+      });
     },
     async renew(leaseId: string, options: LeasableRequestOptions = {}) {
-      await lease(leaseId).renewLease({ abortSignal: options.abortSignal });
+      await lease(leaseId).renewLease({ abortSignal: options.abortSignal, tracingOptions: sdkTracing() });
     },
     async release(leaseId: string, options: LeasableRequestOptions = {}) {
-      await lease(leaseId).releaseLease({ abortSignal: options.abortSignal });
+      await lease(leaseId).releaseLease({ abortSignal: options.abortSignal, tracingOptions: sdkTracing() });
     },
     async change(leaseId: string, proposedLeaseId: string, options: LeasableRequestOptions = {}) {
-      await lease(leaseId).changeLease(proposedLeaseId, { abortSignal: options.abortSignal });
+      await lease(leaseId).changeLease(proposedLeaseId, {
+        abortSignal: options.abortSignal,
+        tracingOptions: sdkTracing(),
+      });
     },
     async breakLease(breakPeriodInSeconds: number | undefined, options: LeasableRequestOptions = {}) {
       // `undefined` leaves out x-ms-lease-break-period: the service then breaks a finite lease when
       // it would have expired and an infinite one at once.
-      const response = await lease().breakLease(breakPeriodInSeconds as number, { abortSignal: options.abortSignal });
+      const response = await lease().breakLease(breakPeriodInSeconds as number, {
+        abortSignal: options.abortSignal,
+        tracingOptions: sdkTracing(),
+      });
       return response.leaseTime ?? 0;
     },
   };

@@ -23,6 +23,7 @@
  */
 import { classifyError, wrapStorageError } from "../retry/classify.js";
 import { isStorageConcurrencyError } from "../errors.js";
+import { noteLockAttempt, noteLockBusy, traceAcquire } from "../observability/instrument.js";
 import { logger } from "../internal/logger.js";
 import { sleep, uniform } from "../internal/sleep.js";
 import { checkNumber, checkOptionalSignal } from "../internal/validate.js";
@@ -142,9 +143,14 @@ export class LeaseLock {
    * ```
    */
   async tryAcquire(options: TryAcquireOptions = {}): Promise<LockHandle | undefined> {
+    return traceAcquire(this, false, () => this.#tryAcquire(options));
+  }
+
+  async #tryAcquire(options: TryAcquireOptions): Promise<LockHandle | undefined> {
     checkOptionalSignal("abortSignal", options.abortSignal);
     const leaseId = newLeaseId();
     const acquisitionId = newLeaseId();
+    noteLockAttempt();
     try {
       try {
         return await this.#requests.attempt(leaseId, acquisitionId, options.abortSignal);
@@ -169,6 +175,10 @@ export class LeaseLock {
    * ```
    */
   async acquire(options: AcquireOptions = {}): Promise<LockHandle> {
+    return traceAcquire(this, true, () => this.#acquire(options));
+  }
+
+  async #acquire(options: AcquireOptions): Promise<LockHandle> {
     checkOptionalSignal("abortSignal", options.abortSignal);
     const timeoutInMs = checkNumber("timeoutInMs", options.timeoutInMs ?? Infinity, { min: 0, allowInfinity: true });
     const leaseId = newLeaseId();
@@ -202,6 +212,7 @@ export class LeaseLock {
         let known: LeasableProperties | undefined;
         if (uncertain) await sleep(this.#pollDelay(), signal);
         else if (!first || !tryFirst) handedOff = await room.nextLook(waiter, this.options.pollIntervalInMs, signal);
+        noteLockAttempt();
         // The first attempt goes straight to the acquire (a free lock costs no read); once refused,
         // the waiter looks before it leaps: one HEAD per look, and an acquire only when it looks free.
         // A waiter woken by a release in this process sends its acquire at once, like a first try.
@@ -217,6 +228,7 @@ export class LeaseLock {
           failures.answered();
           if (isHeld(properties)) {
             lastHolder = readLockRecord(properties!.metadata).holder;
+            noteLockBusy(lastHolder);
             continue;
           }
           known = properties;

@@ -13,6 +13,7 @@
  * `If-None-Match: *`); Get Blob with If-None-Match answers 304, which @azure/storage-blob raises
  * as a RestError with statusCode 304 (checked against Azurite).
  */
+import { sdkTracing } from "../observability/scope.js";
 import { isUtf8 } from "node:buffer";
 import type { BlobHTTPHeaders, BlockBlobClient } from "@azure/storage-blob";
 import { serviceCodeOf, statusOf } from "../errors.js";
@@ -163,6 +164,7 @@ function blobCell<T>(blob: BlockBlobClient, options: BlobCellOptions, codec: Cod
       try {
         response = await blob.download(0, undefined, {
           abortSignal,
+          tracingOptions: sdkTracing(),
           ...(ifNoneMatch ? { conditions: { ifNoneMatch } } : {}),
         });
       } catch (error) {
@@ -200,6 +202,7 @@ function blobCell<T>(blob: BlockBlobClient, options: BlobCellOptions, codec: Cod
               : {};
       const response = await blob.upload(content, content.length, {
         abortSignal,
+        tracingOptions: sdkTracing(),
         onProgress: countSends(onSend),
         conditions: options.leaseId ? { ...conditions, leaseId: options.leaseId } : conditions,
         metadata: { ...extras?.metadata, [OPTIMISTIC_LOG_KEY]: log },

@@ -9,6 +9,7 @@
  * with the options of the participant that opened it, holds one writer slot for its whole life
  * (`process-state.ts`), and is cancelled only when every participant's signal has aborted.
  */
+import { runInScope, type Scope } from "../observability/scope.js";
 import type { BackoffStrategy } from "../retry/backoff.js";
 import type { VersionedCell } from "./cell.js";
 import { acquireSlot, releaseSlot } from "./process-state.js";
@@ -24,6 +25,8 @@ export interface Settings {
   readonly coalesce: boolean;
   readonly onConflict: ((event: OptimisticConflictEvent) => void) | undefined;
   readonly recoveryTimeoutInMs: number;
+  /** The call's span and metrics, when OpenTelemetry records (`src/observability`). */
+  readonly observation: Scope | undefined;
 }
 
 /** One call of `optimisticUpdate`, waiting for its outcome. */
@@ -102,7 +105,8 @@ export async function openRound<T>(cell: VersionedCell<T>, participants: Partici
   const combined = participants.length === 1 ? undefined : allAborted(participants as Participant<unknown>[]);
   const abortSignal = combined ? combined.signal : participants[0]!.abortSignal;
   try {
-    await runRound(cell, participants, { ...participants[0]!.settings, abortSignal }, slot.slot);
+    const settings = { ...participants[0]!.settings, abortSignal };
+    await runInScope(settings.observation, () => runRound(cell, participants, settings, slot.slot));
   } catch (error) {
     for (const p of participants) p.fail(error);
   } finally {

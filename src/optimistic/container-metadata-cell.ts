@@ -32,6 +32,7 @@
  *   source documents say so explicitly). Were that not so, writes would fail with conflicts rather
  *   than lose updates.
  */
+import { sdkTracing } from "../observability/scope.js";
 import { randomUUID } from "node:crypto";
 import type { ContainerClient } from "@azure/storage-blob";
 import { serviceCodeOf, statusOf, StorageConcurrencyError } from "../errors.js";
@@ -104,7 +105,7 @@ export function containerMetadataCell(
     async read({ abortSignal }) {
       let properties;
       try {
-        properties = await container.getProperties({ abortSignal });
+        properties = await container.getProperties({ abortSignal, tracingOptions: sdkTracing() });
       } catch (error) {
         if (statusOf(error) === 404 && serviceCodeOf(error) === "ContainerNotFound") return undefined;
         throw error;
@@ -115,14 +116,16 @@ export function containerMetadataCell(
 
     async write(content, { abortSignal, condition, log }) {
       const metadata = withLog(content, log);
-      if ("ifNoneMatch" in condition) return (await container.create({ abortSignal, metadata })).etag!;
+      if ("ifNoneMatch" in condition)
+        return (await container.create({ abortSignal, metadata, tracingOptions: sdkTracing() })).etag!;
       if ("lastWriterWins" in condition) {
         const conditions = options.leaseId ? { leaseId: options.leaseId } : {};
         try {
-          return (await container.setMetadata(metadata, { abortSignal, conditions })).etag!;
+          return (await container.setMetadata(metadata, { abortSignal, conditions, tracingOptions: sdkTracing() }))
+            .etag!;
         } catch (error) {
           if (condition.mustExist || statusOf(error) !== 404) throw error;
-          return (await container.create({ abortSignal, metadata })).etag!;
+          return (await container.create({ abortSignal, metadata, tracingOptions: sdkTracing() })).etag!;
         }
       }
       return writeUnderLease(container, metadata, condition.ifMatch, {
@@ -196,7 +199,7 @@ async function writeUnderLease(
     if (!heldLeaseId) {
       try {
         await limited("acquire the container lease", (signal) =>
-          lease.acquireLease(LEASE_DURATION_IN_SECONDS, { abortSignal: signal }),
+          lease.acquireLease(LEASE_DURATION_IN_SECONDS, { abortSignal: signal, tracingOptions: sdkTracing() }),
         );
         mayHoldLease = true;
       } catch (error) {
@@ -211,14 +214,17 @@ async function writeUnderLease(
     }
     let etag: string | undefined;
     try {
-      etag = (await limited("read the container's ETag", (signal) => container.getProperties({ abortSignal: signal })))
-        .etag;
+      etag = (
+        await limited("read the container's ETag", (signal) =>
+          container.getProperties({ abortSignal: signal, tracingOptions: sdkTracing() }),
+        )
+      ).etag;
     } catch (error) {
       throw new WriteNotSent(error);
     }
     if (etag !== expectedEtag) throw new WriteNotSent(conditionNotMet(description, expectedEtag, etag));
     const write = (signal: AbortSignal | undefined) =>
-      container.setMetadata(metadata, { abortSignal: signal, conditions: { leaseId } });
+      container.setMetadata(metadata, { abortSignal: signal, conditions: { leaseId }, tracingOptions: sdkTracing() });
     try {
       // Under a lease of our own, the write too is held to the time limit; under yours, only your signal.
       return (heldLeaseId ? await write(abortSignal) : await limited("set the metadata", write)).etag!;
@@ -234,7 +240,11 @@ async function writeUnderLease(
     // frees the container.
     if (mayHoldLease) {
       const release = () =>
-        limited("release the container lease", (signal) => lease.releaseLease({ abortSignal: signal }), undefined);
+        limited(
+          "release the container lease",
+          (signal) => lease.releaseLease({ abortSignal: signal, tracingOptions: sdkTracing() }),
+          undefined,
+        );
       await retry(release, {
         maxRetries: 2,
         backoff: backoffPresets.contention,

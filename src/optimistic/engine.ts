@@ -9,6 +9,8 @@
  * - `write-outcome.ts`: the verdict on a write whose outcome was ambiguous;
  * - `write-log.ts`: the write history each value carries, and its contract.
  */
+import { finishUpdate, startUpdate } from "../observability/instrument.js";
+import { loadOpenTelemetry, openTelemetryLoaded } from "../observability/otel.js";
 import { checkNumber, checkOptionalFunction, checkOptionalSignal } from "../internal/validate.js";
 import { backoffPresets } from "../retry/backoff.js";
 import { wrapStorageError } from "../retry/classify.js";
@@ -58,12 +60,12 @@ export async function optimisticUpdate<T>(
 ): Promise<OptimisticUpdateResult<T>> {
   checkCell(cell);
   if (typeof mutate !== "function") throw new TypeError("`mutate` must be a function: (current) => the new value.");
-  const settings = checkOptions(options);
-  settings.abortSignal?.throwIfAborted();
+  if (!openTelemetryLoaded()) await loadOpenTelemetry();
+  const settings = checkOptions(options, cell);
   const { participant, promise } = join(mutate, settings);
   if (settings.coalesce) enqueue(cell, participant);
   else void openRound(cell, [participant]);
-  return promise;
+  return finishUpdate(settings.observation, promise);
 }
 
 /** Options for {@link readCell}. */
@@ -282,8 +284,8 @@ export async function writeLastWriterWins<T>(
   }
 }
 
-/** Checks the options of {@link optimisticUpdate}. */
-function checkOptions(options: OptimisticUpdateOptions): Settings {
+/** Checks the options of {@link optimisticUpdate}, and opens its span. */
+function checkOptions<T>(options: OptimisticUpdateOptions, cell: VersionedCell<T>): Settings {
   checkOptionalSignal("abortSignal", options.abortSignal);
   checkOptionalFunction("onConflict", options.onConflict);
   const backoff = options.backoff ?? backoffPresets.contention;
@@ -295,14 +297,18 @@ function checkOptions(options: OptimisticUpdateOptions): Settings {
       throw new TypeError(`\`${name}\` must be a boolean, got ${typeof options[name]}.`);
     }
   }
+  const maxAttempts = checkNumber("maxAttempts", options.maxAttempts ?? 20, { min: 1, integer: true });
+  const recoveryTimeoutInMs = checkRecoveryTimeout(options.recoveryTimeoutInMs);
+  options.abortSignal?.throwIfAborted();
   return {
     abortSignal: options.abortSignal,
-    maxAttempts: checkNumber("maxAttempts", options.maxAttempts ?? 20, { min: 1, integer: true }),
+    maxAttempts,
     backoff,
     skipReadAfterOwnWrite: options.skipReadAfterOwnWrite ?? true,
     coalesce: options.coalesce ?? true,
     onConflict: options.onConflict,
-    recoveryTimeoutInMs: checkRecoveryTimeout(options.recoveryTimeoutInMs),
+    recoveryTimeoutInMs,
+    observation: startUpdate(cell), // last: once nothing can throw before the update is under way
   };
 }
 

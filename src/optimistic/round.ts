@@ -15,6 +15,7 @@
  */
 import { classifyError, wrapStorageError } from "../retry/classify.js";
 import { logger } from "../internal/logger.js";
+import { noteConflict } from "../observability/instrument.js";
 import { sleep } from "../internal/sleep.js";
 import type { CellVersion, VersionedCell } from "./cell.js";
 import { NOT_MODIFIED } from "./cell.js";
@@ -90,6 +91,7 @@ export async function runRound<T>(
     const why = conflict ? "conflict" : "write not sent";
     logger.verbose(`${why} on ${cell.description} (attempt ${attempt}); reading again in ${Math.round(delayInMs)} ms`);
     if (conflict) settings.onConflict?.({ cell: cell.description, attempt, delayInMs, error });
+    if (conflict) noteConflict(participants, attempt, delayInMs);
     await sleep(delayInMs, abortSignal);
   }
 }

@@ -10,6 +10,7 @@
  * Keys, property types and sizes are checked before any request (see `table-entity-rules.ts`).
  * Errors of `@azure/data-tables` carry no `code`; they are read through `statusOf`/`serviceCodeOf`.
  */
+import { sdkTracing } from "../observability/scope.js";
 import type { TableClient, UpdateMode } from "@azure/data-tables";
 import { serviceCodeOf, statusOf } from "../errors.js";
 import { countSends, OPTIMISTIC_LOG_KEY, type VersionedCell } from "./cell.js";
@@ -80,7 +81,7 @@ export function tableEntityCell<T extends object = Record<string, unknown>>(
     async read({ abortSignal }) {
       let found: Properties;
       try {
-        found = await table.getEntity<Properties>(partitionKey, rowKey, { abortSignal });
+        found = await table.getEntity<Properties>(partitionKey, rowKey, { abortSignal, tracingOptions: sdkTracing() });
       } catch (error) {
         if (statusOf(error) === 404 && serviceCodeOf(error) === "ResourceNotFound") return undefined;
         throw error;
@@ -95,7 +96,11 @@ export function tableEntityCell<T extends object = Record<string, unknown>>(
 
     async write(content, { abortSignal, condition, log, onSend }) {
       const stored = entity(content, log);
-      const options = { abortSignal, requestOptions: { onUploadProgress: countSends(onSend) } };
+      const options = {
+        abortSignal,
+        tracingOptions: sdkTracing(),
+        requestOptions: { onUploadProgress: countSends(onSend) },
+      };
       if ("ifNoneMatch" in condition) return (await table.createEntity(stored, options)).etag!;
       if ("ifMatch" in condition)
         return (await table.updateEntity(stored, mode, { ...options, etag: condition.ifMatch })).etag!;

@@ -8,6 +8,7 @@
  * are thrown ({@link ConsumerResourceError}): they end the consumer, never a message.
  */
 import { logger } from "../internal/logger.js";
+import { runInScope } from "../observability/scope.js";
 import type { AttemptOutcome } from "./batch.js";
 import { claimLost } from "./claims.js";
 import {
@@ -41,8 +42,10 @@ export class AttemptSettler<T, TEffect> {
       const reason: unknown = work.controller.signal.aborted ? work.controller.signal.reason : undefined;
       if (!outcome.ok) {
         // Aborted by stop(), by a lost message or claim, or by a failing consumer; a time-out is a failure.
-        if (reason !== undefined && !isHandlerTimeoutError(reason)) failed.push(this.afterAbort(work, reason));
-        else failed.push(this.fail(work, outcome.error));
+        const aborted = reason !== undefined && !isHandlerTimeoutError(reason);
+        failed.push(
+          runInScope(work.trace, () => (aborted ? this.afterAbort(work, reason) : this.fail(work, outcome.error))),
+        );
       } else if (work.lostError?.lost === "claim") {
         // The handler finished although it was told the claim was lost: its done mark cannot be written.
         this.#c.settle.lost(work.message, work.lostError);
@@ -62,29 +65,29 @@ export class AttemptSettler<T, TEffect> {
           withClaims.map(({ work, result }) => ({ claim: work.claim!, result, effects: work.effects })),
         )
       : [];
-    await Promise.all(
-      processed.map(async ({ work, result }) => {
-        const { message, hold, claim } = work;
-        const index = withClaims.findIndex((p) => p.work === work);
-        if (store && claim && !committed[index]) {
-          try {
-            await store.complete(claim, result, work.effects, hold);
-          } catch (error) {
-            if (isIdempotencyClaimLostError(error))
-              this.#c.settle.lost(message, claimLost(message.messageId, "complete-claim", error));
-            else if (isConsumerResourceError(error)) throw error;
-            else await this.fail(work, error);
-            return;
-          }
+    const completeOne = async ({ work, result }: { work: Work<T, TEffect>; result: unknown }) => {
+      const { message, hold, claim } = work;
+      const index = withClaims.findIndex((p) => p.work === work);
+      if (store && claim && !committed[index]) {
+        try {
+          await store.complete(claim, result, work.effects, hold);
+        } catch (error) {
+          if (isIdempotencyClaimLostError(error))
+            this.#c.settle.lost(message, claimLost(message.messageId, "complete-claim", error));
+          else if (isConsumerResourceError(error)) throw error;
+          else await this.fail(work, error);
+          return;
         }
-        if (work.lostError) {
-          // Done (and its done mark written, while the claim was still ours), but the message may be someone else's now.
-          this.#c.settle.remember(message.messageId, { kind: "done", key: claim?.key ?? message.messageId, result });
-          return this.#c.settle.lost(message, work.lostError);
-        }
-        await this.#deleteDone(work, result, durationInMs);
-      }),
-    );
+      }
+      if (work.lostError) {
+        // Done (and its done mark written, while the claim was still ours), but the message may be someone else's now.
+        this.#c.settle.remember(message.messageId, { kind: "done", key: claim?.key ?? message.messageId, result });
+        return this.#c.settle.lost(message, work.lostError);
+      }
+      await this.#deleteDone(work, result, durationInMs);
+    };
+    // Each message's own requests nest under its span (a batch's shared transactions do not).
+    await Promise.all(processed.map((done) => runInScope(done.work.trace, () => completeOne(done))));
   }
 
   /** Deletes a message whose work is done; remembers it when it cannot be deleted (see `settle.ts`). */

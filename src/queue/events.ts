@@ -3,6 +3,7 @@
  * listener can be removed with `dispose()` or `using`. A listener that throws is logged and never
  * breaks the consumer.
  */
+import { noteConsumerEvent } from "../observability/instrument.js";
 import { logger } from "../internal/logger.js";
 
 /** Removes the listener it was returned for. */
@@ -30,6 +31,7 @@ export class TypedEvents<E extends object> {
   }
 
   emit<K extends keyof E>(event: K, payload: E[K]): void {
+    noteConsumerEvent(String(event), payload);
     const set = this.#listeners.get(event);
     if (!set) return;
     for (const listener of [...set]) {

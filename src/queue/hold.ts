@@ -25,6 +25,7 @@
  * the two elapsed times counts, so a machine that slept does not think it still holds the message),
  * less {@link VISIBILITY_MARGIN_IN_MS} for the service's clock granularity.
  */
+import { sdkTracing } from "../observability/scope.js";
 import type { QueueClient } from "@azure/storage-queue";
 import { withTimeLimit } from "../internal/time-limit.js";
 import { sleep } from "../internal/sleep.js";
@@ -138,6 +139,7 @@ export class MessageHold {
       try {
         const response = await this.#queue.updateMessage(this.messageId, this.#popReceipt, undefined, seconds, {
           abortSignal,
+          tracingOptions: sdkTracing(),
         });
         if (response.popReceipt) this.#popReceipt = response.popReceipt;
         // The receipt still worked: none of the unconfirmed updates landed.
@@ -155,7 +157,10 @@ export class MessageHold {
   delete(operation: string): Promise<HoldOutcome> {
     return this.#tryRepeatedly(operation, async (abortSignal) => {
       try {
-        await this.#queue.deleteMessage(this.messageId, this.#popReceipt, { abortSignal });
+        await this.#queue.deleteMessage(this.messageId, this.#popReceipt, {
+          abortSignal,
+          tracingOptions: sdkTracing(),
+        });
       } catch (error) {
         // One of our updates whose answer was lost had landed: the receipt is stale, nobody else's doing.
         if (isReceiptMismatch(error) && this.remainingInMs() > 0 && this.#unconfirmed) return this.#receiptLost();

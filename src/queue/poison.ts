@@ -11,6 +11,7 @@
  * A crash between the two leaves the message in both queues, so it may be poisoned twice: the
  * poison queue is at-least-once too, never at-most-once.
  */
+import { sdkTracing } from "../observability/scope.js";
 import type { QueueClient } from "@azure/storage-queue";
 import { withTimeLimit } from "../internal/time-limit.js";
 import { serviceCodeOf, statusOf } from "../errors.js";
@@ -185,7 +186,12 @@ export class PoisonQueueWriter {
           `send to the poison queue '${this.name}'`,
           options.requestTimeoutInMs,
           undefined,
-          (abortSignal) => this.#queue.sendMessage(text, { messageTimeToLive: this.#timeToLiveInSeconds, abortSignal }),
+          (abortSignal) =>
+            this.#queue.sendMessage(text, {
+              messageTimeToLive: this.#timeToLiveInSeconds,
+              abortSignal,
+              tracingOptions: sdkTracing(),
+            }),
         );
         return;
       } catch (error) {
@@ -216,7 +222,7 @@ export class PoisonQueueWriter {
   async create(requestTimeoutInMs: number): Promise<void> {
     try {
       await withTimeLimit(`create the poison queue '${this.name}'`, requestTimeoutInMs, undefined, (abortSignal) =>
-        this.#queue.createIfNotExists({ abortSignal }),
+        this.#queue.createIfNotExists({ abortSignal, tracingOptions: sdkTracing() }),
       );
     } catch (error) {
       if (isResourceFailure(error)) throw resourceError("poisonQueue", this.name, "create the poison queue", error);

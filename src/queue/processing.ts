@@ -13,6 +13,7 @@
  * running when the message's next attempt starts, so pass the signal to everything it awaits.
  */
 import type { DequeuedMessageItem } from "@azure/storage-queue";
+import { noteHandlerCall, traceMessage } from "../observability/instrument.js";
 import { AttemptSettler } from "./attempt.js";
 import { outcomesOf, type AttemptOutcome, type BatchMessage, type BatchMessageHandler } from "./batch.js";
 import { HandlerTimeoutError, isConsumerResourceError } from "./errors.js";
@@ -31,6 +32,8 @@ export class MessageProcessor<T, TEffect> {
   readonly #handler: ConsumerHandler<T, TEffect>;
   readonly #attempt: AttemptSettler<T, TEffect>;
   readonly #reception: MessageReception<T, TEffect>;
+  /** {@link #guarded}, made once (the message span's wrapper takes it with its step: nothing built per message). */
+  readonly #guard = (step: () => Promise<void>) => this.#guarded(step);
 
   constructor(context: ProcessingContext<T, TEffect>, handler: ConsumerHandler<T, TEffect>) {
     this.#c = context;
@@ -47,7 +50,7 @@ export class MessageProcessor<T, TEffect> {
   process(items: readonly DequeuedMessageItem[], receivedAt: TimeMark): Promise<void>[] {
     if (this.#handler.kind === "message") {
       return items.map((item) =>
-        this.#guarded(async () => {
+        this.#traced(item, async () => {
           const work = await this.#reception.receive(item, receivedAt);
           if (work) await this.#run([work]);
         }),
@@ -64,7 +67,7 @@ export class MessageProcessor<T, TEffect> {
       if (waiting === 0) gathered();
     };
     return items.map((item) =>
-      this.#guarded(async () => {
+      this.#traced(item, async () => {
         let deferred = false;
         let work: Work<T, TEffect> | undefined;
         try {
@@ -91,7 +94,9 @@ export class MessageProcessor<T, TEffect> {
     try {
       const started = performance.now();
       const outcomes = await this.#invoke(works);
-      await this.#attempt.settle(works, outcomes, performance.now() - started);
+      const durationInMs = performance.now() - started;
+      noteHandlerCall(durationInMs);
+      await this.#attempt.settle(works, outcomes, durationInMs);
     } finally {
       await Promise.all(works.map((work) => this.#attempt.finish(work)));
     }
@@ -166,6 +171,15 @@ export class MessageProcessor<T, TEffect> {
         work.effects.push(...added);
       },
     };
+  }
+
+  /**
+   * Processes one message in its span (`process <queue>`, when OpenTelemetry records): the SDK calls
+   * made for it nest under the span, and its outcome is the event that settled it. A batch
+   * handler's call, and the transactions shared by its messages, are outside the messages' spans.
+   */
+  #traced(item: DequeuedMessageItem, step: () => Promise<void>): Promise<void> {
+    return traceMessage(this.#c.queue.name, item, this.#c.options.handlerTimeoutInMs, this.#guard, step);
   }
 
   /** Runs `step`; a missing resource ends the consumer, any other failure is reported. Never rejects. */

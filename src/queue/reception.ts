@@ -7,6 +7,7 @@
  */
 import type { DequeuedMessageItem } from "@azure/storage-queue";
 import { logger } from "../internal/logger.js";
+import { currentScope } from "../observability/scope.js";
 import { sleep } from "../internal/sleep.js";
 import type { AttemptSettler } from "./attempt.js";
 import { claimLost, type StoreCalls } from "./claims.js";
@@ -116,6 +117,7 @@ export class MessageReception<T, TEffect> {
       lostError: undefined,
       effects: [],
       closed: false,
+      trace: currentScope(),
     };
     return work;
   }

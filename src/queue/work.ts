@@ -5,6 +5,7 @@
  * runs its handler (alone, or in a batch), `attempt.ts` settles it.
  */
 import type { QueueClient } from "@azure/storage-queue";
+import type { Scope } from "../observability/scope.js";
 import type { StoreCalls } from "./claims.js";
 import type { ConsumerResourceError, MessageOwnershipLostError } from "./errors.js";
 import type { TypedEvents } from "./events.js";
@@ -50,4 +51,6 @@ export interface Work<T, TEffect> {
   readonly effects: TEffect[];
   /** Set once the attempt is over (settled, or timed out): `addEffects` refuses from then on. */
   closed: boolean;
+  /** The message's span, when OpenTelemetry records: its settling runs in it (a batch is settled outside). */
+  readonly trace: Scope | undefined;
 }

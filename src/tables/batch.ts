@@ -7,10 +7,11 @@
  * Each transaction is atomic, the batch is not: when one fails, the others still commit. Writes
  * that must commit together belong in {@link writeAtomic}, which refuses instead of splitting.
  */
+import { traceBatch } from "../observability/instrument.js";
 import { runPool } from "../internal/pool.js";
 import { checkNumber, checkOptionalFunction, checkOptionalSignal } from "../internal/validate.js";
 import { logger } from "../internal/logger.js";
-import { retryPolicy, type RetryOptions } from "../retry/retry.js";
+import { retryPolicy, type RetryOptions, type RetryPolicy } from "../retry/retry.js";
 import { TableTransactionError } from "./errors.js";
 import { planChecked, type PlannedTransaction, type PlanTransactionsOptions } from "./plan.js";
 import { sendTransaction, type TransactionClient } from "./transaction.js";
@@ -154,6 +155,21 @@ export async function writeBatch(
     }
   }
   const plans = planChecked(checked, client, options);
+  const table = `table '${client.tableName}'`;
+  return traceBatch(table, plans.length, checked.length, () =>
+    sendPlans(client, plans, options, policy, maxConcurrency),
+  );
+}
+
+/** Sends the planned transactions (in order per partition unless `preserveOrder: false`), and reports each. */
+async function sendPlans(
+  client: TransactionClient,
+  plans: readonly PlannedTransaction[],
+  options: WriteBatchOptions,
+  policy: RetryPolicy | undefined,
+  maxConcurrency: number,
+): Promise<WriteBatchResult> {
+  const preserveOrder = options.preserveOrder ?? true;
   const outcomes = new Array<TransactionOutcome>(plans.length);
   const settle = (index: number, outcome: TransactionOutcome) => {
     outcomes[index] = outcome;

@@ -11,6 +11,7 @@
  * These reads are made by the library on its own, so each has a client-side time limit besides the
  * caller's signal.
  */
+import { sdkTracing } from "../observability/scope.js";
 import type { TableClient, TableEntityResult } from "@azure/data-tables";
 import { randomBytes } from "node:crypto";
 import { statusOf } from "../errors.js";
@@ -91,7 +92,11 @@ export async function readEntityBack(
       `read back entity '${rowKey}' of partition '${partitionKey}'`,
       READ_TIMEOUT_IN_MS,
       abortSignal,
-      (signal) => client.getEntity<Record<string, unknown>>(partitionKey, rowKey, { abortSignal: signal }),
+      (signal) =>
+        client.getEntity<Record<string, unknown>>(partitionKey, rowKey, {
+          abortSignal: signal,
+          tracingOptions: sdkTracing(),
+        }),
     );
   } catch (error) {
     if (statusOf(error) === 404) return undefined;

@@ -17,6 +17,7 @@
  * RestError with the sub-response's status (sdk/tables/data-tables/src/TableTransaction.ts
  * `parseTransactionResponse`).
  */
+import { sdkTracing } from "../observability/scope.js";
 import type { TableClient, TransactionAction } from "@azure/data-tables";
 import { isStorageRequestError, readRestError } from "../errors.js";
 import { logger } from "../internal/logger.js";
@@ -66,7 +67,10 @@ export async function sendTransaction(
   const attempt = async (signal: AbortSignal | undefined) => {
     attempts += 1;
     try {
-      return await client.submitTransaction([...transaction.actions], signal ? { abortSignal: signal } : {});
+      return await client.submitTransaction([...transaction.actions], {
+        ...(signal ? { abortSignal: signal } : {}),
+        tracingOptions: sdkTracing(),
+      });
     } catch (error) {
       if (mayHaveBeenApplied(error)) inDoubt = true;
       throw error;

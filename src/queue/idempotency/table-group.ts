@@ -11,6 +11,7 @@
  * fails alone and the others commit. Since every done mark is conditioned, a transaction applied
  * late, or twice, cannot commit anything twice.
  */
+import { sdkTracing } from "../../observability/scope.js";
 import type { TableClient, TransactionAction } from "@azure/data-tables";
 import { logger } from "../../internal/logger.js";
 import { estimateActionBytes, tableUrlBytes, transactionBytes, TRANSACTION_LIMITS } from "../../tables/payload.js";
@@ -49,7 +50,7 @@ export async function completeGrouped(
       try {
         await table.submitTransaction(
           parts.flatMap((p) => p.actions),
-          { abortSignal: options.abortSignal },
+          { abortSignal: options.abortSignal, tracingOptions: sdkTracing() },
         );
         for (const p of parts) committed[p.index] = true;
       } catch (error) {

@@ -11,6 +11,7 @@
  * or 412) are recognised by reading the row back: a row that still carries this claim's owner,
  * message id and dequeue count was written by this claim, and nobody else.
  */
+import { sdkTracing } from "../../observability/scope.js";
 import type { TableClient, TransactionAction } from "@azure/data-tables";
 import { serviceCodeOf, statusOf } from "../../errors.js";
 import { checkNonEmptyString } from "../../internal/validate.js";
@@ -150,7 +151,7 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
       const expiresOn = new Date(Date.now() + request.ttlInMs);
       const entity = { partitionKey, rowKey, ...claimProperties(request, expiresOn) };
       try {
-        const created = await this.#table.createEntity(entity, { abortSignal });
+        const created = await this.#table.createEntity(entity, { abortSignal, tracingOptions: sdkTracing() });
         return { status: "claimed", claim: claimOf(request, partitionKey, rowKey, created.etag, expiresOn) };
       } catch (error) {
         if (statusOf(error) !== 409) throw error;
@@ -182,7 +183,11 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
         };
       }
       try {
-        const replaced = await this.#table.updateEntity(entity, "Replace", { etag: existing.etag, abortSignal });
+        const replaced = await this.#table.updateEntity(entity, "Replace", {
+          etag: existing.etag,
+          abortSignal,
+          tracingOptions: sdkTracing(),
+        });
         return {
           status: "claimed",
           claim: claimOf(request, partitionKey, rowKey, replaced.etag, expiresOn, existing.Owner ?? "unknown"),
@@ -215,6 +220,7 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
       const updated = await this.#table.updateEntity(patch, "Merge", {
         etag: claim.etag,
         abortSignal: options.abortSignal,
+        tracingOptions: sdkTracing(),
       });
       return { ...claim, etag: updated.etag!, expiresOn };
     } catch (error) {
@@ -235,11 +241,18 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
     const { entity, action } = doneMark(claim, result, retentionInMs);
     try {
       if (effects.length === 0 && claim.etag === undefined) {
-        await this.#table.createEntity(entity, { abortSignal: options.abortSignal });
+        await this.#table.createEntity(entity, { abortSignal: options.abortSignal, tracingOptions: sdkTracing() });
       } else if (effects.length === 0) {
-        await this.#table.updateEntity(entity, "Merge", { etag: claim.etag, abortSignal: options.abortSignal });
+        await this.#table.updateEntity(entity, "Merge", {
+          etag: claim.etag,
+          abortSignal: options.abortSignal,
+          tracingOptions: sdkTracing(),
+        });
       } else {
-        await this.#table.submitTransaction([...effects, action], { abortSignal: options.abortSignal });
+        await this.#table.submitTransaction([...effects, action], {
+          abortSignal: options.abortSignal,
+          tracingOptions: sdkTracing(),
+        });
       }
     } catch (error) {
       if (!isConcurrencyOutcome(error) && effects.length === 0) throw error;
@@ -271,6 +284,7 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
       await this.#table.deleteEntity(claim.partitionKey, claim.rowKey, {
         etag: claim.etag,
         abortSignal: options.abortSignal,
+        tracingOptions: sdkTracing(),
       });
     } catch (error) {
       if (!isConcurrencyOutcome(error)) throw error;
@@ -304,7 +318,7 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
     abortSignal: AbortSignal | undefined,
   ): Promise<InboxEntity | undefined> {
     try {
-      return await this.#table.getEntity(partitionKey, rowKey, { abortSignal });
+      return await this.#table.getEntity(partitionKey, rowKey, { abortSignal, tracingOptions: sdkTracing() });
     } catch (error) {
       if (statusOf(error) === 404) return undefined;
       throw error;

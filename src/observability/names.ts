@@ -1,0 +1,136 @@
+/**
+ * Every name the library emits through OpenTelemetry: spans, their attributes and events, and
+ * metric instruments. `docs/observability.md` lists each one (a test checks that it does), so an
+ * operator can look up what a name in their tracing backend means.
+ *
+ * Library names start with `asc.` (azure-storage-concurrency); the queue consumer's spans follow
+ * OpenTelemetry's messaging semantic conventions (`messaging.*`). Durations are in seconds, as the
+ * semantic conventions ask.
+ */
+
+/** The instrumentation scope: the tracer's and the meter's name. */
+export const SCOPE_NAME = "azure-storage-concurrency";
+
+/** Span names (low cardinality: what varies goes into attributes). */
+export const SPAN = {
+  /** One `optimisticUpdate` call, from its call to its outcome. */
+  optimisticUpdate: "asc.optimistic.update",
+  /** One `LeaseLock.acquire` (waiting) or `tryAcquire` call. */
+  lockAcquire: "asc.lock.acquire",
+  /** A held lock was lost (short span at the moment of the loss). */
+  lockLost: "asc.lock.lost",
+  /** A background renewal of a held lock failed (short span, one per failed renewal). */
+  lockRenewalFailed: "asc.lock.renewal_failed",
+  /** This process became or stopped being the leader of an election (short span). */
+  leaderChange: "asc.leader.change",
+  /** One `writeBatch` call: every transaction it sent. */
+  batchWrite: "asc.tables.batch_write",
+  /** The consumer processing one message (name per the messaging conventions: `process <queue>`). */
+  messageProcess: "process",
+} as const;
+
+/** Span attributes. */
+export const ATTR = {
+  /** What the operation was on, in words (`blob 'wiki/home.json'`, `table 'orders' entity (…)`). */
+  target: "asc.target",
+  /** How the operation ended; the values are listed with each span in docs/observability.md. */
+  outcome: "asc.outcome",
+  /** Optimistic update: read-modify-write rounds needed. */
+  attempts: "asc.optimistic.attempts",
+  /** Optimistic update: conflicts met (412/409) before the write landed. */
+  conflicts: "asc.optimistic.conflicts",
+  /** Optimistic update: updates that shared the round's write (coalescing). */
+  coalesced: "asc.optimistic.coalesced",
+  /** Optimistic update: a write whose response was lost was found applied by reading back. */
+  recoveredLostResponse: "asc.optimistic.recovered_lost_response",
+  /** Lock: how long the caller waited, in seconds. */
+  lockWait: "asc.lock.wait_seconds",
+  /** Lock: `true` for `acquire` (waits until it gets the lock), `false` for `tryAcquire`. */
+  lockWaits: "asc.lock.waits",
+  /** Lock: acquisition requests made (each look at a held lock counts). */
+  lockAttempts: "asc.lock.attempts",
+  /** Lock: the fencing token of the acquisition. */
+  fencingToken: "asc.lock.fencing_token",
+  /** Lock: the holder this process records (`name on host (pid n)`). */
+  holder: "asc.lock.holder",
+  /** Lock: the holder seen while waiting, if any. */
+  previousHolder: "asc.lock.previous_holder",
+  /** Lock loss: why (`renewal-rejected`, `lease-gone`, `expiry-guard`). */
+  lossReason: "asc.lock.loss_reason",
+  /** Lock: how long it was held, in seconds. */
+  heldFor: "asc.lock.held_seconds",
+  /** Leader election: `elected` or `stepped-down`. */
+  leaderTransition: "asc.leader.transition",
+  /** Leader election: this process's identity. */
+  leaderIdentity: "asc.leader.identity",
+  /** Batch write: entity group transactions planned. */
+  transactions: "asc.tables.transactions",
+  /** Batch write: actions (operations) in the batch. */
+  operations: "asc.tables.operations",
+  /** Batch write: transactions that committed / failed / were not sent. */
+  committedTransactions: "asc.tables.transactions.committed",
+  failedTransactions: "asc.tables.transactions.failed",
+  notSentTransactions: "asc.tables.transactions.not_sent",
+  /** Messaging conventions: the messaging system. */
+  messagingSystem: "messaging.system",
+  /** Messaging conventions: the queue's name. */
+  messagingDestination: "messaging.destination.name",
+  /** Messaging conventions: the operation (`process`). */
+  messagingOperationName: "messaging.operation.name",
+  messagingOperationType: "messaging.operation.type",
+  /** Messaging conventions: the message id. */
+  messagingMessageId: "messaging.message.id",
+  /** The message's dequeue count (Azure Queue Storage's delivery count). */
+  dequeueCount: "messaging.azure_queue.message.dequeue_count",
+  /** Consumer: the handler's time limit (`handlerTimeoutInMs`), in seconds, when one is set. */
+  handlerTimeout: "asc.queue.handler_timeout_seconds",
+  /** Error type, per the general conventions: the error's `code`, or its class name. */
+  errorType: "error.type",
+} as const;
+
+/** Span events. */
+export const EVENT = {
+  /** Optimistic update: a conflict, before the wait (`asc.optimistic.attempts`, `asc.delay_seconds`). */
+  conflict: "asc.optimistic.conflict",
+  /** Lock acquisition: the lock was seen held by someone else (`asc.lock.previous_holder`). */
+  lockBusy: "asc.lock.busy",
+} as const;
+
+/** Attributes of events. */
+export const EVENT_ATTR = {
+  /** The wait before the next attempt, in seconds. */
+  delay: "asc.delay_seconds",
+} as const;
+
+/** The value of `messaging.system`: Azure Queue Storage (the conventions name no value for it). */
+export const MESSAGING_SYSTEM = "azure_queue";
+
+/** Metric instruments. */
+export const METRIC = {
+  /** Histogram: read-modify-write rounds per optimistic update. */
+  updateAttempts: "asc.optimistic.update.attempts",
+  /** Histogram: conflicts per optimistic update. */
+  updateConflicts: "asc.optimistic.update.conflicts",
+  /** Counter: optimistic writes whose outcome no read could settle (OptimisticOutcomeUnknownError). */
+  unknownOutcomes: "asc.optimistic.unknown_outcomes",
+  /** Histogram: how long acquiring a lock waited, in seconds (attribute `asc.outcome`). */
+  lockWait: "asc.lock.wait.duration",
+  /** Histogram: how long a lock was held, from acquisition to release or loss, in seconds. */
+  lockHold: "asc.lock.hold.duration",
+  /** Counter: locks lost while held (attribute `asc.lock.loss_reason`). */
+  lockLosses: "asc.lock.losses",
+  /** Counter: locks taken over from another holder after waiting for it. */
+  lockHandoffs: "asc.lock.handoffs",
+  /** Counter: background renewals that failed. */
+  renewalFailures: "asc.lock.renewal_failures",
+  /** Counter: leadership changes of this process (attribute `asc.leader.transition`). */
+  leaderChanges: "asc.leader.changes",
+  /** Histogram: actions per entity group transaction sent. */
+  transactionSize: "asc.tables.transaction.operations",
+  /** Counter: messages settled by the consumer (attribute `asc.outcome`). */
+  messages: "asc.queue.messages",
+  /** Histogram: the handler's duration per call (one message, or a batch), in seconds. */
+  handlerDuration: "asc.queue.handler.duration",
+  /** Counter: receives that found the queue empty. */
+  emptyReceives: "asc.queue.empty_receives",
+} as const;

@@ -1,0 +1,151 @@
+/**
+ * A traced operation's scope: its span, the context that holds it, and the `tracingOptions` every
+ * SDK call made inside it passes on, so that the SDK's own spans (its HTTP requests) nest under the
+ * library's span even when the application registered no context manager.
+ *
+ * The scope travels with the async work through an `AsyncLocalStorage` of the library's own, which
+ * is entered only when a tracer is registered: with tracing off, {@link sdkTracing} answers
+ * `undefined` and nothing is allocated.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { Attributes, Context, Span } from "@opentelemetry/api";
+import { redactSecrets } from "../errors.js";
+import { ATTR } from "./names.js";
+import { telemetry, type Telemetry } from "./otel.js";
+
+/** One instrumented operation. */
+export interface Scope {
+  readonly telemetry: Telemetry;
+  /** Its span, when a tracer is registered. */
+  readonly span: Span | undefined;
+  /** True when the span records (sampled): only then are attributes built. */
+  readonly recording: boolean;
+  /** The context holding the span, and what SDK calls made inside pass on. */
+  readonly context: Context | undefined;
+  readonly tracingOptions: { readonly tracingContext: Context } | undefined;
+  /** `performance.now()` at the start. */
+  readonly startedAt: number;
+  /** A counter the call sites bump (conflicts, lock attempts). */
+  count: number;
+  /** A detail the call sites note (the holder seen while waiting for a lock). */
+  detail: string | undefined;
+  /** Why the operation failed, when it ends without throwing (a message that failed or was poisoned). */
+  failure: unknown;
+}
+
+const scopes = new AsyncLocalStorage<Scope>();
+
+/**
+ * Opens a scope (and its span, child of the active span or of the enclosing library scope), or
+ * answers `undefined` when nothing would record. `attributes` runs only for a recording span.
+ */
+export function openScope(name: string, attributes?: () => Attributes, kind?: "consumer"): Scope | undefined {
+  const on = telemetry();
+  if (!on) return undefined;
+  const startedAt = performance.now();
+  if (!on.tracer)
+    return {
+      telemetry: on,
+      span: undefined,
+      recording: false,
+      context: undefined,
+      tracingOptions: undefined,
+      startedAt,
+      count: 0,
+      detail: undefined,
+      failure: undefined,
+    };
+  const { api } = on;
+  const active = api.context.active();
+  const parent = api.trace.getSpan(active) ? active : (scopes.getStore()?.context ?? active);
+  const span = on.tracer.startSpan(name, kind ? { kind: api.SpanKind.CONSUMER } : undefined, parent);
+  const recording = span.isRecording();
+  if (recording && attributes) span.setAttributes(attributes());
+  const context = api.trace.setSpan(parent, span);
+  return {
+    telemetry: on,
+    span,
+    recording,
+    context,
+    tracingOptions: { tracingContext: context },
+    startedAt,
+    count: 0,
+    detail: undefined,
+    failure: undefined,
+  };
+}
+
+/** Runs `fn` inside the scope (its context is the active one for the SDK and for the application's code). */
+export function runInScope<R>(scope: Scope | undefined, fn: () => R): R {
+  if (!scope) return fn();
+  const { context } = scope;
+  if (!context) return scopes.run(scope, fn); // metrics only: the scope still collects the outcome
+  return scopes.run(scope, () => scope.telemetry.api.context.with(context, fn));
+}
+
+/** The scope the caller runs in, if a traced operation of the library is under way. */
+export function currentScope(): Scope | undefined {
+  return scopes.getStore();
+}
+
+/**
+ * What an SDK call made by the library passes as `tracingOptions`, so that its spans nest under the
+ * library's: `client.getProperties({ abortSignal, tracingOptions: sdkTracing() })`. `undefined`
+ * (the SDK's default) when no library span is active.
+ */
+export function sdkTracing(): { readonly tracingContext: Context } | undefined {
+  // With metrics only, a scope has no tracing options: the SDK keeps its defaults.
+  return scopes.getStore()?.tracingOptions;
+}
+
+/** Runs `fn` outside any library scope (background work started inside one, e.g. renewals): a new trace. */
+export function detached<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R {
+  const on = telemetry();
+  if (!on?.tracer) return fn;
+  const { api } = on;
+  return (...args) => scopes.exit(() => api.context.with(api.ROOT_CONTEXT, () => fn(...args)));
+}
+
+/** Ends the scope's span with an outcome; `error` marks it failed. */
+export function endScope(scope: Scope, outcome: string, attributes?: () => Attributes, error?: unknown): void {
+  const { span } = scope;
+  if (!span) return;
+  if (scope.recording) {
+    span.setAttribute(ATTR.outcome, outcome);
+    if (attributes) span.setAttributes(attributes());
+    if (error !== undefined) markFailed(scope.telemetry, span, error);
+  }
+  span.end();
+}
+
+/** A short span for a moment (a loss, a failed renewal, a leadership change), in a trace of its own. */
+export function momentSpan(name: string, attributes: () => Attributes, error?: unknown): void {
+  const on = telemetry();
+  if (!on?.tracer) return;
+  const span = on.tracer.startSpan(name, undefined, on.api.ROOT_CONTEXT);
+  if (span.isRecording()) {
+    span.setAttributes(attributes());
+    if (error !== undefined) markFailed(on, span, error);
+  }
+  span.end();
+}
+
+/** Marks the span failed; the message is redacted of secrets (an SDK error may quote a URL with a SAS). */
+function markFailed({ api }: Telemetry, span: Span, error: unknown): void {
+  const message = redactSecrets(error instanceof Error ? error.message : String(error));
+  span.recordException({ name: error instanceof Error ? error.name : "Error", message });
+  span.setAttribute(ATTR.errorType, errorType(error));
+  span.setStatus({ code: api.SpanStatusCode.ERROR, message });
+}
+
+/** Seconds since the scope opened. */
+export function secondsSince(startedAt: number): number {
+  return (performance.now() - startedAt) / 1000;
+}
+
+/** The `error.type` of an error: its `code` (the library's errors), else its name. */
+export function errorType(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === "string" && code) return code;
+  return error instanceof Error ? error.name : typeof error;
+}
