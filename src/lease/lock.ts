@@ -22,7 +22,7 @@
  * `unreachableTimeoutInMs` (`./wait-failures.ts`).
  */
 import { classifyError, wrapStorageError } from "../retry/classify.js";
-import { isStorageConcurrencyError } from "../errors.js";
+import { isStorageConcurrencyError, redactSecrets } from "../errors.js";
 import { noteLockAttempt, noteLockBusy, traceAcquire } from "../observability/instrument.js";
 import { logger } from "../internal/logger.js";
 import { sleep, uniform } from "../internal/sleep.js";
@@ -286,7 +286,9 @@ export class LeaseLock {
    * Runs `callback` under the lock and always releases it. Rejects with the callback's error, or,
    * if the lock was lost while the callback ran, with the `LeaseLostError` (even when the callback
    * finished: what it did was not protected to the end). Once the callback has settled, it settles
-   * within twice the lock's `requestTimeoutInMs` (the release: see {@link LockHandle.release}).
+   * within twice the lock's `requestTimeoutInMs` (the release: see {@link LockHandle.release}). A
+   * release that fails after the callback succeeded does not reject (the work is done): it is
+   * logged as a warning, and the lease expires by itself.
    *
    * @example
    * ```ts
@@ -308,7 +310,22 @@ export class LeaseLock {
       throw error;
     }
     const lost = handle.status === "lost" ? (handle.abortSignal.reason as unknown) : undefined;
-    await handle.release();
+    try {
+      await handle.release();
+    } catch (error) {
+      // The callback's work is done: rejecting now would tell the caller it failed (and invite it to
+      // do the work again). The lease was given up on this side and expires at the service by itself.
+      if (lost === undefined) {
+        const { durationInSeconds } = this.options;
+        logger.warning(
+          `${this.leasable.description}: the work under the lock succeeded, but releasing the lease failed ` +
+            `(${redactSecrets(String(error))}); ` +
+            (durationInSeconds === Infinity
+              ? "an infinite lease stays until it is broken (azure-storage-concurrency lock break)"
+              : `it expires by itself within ${durationInSeconds} s`),
+        );
+      }
+    }
     if (lost !== undefined) throw lost;
     return result;
   }

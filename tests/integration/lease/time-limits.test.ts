@@ -69,6 +69,19 @@ describe("lease lock: client-side time limits", () => {
     expect((await inspect()).state).toBe("available");
   });
 
+  it("withLock resolves with the callback's result when only the release fails: the work is done, the lease expires by itself", async () => {
+    const { proxy, lock, inspect } = await flakyLock("withlock-release-fails");
+    await using _ = proxy;
+    const outcome = await settles(
+      lock.withLock(() => {
+        proxy.addRule({ when: isLeaseAction("release"), action: { type: "hang" } });
+        return "done";
+      }),
+    );
+    expect(outcome).toMatchObject({ settled: "resolved", value: "done" });
+    expect((await inspect()).state).toBe("leased"); // the release never reached the service
+  });
+
   it("withLock settles after a loss while the endpoint hangs (renewals and the release never answer)", async () => {
     const { proxy, lock } = await flakyLock("withlock-hangs", { safetyMarginInMs: 14_000, renewIntervalInMs: 200 });
     await using _ = proxy;
