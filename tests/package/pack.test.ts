@@ -120,7 +120,7 @@ describe("the packed package", () => {
   it("lists the benchmarks without any SDK installed, and asks for the one a benchmark needs", () => {
     const help = bin(scratch, ["bench", "--help"]);
     expect(help.status).toBe(0);
-    expect(help.stdout).toMatch(/^Usage: azure-storage-concurrency bench <scenario\|all>/);
+    expect(help.stdout).toMatch(/^Usage: azure-storage-concurrency bench <scenario\[,scenario\.\.\.\]\|all>/);
     for (const name of ["retry", "files", "lock", "batch", "queue", "optimistic"])
       expect(help.stdout).toMatch(new RegExp(`^  ${name} `, "m"));
     const run = bin(scratch, ["bench", "queue", "--connection-string", "UseDevelopmentStorage=true"]);

@@ -83,7 +83,9 @@ void [lock, policy, started];
 let scratch: string;
 
 beforeAll(() => {
-  scratch = packedProject([...SDKS, "@types/node"]);
+  // docs/observability.md's set-up snippet imports the OpenTelemetry API and SDK, as a user's app would.
+  const openTelemetry = ["@opentelemetry/api", "@opentelemetry/sdk-trace-base", "@opentelemetry/sdk-metrics"];
+  scratch = packedProject([...SDKS, "@types/node", ...openTelemetry]);
 }, 60_000);
 
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
