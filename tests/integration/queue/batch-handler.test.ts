@@ -4,7 +4,7 @@
  * the done marks and effects of messages that share a partition commit in shared transactions, and
  * a claim lost in one of them fails alone.
  */
-import type { TableClient, TransactionAction } from "@azure/data-tables";
+import type { TransactionAction } from "@azure/data-tables";
 import {
   isHandlerTimeoutError,
   jsonCodec,
@@ -15,20 +15,10 @@ import {
   type IdempotencyClaim,
   type MemoryEffect,
 } from "../../../src/index.js";
-import { faultProxyFor, tableClient, uniqueName } from "../../support/storage.js";
-import { newQueue, peekCount, quick, record } from "./consumer-support.js";
+import { faultProxyFor, tableClient } from "../../support/storage.js";
+import { newQueue, peekCount, quick, record, newInbox as newInboxTable } from "./consumer-support.js";
 
-const tables: TableClient[] = [];
-afterAll(async () => {
-  await Promise.all(tables.map((t) => t.deleteTable()));
-});
-
-async function newInbox(): Promise<TableClient> {
-  const table = tableClient(uniqueName("batchinbox"));
-  await table.createTable();
-  tables.push(table);
-  return table;
-}
+const newInbox = () => newInboxTable("batchinbox");
 
 interface Job {
   id: string;

@@ -1,7 +1,8 @@
 /**
- * What the consumer tests share: queues made and deleted per test file, a recorder of a consumer's
- * events, and quick timings.
+ * What the consumer tests share: queues and inbox tables made and deleted per test file, a recorder
+ * of a consumer's events, and quick timings.
  */
+import type { TableClient } from "@azure/data-tables";
 import type { QueueClient } from "@azure/storage-queue";
 import {
   exponentialBackoff,
@@ -10,12 +11,21 @@ import {
   type QueueConsumerEvents,
   type QueueConsumerOptions,
 } from "../../../src/index.js";
-import { queueService, uniqueName } from "../../support/storage.js";
+import { queueService, tableClient, uniqueName } from "../../support/storage.js";
 
 const cleanup: QueueClient[] = [];
+const tables: TableClient[] = [];
 afterAll(async () => {
-  await Promise.all(cleanup.map((q) => q.deleteIfExists()));
+  await Promise.all([...cleanup.map((q) => q.deleteIfExists()), ...tables.map((t) => t.deleteTable())]);
 });
+
+/** A new, empty inbox table (for the Table idempotency store), deleted after the test file. */
+export async function newInbox(prefix = "inbox"): Promise<TableClient> {
+  const table = tableClient(uniqueName(prefix));
+  await table.createTable();
+  tables.push(table);
+  return table;
+}
 
 export async function newQueue(prefix = "consumer"): Promise<{ queue: QueueClient; poison: QueueClient }> {
   const name = uniqueName(prefix);

@@ -3,7 +3,7 @@
  * memory store; then what only the Table store does (entity group transactions, ETag races between
  * stores, responses lost on the wire).
  */
-import type { TableClient, TransactionAction } from "@azure/data-tables";
+import type { TransactionAction } from "@azure/data-tables";
 import {
   isIdempotencyClaimLostError,
   MemoryIdempotencyStore,
@@ -12,19 +12,10 @@ import {
   type IdempotencyClaim,
   type IdempotencyStore,
 } from "../../../src/index.js";
-import { faultProxyFor, tableClient, uniqueName } from "../../support/storage.js";
+import { faultProxyFor, tableClient } from "../../support/storage.js";
+import { newInbox as newInboxTable } from "./consumer-support.js";
 
-const tables: TableClient[] = [];
-afterAll(async () => {
-  await Promise.all(tables.map((t) => t.deleteTable()));
-});
-
-async function newInbox(): Promise<TableClient> {
-  const table = tableClient(uniqueName("inbox"));
-  await table.createTable();
-  tables.push(table);
-  return table;
-}
+const newInbox = () => newInboxTable("inbox");
 
 const request = (overrides: Partial<ClaimRequest> = {}): ClaimRequest => ({
   key: "order-1",

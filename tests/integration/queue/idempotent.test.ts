@@ -5,7 +5,7 @@
  * with the done record, a lost claim refuses the done record, and a result too large to keep still
  * marks the key done.
  */
-import type { TableClient, TransactionAction } from "@azure/data-tables";
+import type { TransactionAction } from "@azure/data-tables";
 import {
   idempotent,
   isIdempotencyClaimLostError,
@@ -16,19 +16,9 @@ import {
   type IdempotencyStore,
   type MemoryEffect,
 } from "../../../src/index.js";
-import { tableClient, uniqueName } from "../../support/storage.js";
+import { newInbox as newInboxTable } from "./consumer-support.js";
 
-const tables: TableClient[] = [];
-afterAll(async () => {
-  await Promise.all(tables.map((t) => t.deleteTable()));
-});
-
-async function newInbox(): Promise<TableClient> {
-  const table = tableClient(uniqueName("idem"));
-  await table.createTable();
-  tables.push(table);
-  return table;
-}
+const newInbox = () => newInboxTable("idem");
 
 interface Order {
   id: string;

@@ -17,19 +17,9 @@ import {
   type QueueConsumerEvents,
 } from "../../../src/index.js";
 import { tableClient, uniqueName } from "../../support/storage.js";
-import { newQueue, quick, record } from "./consumer-support.js";
+import { newQueue, quick, record, newInbox as newInboxTable } from "./consumer-support.js";
 
-const tables: TableClient[] = [];
-afterAll(async () => {
-  await Promise.all(tables.map((t) => t.deleteTable()));
-});
-
-async function newInbox(): Promise<TableClient> {
-  const table = tableClient(uniqueName("retention"));
-  await table.createTable();
-  tables.push(table);
-  return table;
-}
+const newInbox = () => newInboxTable("retention");
 
 const request = (key: string, overrides: Partial<ClaimRequest> = {}): ClaimRequest => ({
   key,
@@ -216,7 +206,6 @@ describe("QueueConsumer background purge", () => {
     consumer.on("error", (e) => errors.push(e));
     await consumer.start();
     await inbox.deleteTable();
-    tables.splice(tables.indexOf(inbox), 1);
     const deadline = Date.now() + 10_000;
     while (errors.length === 0 && Date.now() < deadline) await sleep(100);
     expect(consumer.status).toBe("running");
