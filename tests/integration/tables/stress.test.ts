@@ -87,7 +87,9 @@ describe("partition stress test", () => {
       // Append-only keys are all different, but the last range partition serves them all.
       expect(append!.partitionKeysTouched).toBeGreaterThan(10);
       expect(append).toMatchObject({ partitionsTouched: 1, busiestPartition: { partition: "last range partition" } });
-      expect(bucketed!.partitionsTouched).toBe(16);
+      // 16 buckets; a one-second run on a busy machine may write too few entities to reach every one.
+      expect(bucketed!.partitionsTouched).toBeGreaterThan(8);
+      expect(bucketed!.partitionsTouched).toBeLessThanOrEqual(16);
       expect(bucketed!.busiestPartition.entitiesPerSec).toBeLessThan(bucketed!.entitiesPerSec / 3);
       expect(two!.partitionsTouched).toBe(2);
       expect(progress.some((p) => p.design === "bucketed")).toBe(true);
