@@ -156,7 +156,10 @@ export interface Leasable {
     metadata: Readonly<Record<string, string>>,
     leaseId: string,
     options?: LeasableMetadataWriteOptions,
-  ): Promise<void | { readonly etag?: string }>;
+  ): Promise<void | {
+    /** The resource's ETag after the write, when the service answered it. */
+    readonly etag?: string;
+  }>;
 
   /**
    * The longest `acquire` and `setMetadata` may wait out a conflict that is not another holder
