@@ -15,7 +15,7 @@
  * - `allRequestsPerWaiterPerSec`: both together, per second spent in `acquire()`.
  */
 import { randomUUID } from "node:crypto";
-import { rmSync, writeFileSync } from "node:fs";
+import { renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { median, round } from "../harness.js";
@@ -125,7 +125,10 @@ export async function contend(
     // The processes load first (seconds on a busy machine), then start together.
     await Promise.all(workers.map((w) => w.waitFor((m: { ready?: boolean }) => m?.ready === true, 120_000)));
     const startAt = Date.now() + 200;
-    writeFileSync(goFile, JSON.stringify({ startAt, deadline: startAt + settings.seconds * 1000 }));
+    // Written aside, then renamed: the workers poll for the file, and one that found it while
+    // writeFileSync had created it but not yet written it read an empty file (seen: JSON.parse failed).
+    writeFileSync(`${goFile}.tmp`, JSON.stringify({ startAt, deadline: startAt + settings.seconds * 1000 }));
+    renameSync(`${goFile}.tmp`, goFile);
     const exits = await Promise.all(workers.map((w) => w.exited));
     exits.forEach(({ code }, i) => {
       if (code !== 0) throw new Error(`contender process ${i} exited with ${code}: ${workers[i]!.stderr()}`);
