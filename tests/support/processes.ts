@@ -18,3 +18,22 @@ export function spawnWorker(
 ): WorkerProcess {
   return spawnNodeProcess(script, ["--import", "tsx", script, ...args], env);
 }
+
+/**
+ * Workers of one script, started one by one (`start()`, e.g. a replacement after a kill) and
+ * stopped together at the end (`stopAll()`: those still running get `signal`).
+ */
+export function workerGroup(script: string, env: Record<string, string> = {}) {
+  const workers: WorkerProcess[] = [];
+  return {
+    workers,
+    start(): WorkerProcess {
+      const worker = spawnWorker(script, [], env);
+      workers.push(worker);
+      return worker;
+    },
+    async stopAll(signal?: NodeJS.Signals): Promise<void> {
+      await Promise.all(workers.map((w) => w.kill(signal)));
+    },
+  };
+}

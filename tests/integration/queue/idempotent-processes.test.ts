@@ -6,7 +6,7 @@
  */
 import type { TransactionAction } from "@azure/data-tables";
 import { idempotent, TableIdempotencyStore } from "../../../src/index.js";
-import { spawnWorker, type WorkerProcess } from "../../support/processes.js";
+import { workerGroup } from "../../support/processes.js";
 import { tableClient, uniqueName } from "../../support/storage.js";
 
 const WORKER = "tests/integration/queue/workers/idempotent-worker.ts";
@@ -24,12 +24,7 @@ it("commits each key's effect exactly once and gives every caller the stored res
   const inbox = tableClient(uniqueName("idemprocs"));
   await inbox.createTable();
   const env = { ASC_INBOX: inbox.tableName, ASC_KEYS: String(KEYS) };
-  const workers: WorkerProcess[] = [];
-  const start = () => {
-    const worker = spawnWorker(WORKER, [], env);
-    workers.push(worker);
-    return worker;
-  };
+  const { workers, start, stopAll } = workerGroup(WORKER, env);
   const [a, b] = [start(), start(), start()];
   try {
     // Each of three workers runs fn for about a third of the keys: the kill points stay well below
@@ -46,9 +41,7 @@ it("commits each key's effect exactly once and gives every caller the stored res
     const survivors = workers.filter((w) => w !== a && w !== b);
     await Promise.all(survivors.map((w) => w.waitFor<Line>((m) => m.event === "finished", 120_000)));
   } finally {
-    await Promise.all(
-      workers.map(async (w) => (w.child.exitCode === null && w.child.signalCode === null ? w.kill() : undefined)),
-    );
+    await stopAll();
   }
 
   // A last pass in this process: every key is done, or is completed now.

@@ -6,7 +6,7 @@
  */
 import type { QueueClient } from "@azure/storage-queue";
 import { parsePoisonMessage } from "../../../src/index.js";
-import { spawnWorker, type WorkerProcess } from "../../support/processes.js";
+import { workerGroup } from "../../support/processes.js";
 import { queueService, tableClient, uniqueName } from "../../support/storage.js";
 
 const WORKER = "tests/integration/queue/workers/consumer-worker.ts";
@@ -83,12 +83,7 @@ describe.each([
         ASC_BATCH: batch ? "1" : "0",
         ASC_PARTITIONS: String(partitions),
       };
-      const workers: WorkerProcess[] = [];
-      const start = () => {
-        const worker = spawnWorker(WORKER, [], env);
-        workers.push(worker);
-        return worker;
-      };
+      const { workers, start, stopAll } = workerGroup(WORKER, env);
       const [a, b] = [start(), start(), start()];
       try {
         // Kill two workers with SIGKILL while they are busy, and start replacements.
@@ -131,11 +126,7 @@ describe.each([
           60_000,
         );
       } finally {
-        await Promise.all(
-          workers.map(async (w) =>
-            w.child.exitCode === null && w.child.signalCode === null ? w.kill("SIGTERM") : undefined,
-          ),
-        );
+        await stopAll("SIGTERM");
       }
 
       // Exactly one effect per good key, none for anything else.
