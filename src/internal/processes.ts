@@ -17,7 +17,7 @@ export interface WorkerProcess {
   readonly messages: readonly unknown[];
   /** Everything printed on stderr so far. */
   readonly stderr: () => string;
-  /** Resolves with the exit code (or signal) once the process has exited. */
+  /** Resolves with the exit code (or signal) once the process has exited and its output has all been read. */
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Resolves with the first stdout line (parsed as JSON when possible) that satisfies `predicate`. */
   waitFor<T = unknown>(predicate: (message: T) => boolean, timeoutInMs?: number): Promise<T>;
@@ -55,8 +55,10 @@ export function spawnNodeProcess(
     }
     for (const waiter of [...waiters]) waiter(line, message);
   });
+  // "close", not "exit": a process can exit before its last output line has been read, and that line
+  // (a worker's report, say) must reach the waiters before they hear that the process is gone.
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once("exit", (code, signal) => resolve({ code, signal })),
+    child.once("close", (code, signal) => resolve({ code, signal })),
   );
   return {
     child,

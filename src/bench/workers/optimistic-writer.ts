@@ -249,7 +249,8 @@ async function runWorker(config: WorkerConfig): Promise<WorkerReport> {
 runWorker(JSON.parse(process.argv[2]!) as WorkerConfig).then(
   (report) => console.log(JSON.stringify(report)),
   (error: unknown) => {
+    // Not process.exit(): writes to a pipe are asynchronous, and the scenario shows this stderr.
     console.error(error);
-    process.exit(1);
+    process.exitCode = 1;
   },
 );
