@@ -111,6 +111,19 @@ function goalRows(outcomes: readonly GoalOutcome[], withScenario: boolean) {
   ]);
 }
 
+/** Why each goal not met was missed, as a list under the goals table. */
+function missedReasons(outcomes: readonly GoalOutcome[]): string[] {
+  const missed = outcomes.filter((g) => g.status === "not met");
+  if (missed.length === 0) return [];
+  const why = (g: GoalOutcome) => g.whyMissed ?? "no analysis recorded for this goal yet.";
+  return [
+    "",
+    "Why the goals not met were missed:",
+    "",
+    bullets(missed.map((g) => `\`${g.scenario}\` \`${g.figure}\`: ${why(g)}`)),
+  ];
+}
+
 /**
  * Renders the report of `run`. `assets` is the folder, relative to the report, that the charts and
  * results.json go in (and the Markdown links to).
@@ -196,6 +209,7 @@ export function renderReport(run: BenchRun, { assets }: { assets: string }): Ren
           `${met} of ${goals.length} goals met in this run. Each is read from the scenario's JSON and compared here.`,
           "",
           table(["scenario", "figure", "goal", "measured", "", "from"], goalRows(goals, true)),
+          ...missedReasons(goals),
         ]),
     "",
   ];

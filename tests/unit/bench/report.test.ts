@@ -173,6 +173,19 @@ describe("renderReport", () => {
     expect(markdown).toContain(`${met} of ${outcomes.length} goals met in this run.`);
   });
 
+  it("says why each goal not met was missed, and only those", () => {
+    const reasons = markdown.slice(markdown.indexOf("Why the goals not met were missed:"));
+    const missed = evaluateGoals(results).filter((g) => g.status === "not met");
+    expect(missed.length).toBeGreaterThan(0);
+    for (const goal of missed) {
+      const line = reasons.split("\n").find((l) => l.startsWith(`- \`${goal.scenario}\` \`${goal.figure}\`: `));
+      expect(line).toBeDefined();
+      expect(line).not.toContain("no analysis recorded");
+    }
+    expect(reasons).not.toContain("`lock` `handoffMedianMs`");
+    expect(reasons).toContain("three requests");
+  });
+
   it("writes each chart it links, as valid SVG next to the report, and the run's JSON", () => {
     const links = [...markdown.matchAll(/!\[[^\]]+\]\(([^)]+)\)/g)].map((m) => m[1]!);
     expect(links).toEqual(
