@@ -1,14 +1,17 @@
 /**
  * One read-modify-write round over a cell, for the participants sharing it (`coalescing.ts`):
  *
- * 1. Start from the version this process wrote last (the write-skip cache), or read the cell.
+ * 1. Start from the version this process wrote last (the write-skip cache), or read the cell; on a
+ *    contended cell the process reads anyway once in a while, after a pause that hands the cell
+ *    over to the writers waiting (`turns.ts`).
  * 2. Run the participants' mutations in call order over it (`mutations.ts`).
  * 3. Write the result with `If-Match` (or `If-None-Match: *` when the cell is absent), storing the
  *    next write history (`write-log.ts`), and settle the write's outcome (`write-outcome.ts`).
  * 4. Written (or recognised as applied after a lost response): every participant gets its outcome.
  *    A conflict (someone else wrote first), or a write the cell could not send for a transient
- *    failure of a request before it: wait (jittered backoff), read again and go back to 2, up to
- *    `maxAttempts` times. Anything else rejects every participant still waiting.
+ *    failure of a request before it: wait (jittered backoff, capped on a contended cell), read
+ *    again and go back to 2, up to `maxAttempts` times. Anything else rejects every participant
+ *    still waiting.
  *
  * Transient failures (503, resets) are the SDK pipeline's job, as everywhere in this library; the
  * engine sends a write again only to settle one whose outcome it could not tell.
@@ -23,6 +26,7 @@ import type { Participant, Settings } from "./coalescing.js";
 import { OptimisticConflictError } from "./errors.js";
 import { runPass, type Pass } from "./mutations.js";
 import { cachedVersion, forgetVersion, rememberVersion } from "./process-state.js";
+import { handOverPause, maxWaitAfterConflict, noteLostWrite, noteRead, noteRequestTime, noteWrite } from "./turns.js";
 import { isWriteConflict, writeAndSettle } from "./write-outcome.js";
 import { formatWriteLog, judgeWrite, newWriteId, nextWriteLog, parseWriteLog, type WriteLog } from "./write-log.js";
 
@@ -35,10 +39,19 @@ export async function runRound<T>(
 ): Promise<void> {
   const { abortSignal } = settings;
   let base = settings.skipReadAfterOwnWrite ? cachedVersion(cell.key) : undefined;
+  let handOver = base && (await handOverTurn(cell.key, base.etag, abortSignal));
+  if (handOver) base = undefined;
   let unread = base === undefined;
   let previousDelayInMs = 0;
   for (let attempt = 1; ; attempt++) {
-    if (unread) base = await readVersion(cell, abortSignal);
+    if (unread) {
+      const readAt = performance.now();
+      base = await readVersion(cell, abortSignal);
+      noteRequestTime(cell.key, performance.now() - readAt);
+      noteRead(cell.key, base, handOver);
+      handOver = undefined;
+    }
+    const skippedRead = !unread;
     unread = true;
     const mutated = runPass(cell, participants, base, attempt);
     const pass = mutated instanceof Promise ? await mutated : mutated;
@@ -51,6 +64,7 @@ export async function runRound<T>(
     const writer = { slot, id: newWriteId() };
     const written = nextWriteLog(base, writer);
     const from = base;
+    const sentAt = performance.now();
     const outcome = await writeAndSettle(
       cell,
       {
@@ -63,6 +77,7 @@ export async function runRound<T>(
       settings,
     );
     if (outcome.kind === "written") {
+      noteWrite(cell.key, performance.now() - sentAt, skippedRead);
       const version = { content: pass.stored, etag: outcome.etag, log: formatWriteLog(written), extras: from?.extras };
       rememberVersion(cell.key, version, cell.sizeInBytes?.(pass.stored));
       settle(cell, pass, outcome.etag, attempt, false);
@@ -86,7 +101,9 @@ export async function runRound<T>(
     if (attempt >= settings.maxAttempts) {
       throw conflict ? new OptimisticConflictError(cell.description, attempt, error) : nothingWritten();
     }
-    const delayInMs = settings.backoff.delayInMs(attempt, previousDelayInMs);
+    if (conflict) noteLostWrite(cell.key);
+    // The caller's backoff, capped on a contended cell so that waiting writers still take turns (`turns.ts`).
+    const delayInMs = Math.min(settings.backoff.delayInMs(attempt, previousDelayInMs), maxWaitAfterConflict(cell.key));
     previousDelayInMs = delayInMs;
     const why = conflict ? "conflict" : "write not sent";
     logger.verbose(`${why} on ${cell.description} (attempt ${attempt}); reading again in ${Math.round(delayInMs)} ms`);
@@ -94,6 +111,17 @@ export async function runRound<T>(
     if (conflict) noteConflict(participants, attempt, delayInMs);
     await sleep(delayInMs, abortSignal);
   }
+}
+
+/**
+ * When this process should hand a contended cell over (`turns.ts`) before writing again: waits the
+ * pause and answers the ETag it wrote last, for the read that follows; otherwise answers undefined.
+ */
+async function handOverTurn(key: string, ownEtag: string, abortSignal: AbortSignal | undefined) {
+  const pauseInMs = handOverPause(key);
+  if (pauseInMs === undefined) return undefined;
+  if (pauseInMs > 0) await sleep(pauseInMs, abortSignal);
+  return { ownEtag };
 }
 
 /** Gives every participant of the pass its outcome. */

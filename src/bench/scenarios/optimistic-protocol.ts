@@ -23,7 +23,7 @@ export interface WorkerConfig {
   readonly container: string;
   readonly blob: string;
   /**
-   * `raw`: the raw SDK loop; `library`: optimisticUpdate without coalescing; `coalesced`: batches of
+   * `raw`: the raw SDK loop; `library`: optimisticUpdate with its defaults (a process's writers coalesce); `coalesced`: batches of
    * `writers` concurrent optimisticUpdate calls (coalescing on), `updatesPerWriter` batches;
    * `interleaved`: one writer per way (see `interleaved` in the writer), `updatesPerWriter` updates each.
    */

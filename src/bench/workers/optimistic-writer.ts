@@ -216,7 +216,6 @@ async function runWorker(config: WorkerConfig): Promise<WorkerReport> {
               blob,
               tally,
               {
-                coalesce: false,
                 skipReadAfterOwnWrite: config.skipReadAfterOwnWrite,
                 ...(config.backoff ? { backoff: BACKOFFS[config.backoff]! } : {}),
                 ...(overtime ? { abortSignal: overtime } : {}),

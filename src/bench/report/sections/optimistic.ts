@@ -57,7 +57,7 @@ export const optimisticSection: SectionWriter = (result) => {
   const scaleChart = (title: string, yLabel: string, pick: (p: ScalePoint) => number, log = false) =>
     renderLineChart({
       title,
-      subtitle: `library, write-skipping on, coalescing off; ${fmt(f("scaleSeconds"))} s per point, up to 8 processes`,
+      subtitle: `library defaults (write-skipping, coalescing, turns); ${fmt(f("scaleSeconds"))} s per point, up to 8 processes`,
       xAxis: { label: "writers racing on one blob", scale: "log2" },
       yAxis: { label: yLabel, ...(log ? { scale: "log10" as const } : {}) },
       series: [
@@ -105,7 +105,7 @@ export const optimisticSection: SectionWriter = (result) => {
   return {
     title: "Optimistic updates",
     intro:
-      "Updates of one JSON counter blob: read, change, write with If-Match, re-read on 412. One raw SDK writer is the baseline; the library runs alone (skipping its own read when it wrote last), with 8 writers in several processes (coalescing off), and with 64 concurrent updates coalesced in one process.",
+      "Updates of one JSON counter blob: read, change, write with If-Match, re-read on 412. One raw SDK writer is the baseline; the library runs alone (skipping its own read when it wrote last), with 8 writers in several processes (library defaults: a process's writers coalesce, processes take turns), and with 64 concurrent updates coalesced in one process.",
     charts: [
       {
         name: "throughput",

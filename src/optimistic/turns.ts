@@ -1,0 +1,139 @@
+/**
+ * Taking turns under contention: the one fairness rule of the optimistic engine.
+ *
+ * A process that wrote a cell last may skip the read of its next update (the write-skip cache,
+ * `process-state.ts`): it already knows the version and ETag, so its write goes out at once. Under
+ * contention that is unfair: while the others get their 412, wait and read again, the last writer's
+ * next write is already on its way, and it wins again, for ever. Nothing tells it that others wait:
+ * their failed writes leave no trace on the cell.
+ *
+ * So a process that knows the cell is contended skips reads only a few times in a row (its
+ * streak). Then it hands the cell over: it pauses for a few of its own request times, which is room
+ * for a waiting writer's read and write, and reads before it writes again. A waiting writer that
+ * lands in the pause takes the next turn, and hands over in its turn. Waiting writers wait at most a
+ * few request times per process writing the cell before they read again (the caller's backoff is
+ * capped by that), so that together they try about once per pause whatever their number: a hand-over
+ * is soon taken, and the cell's load does not grow with the writers.
+ *
+ * A cell counts as contended for a second after the last sign of another writer: a conflict, a read
+ * showing another process's write last, or a hand-over somebody took. So a lone writer never pauses,
+ * and a writer that was alone for a second goes back to skipping every read. Only when to read and
+ * how long to wait change: every write keeps its `If-Match`, so this rule can cost time, never
+ * correctness. Who takes a turn is not ordered (the waiting writers cannot announce themselves), so
+ * shares even out over many turns, while a single update can still lose several turns in a row.
+ *
+ * The state is per cell (`VersionedCell.key`) and per process, like the write-skip cache.
+ */
+import { PROCESS_ID, parseWriteLog } from "./write-log.js";
+
+/** Writes in a row a process makes with skipped reads on a contended cell before handing it over. */
+const STREAK = 8;
+/** How long a cell counts as contended after the last sign of another writer, in milliseconds. */
+const CONTENTION_MEMORY_IN_MS = 1_000;
+/** A hand-over's pause, in this process's recent write times on the cell. */
+const PAUSE_IN_WRITE_TIMES = 3;
+/**
+ * On a contended cell, the longest wait after a conflict, in recent request times per process
+ * writing the cell: the waiting processes together then try about once per hand-over pause, however
+ * many they are, so a hand-over is soon taken and the cell's load does not grow with the writers.
+ */
+const MAX_WAIT_IN_WRITE_TIMES_PER_WRITER = 1.5;
+/** The most cells whose turns are remembered (the least recently used go first). */
+const MAX_CELLS = 1_000;
+
+interface Turns {
+  /** When this process last saw a sign of another writer (performance.now()); -Infinity: never. */
+  contendedAt: number;
+  /** Writes made in a row with skipped reads since the last read. */
+  streak: number;
+  /** Smoothed duration of this process's requests to the cell, in milliseconds. */
+  writeTimeInMs: number;
+  /** How many processes wrote the cell lately, as its history showed when this process last read it. */
+  writers: number;
+}
+
+const cells = new Map<string, Turns>();
+
+function turnsOf(key: string): Turns {
+  let turns = cells.get(key);
+  if (turns) {
+    cells.delete(key);
+  } else {
+    turns = { contendedAt: -Infinity, streak: 0, writeTimeInMs: 0, writers: 1 };
+    if (cells.size >= MAX_CELLS) cells.delete(cells.keys().next().value!);
+  }
+  cells.set(key, turns);
+  return turns;
+}
+
+/**
+ * Before an update that could skip its read: the pause (milliseconds) after which it should read
+ * instead, handing the cell over; undefined to go ahead and skip the read.
+ */
+export function handOverPause(key: string): number | undefined {
+  const turns = cells.get(key);
+  if (!turns || !isContended(turns) || turns.streak < STREAK) return undefined;
+  return PAUSE_IN_WRITE_TIMES * turns.writeTimeInMs;
+}
+
+/** The longest a writer should wait after a conflict before reading again (the backoff is capped by it). */
+export function maxWaitAfterConflict(key: string): number {
+  const turns = cells.get(key);
+  if (!turns || !isContended(turns) || turns.writeTimeInMs === 0) return Infinity;
+  return MAX_WAIT_IN_WRITE_TIMES_PER_WRITER * Math.max(2, turns.writers) * turns.writeTimeInMs;
+}
+
+/** A request of this process to the cell took `elapsedInMs` (the time a hand-over pause is measured in). */
+export function noteRequestTime(key: string, elapsedInMs: number): void {
+  const turns = turnsOf(key);
+  turns.writeTimeInMs = turns.writeTimeInMs === 0 ? elapsedInMs : 0.8 * turns.writeTimeInMs + 0.2 * elapsedInMs;
+}
+
+/** A write of this process landed, taking `elapsedInMs`; `skippedRead` when it was made without reading first. */
+export function noteWrite(key: string, elapsedInMs: number, skippedRead: boolean): void {
+  noteRequestTime(key, elapsedInMs);
+  const turns = turnsOf(key);
+  turns.streak = skippedRead ? turns.streak + 1 : 1;
+}
+
+/** Another writer's write made ours fail. */
+export function noteLostWrite(key: string): void {
+  const turns = turnsOf(key);
+  turns.contendedAt = performance.now();
+  turns.streak = 0;
+}
+
+/**
+ * This process read the cell; `handOver` when it paused to hand the cell over, with the ETag it
+ * wrote last.
+ */
+export function noteRead(
+  key: string,
+  version: { readonly etag: string; readonly log: string | undefined } | undefined,
+  handOver: { readonly ownEtag: string } | undefined,
+): void {
+  const turns = turnsOf(key);
+  turns.streak = 0;
+  turns.writers = processesIn(version?.log);
+  const foreign = handOver
+    ? version?.etag !== handOver.ownEtag // someone took the turn
+    : version !== undefined && lastWriterIsAnotherProcess(version.log);
+  if (foreign) turns.contendedAt = performance.now();
+}
+
+function isContended(turns: Turns): boolean {
+  return performance.now() - turns.contendedAt < CONTENTION_MEMORY_IN_MS;
+}
+
+/** How many processes made the writes a history lists (its writer slots start with their process's id). */
+function processesIn(log: string | undefined): number {
+  const history = parseWriteLog(log);
+  return new Set(history?.writers.map((w) => w.slot.slice(0, PROCESS_ID.length))).size;
+}
+
+/** True when the history's latest write was made by a writer slot of another process. */
+function lastWriterIsAnotherProcess(log: string | undefined): boolean {
+  const history = parseWriteLog(log);
+  const last = history?.writers.find((w) => w.seq === history.seq);
+  return last !== undefined && !last.slot.startsWith(PROCESS_ID);
+}
