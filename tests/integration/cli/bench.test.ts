@@ -35,7 +35,7 @@ describe("bench command", () => {
     const dir = await mkdtemp(join(tmpdir(), "bench-"));
     try {
       const before = await benchContainers();
-      const args = ["retry", "--writers", "2", "--increments", "10", "--rounds", "1", "--json"];
+      const args = ["retry", "--writers", "2", "--increments", "10", "--rounds", "1", "--round-trip-ms", "0", "--json"];
       const { last, stderr } = await bench(...args, "--report", join(dir, "report.md"));
 
       expect(stderr).toMatch(/^\[retry\] running against the given account$/m);
