@@ -436,6 +436,8 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
         if (this.#active > this.#o.newBatchThreshold || this.#inFlight.size - this.#active >= this.#o.concurrency) {
           await new Promise<void>((resolve) => (this.#wake = resolve));
           this.#wake = undefined;
+          // Handlers that return in the same turn free their slots before the receive is sized.
+          await new Promise<void>((resolve) => setImmediate(resolve));
           continue;
         }
         let items: DequeuedMessageItem[];
