@@ -139,7 +139,9 @@ async function startWorkers(options: Options, processes: number, concurrency: nu
       const go = Date.now();
       tell(way);
       const reports = await Promise.all(
-        workers.map((w) => w.waitFor<QueueWorkerReport>((m) => (m as QueueWorkerReport)?.run === thisRun, 120_000)),
+        workers.map((w) =>
+          w.waitFor<QueueWorkerReport>((m) => typeof m === "object" && m !== null && m.run === thisRun, 120_000),
+        ),
       );
       const serverMs = server === undefined ? undefined : options.serverCpuMs()! - server;
       await queue.clearMessages(); // a run that left messages behind does not feed the next
@@ -184,11 +186,21 @@ async function startWorkers(options: Options, processes: number, concurrency: nu
 /** The medians of one way's drains at a point. */
 function summary(drains: readonly Drain[]) {
   const m = (pick: (d: Drain) => number) => median(drains.map(pick));
-  const requests = (kind: keyof Drain["requestsPerMessage"]) => round(m((d) => d.requestsPerMessage[kind]), 4);
+  const requests = (kind: keyof Drain["requestsPerMessage"]) =>
+    round(
+      m((d) => d.requestsPerMessage[kind]),
+      4,
+    );
   const server = drains.map((d) => d.serverCpuMsPerMessage);
   return {
-    perSec: round(m((d) => d.perSec), 1),
-    clientCpuMsPerMessage: round(m((d) => d.clientCpuMsPerMessage), 3),
+    perSec: round(
+      m((d) => d.perSec),
+      1,
+    ),
+    clientCpuMsPerMessage: round(
+      m((d) => d.clientCpuMsPerMessage),
+      3,
+    ),
     serverCpuMsPerMessage: server.includes(null) ? null : round(median(server as number[]), 3),
     requestsPerMessage: {
       total: requests("total"),
@@ -228,6 +240,10 @@ export async function measurePoint(options: Options, processes: number, concurre
     ratio: median(ratios),
     /** The ratio of each pair, in order: how far a single pair can be trusted. */
     ratios,
+    /** Messages per second of each pair's runs, in the order they ran. */
+    pairs: pairs.map((p, r) =>
+      (r % 2 === 0 ? [p.raw, p.consumer] : [p.consumer, p.raw]).map((d) => round(d.perSec, 1)),
+    ),
     duplicates: pairs.reduce((sum, p) => sum + p.raw.duplicates + p.consumer.duplicates, 0),
     lost: pairs.reduce((sum, p) => sum + p.raw.lost + p.consumer.lost, 0),
     clientCpuMsPerMessage: { raw: raw.clientCpuMsPerMessage, consumer: consumer.clientCpuMsPerMessage },

@@ -185,8 +185,8 @@ export const queueScenario: BenchScenario<{
     "--concurrency <n>": "messages in flight (default 32)",
     "--rounds <n>": "rounds; each figure is the median over them (default 5)",
     "--latency-ms <ms>": "delay every queue and table request by this much through a fault proxy (default 0)",
-    "--scale-messages <n>": "messages per run of the scale curve (default 2000)",
-    "--scale-repetitions <n>": "raw/consumer pairs of runs per point of the scale curve (default 3)",
+    "--scale-messages <n>": "messages per run of the scale curve (default 500)",
+    "--scale-repetitions <n>": "raw/consumer pairs of runs per point of the scale curve (default 4)",
   },
   services: ["queue", "table"],
   timeLimitInSec: 480,
@@ -202,8 +202,8 @@ export const queueScenario: BenchScenario<{
     const concurrency = numberFlag(args, "concurrency", 32, 1);
     const rounds = numberFlag(args, "rounds", 5, 1);
     const latencyMs = numberFlag(args, "latency-ms", 0, 0);
-    const scaleMessages = numberFlag(args, "scale-messages", 2_000, 1);
-    const scaleRepetitions = numberFlag(args, "scale-repetitions", 3, 1);
+    const scaleMessages = numberFlag(args, "scale-messages", 500, 1);
+    const scaleRepetitions = numberFlag(args, "scale-repetitions", 4, 1);
     const proxies: FaultProxy[] = [];
     let connectionString = direct;
     if (latencyMs > 0) {

@@ -71,7 +71,13 @@ async function consume(queue: QueueClient, concurrency: number, handled: string[
   await consumer.stop(); // waits for the messages in flight
 }
 
-async function drain(queue: QueueClient, counts: QueueRequestCounts, config: QueueWorkerConfig, mode: string, run: number) {
+async function drain(
+  queue: QueueClient,
+  counts: QueueRequestCounts,
+  config: QueueWorkerConfig,
+  mode: string,
+  run: number,
+) {
   const before = { ...counts };
   const handled: string[] = [];
   let lastAt = Date.now();

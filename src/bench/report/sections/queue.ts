@@ -17,8 +17,25 @@ interface ScalePoint {
   readonly rawPerSec: number;
   readonly perSec: number;
   readonly ratio: number;
+  /** The ratio of each raw/consumer pair of runs (older results have none). */
+  readonly ratios?: readonly number[];
   readonly clientCpuMsPerMessage: { readonly raw: number; readonly consumer: number };
   readonly serverCpuMsPerMessage: { readonly raw: number | null; readonly consumer: number | null };
+  readonly requestsPerMessage?: { readonly raw: Requests; readonly consumer: Requests };
+}
+
+interface Requests {
+  readonly total: number;
+  readonly receives: number;
+  readonly emptyReceives: number;
+  readonly deletes: number;
+  readonly updates: number;
+}
+
+/** Requests per message: the total, then what it is made of. */
+function requests(r: Requests | undefined): string {
+  if (!r) return "n/a";
+  return `${fmt(r.total)} (${fmt(r.receives)} receive, ${fmt(r.emptyReceives)} empty, ${fmt(r.deletes)} delete, ${fmt(r.updates)} update)`;
 }
 
 export const queueSection: SectionWriter = (result) => {
@@ -50,7 +67,8 @@ export const queueSection: SectionWriter = (result) => {
       `Over 1 to ${fmt(Math.max(...scale.map((p) => p.processes)))} consumer processes (32 in flight each), the consumer's rate grows ${growth?.growth ?? "n/a"}${growth?.slope == null ? "" : ` (log-log slope ${fmt(growth.slope)})`}: on this 2-core machine the processes share the CPUs with Azurite, so more processes add little. ` +
         (missed.length === 0
           ? "The consumer reached ≥ 0.95 of the raw loop at every point."
-          : `The consumer fell below 0.95 of the raw loop at ${missed.map((p) => `${fmt(p.processes)}×${fmt(p.concurrency)} (${fmt(p.ratio)})`).join(", ")}; the table below gives the CPU per message of each side, which bounds it.`),
+          : `The consumer fell below 0.95 of the raw loop at ${missed.map((p) => `${fmt(p.processes)}×${fmt(p.concurrency)} (${fmt(p.ratio)})`).join(", ")}; the table below gives the requests and the CPU per message of each side, which bound it.`) +
+        " Each point is the median of raw/consumer pairs of runs by the same worker processes, alternating which goes first; the spread of the pairs' ratios says how far one pair can be trusted on a loaded machine.",
     );
   }
   const memory = (path: string) => num(result, `memory.${path}`);
@@ -146,7 +164,7 @@ export const queueSection: SectionWriter = (result) => {
         ? []
         : [
             "",
-            "The consumer against the raw loop as processes are added (CPU ms per message: Azurite / all consumer processes):",
+            "The consumer against the raw loop as processes are added (medians over the pairs; requests per message by kind; CPU ms per message: Azurite / all worker processes):",
             "",
             table(
               [
@@ -154,6 +172,9 @@ export const queueSection: SectionWriter = (result) => {
                 "raw msg/s",
                 "consumer msg/s",
                 "ratio (goal ≥ 0.95)",
+                "pairs' ratios",
+                "requests raw",
+                "requests consumer",
                 "CPU raw",
                 "CPU consumer",
               ],
@@ -162,6 +183,9 @@ export const queueSection: SectionWriter = (result) => {
                 fmt(p.rawPerSec),
                 fmt(p.perSec),
                 fmt(p.ratio),
+                p.ratios ? `${fmt(Math.min(...p.ratios))}–${fmt(Math.max(...p.ratios))}` : "n/a",
+                requests(p.requestsPerMessage?.raw),
+                requests(p.requestsPerMessage?.consumer),
                 `${fmt(p.serverCpuMsPerMessage.raw ?? undefined)} / ${fmt(p.clientCpuMsPerMessage.raw)}`,
                 `${fmt(p.serverCpuMsPerMessage.consumer ?? undefined)} / ${fmt(p.clientCpuMsPerMessage.consumer)}`,
               ]),
