@@ -86,7 +86,7 @@ export const queueSection: SectionWriter = (result) => {
             alt: "Messages per second against the number of consumer processes, consumer and raw loop, at 16 and 32 in flight per process",
             svg: renderLineChart({
               title: "Consumers as processes are added",
-              subtitle: `${fmt(f("messages"))} messages per run, one queue, each process with its own messages in flight`,
+              subtitle: `${fmt(f("scaleMessagesPerProcess") ?? f("messages"))} messages per process and run, one queue, each process with its own messages in flight; median of ${count(f("scaleRepetitions") ?? 1, "raw/consumer pair")}`,
               xAxis: { label: "processes", scale: "log2" },
               yAxis: { label: "messages per second" },
               series: concurrencies.flatMap((c, i) => [
@@ -152,11 +152,20 @@ export const queueSection: SectionWriter = (result) => {
     ],
     body: [
       table(
-        ["way", "messages/s (median)", "ratio to raw", "CPU ms per message: Azurite / benchmark"],
+        [
+          "way",
+          "messages/s (median)",
+          "ratio to raw",
+          "requests per message (receive, delete, update, other: table and start-up)",
+          "CPU ms per message: Azurite / benchmark",
+        ],
         WAYS.map(([kind, path, label], i) => [
           label,
           fmt(f(path)),
           kind === "raw" ? "1" : fmt(f(kind === "consumer" ? "ratio" : `${kind}Ratio`)),
+          f(`requestsPerMessage.${kind}.total`) === undefined
+            ? "n/a"
+            : `${fmt(f(`requestsPerMessage.${kind}.total`))} (${(["receives", "deletes", "updates", "other"] as const).map((what) => fmt(f(`requestsPerMessage.${kind}.${what}`))).join(", ")})`,
           `${fmt(server[i])} / ${fmt(client[i])}`,
         ]),
       ),
