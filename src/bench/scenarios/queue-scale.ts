@@ -257,6 +257,18 @@ export async function measurePoint(options: Options, processes: number, concurre
     ),
     duplicates: pairs.reduce((sum, p) => sum + p.raw.duplicates + p.consumer.duplicates, 0),
     lost: pairs.reduce((sum, p) => sum + p.raw.lost + p.consumer.lost, 0),
+    /**
+     * The raw loop's CPU per message (clients + Azurite) over the consumer's: the ratio a CPU-bound
+     * machine allows, steadier than `ratio` when other work comes and goes (null on an account).
+     */
+    cpuRatio:
+      raw.serverCpuMsPerMessage === null || consumer.serverCpuMsPerMessage === null
+        ? null
+        : round(
+            (raw.clientCpuMsPerMessage + raw.serverCpuMsPerMessage) /
+              (consumer.clientCpuMsPerMessage + consumer.serverCpuMsPerMessage),
+            3,
+          ),
     clientCpuMsPerMessage: { raw: raw.clientCpuMsPerMessage, consumer: consumer.clientCpuMsPerMessage },
     serverCpuMsPerMessage: { raw: raw.serverCpuMsPerMessage, consumer: consumer.serverCpuMsPerMessage },
     requestsPerMessage: { raw: raw.requestsPerMessage, consumer: consumer.requestsPerMessage },
@@ -276,7 +288,7 @@ export async function queueScale(options: Options) {
       };
       options.log(
         `scale: ${processes} process${processes === 1 ? "" : "es"} × ${concurrency} in flight: raw ${point.rawPerSec} msg/s, ` +
-          `consumer ${point.perSec} msg/s, ratio ${point.ratio} (pairs ${point.ratios.join(", ")}); ` +
+          `consumer ${point.perSec} msg/s, ratio ${point.ratio} (pairs ${point.ratios.join(", ")}; CPU ratio ${point.cpuRatio ?? "n/a"}); ` +
           `raw ${requests("raw")}, CPU ms/msg client ${point.clientCpuMsPerMessage.raw} Azurite ${point.serverCpuMsPerMessage.raw ?? "n/a"}; ` +
           `consumer ${requests("consumer")}, CPU ms/msg client ${point.clientCpuMsPerMessage.consumer} Azurite ${point.serverCpuMsPerMessage.consumer ?? "n/a"}`,
       );

@@ -16,6 +16,7 @@ const point = (processes: number, ratio: number) => ({
   perSec: 300 * ratio,
   ratio,
   ratios: [ratio - 0.1, ratio + 0.1],
+  cpuRatio: 0.93,
   clientCpuMsPerMessage: { raw: 0.8, consumer: 0.9 },
   serverCpuMsPerMessage: { raw: 2, consumer: 2.1 },
   requestsPerMessage: { raw: requests(0.034), consumer: requests(0.034) },
@@ -47,7 +48,7 @@ describe("the queue section of the benchmark report", () => {
 
   it("shows, per scale point, each way's requests per message by kind and the spread of the pairs' ratios", () => {
     const row = body.split("\n").find((line) => line.startsWith("| 4 × 32 |"));
-    expect(row).toContain("| 0.9 | 0.8–1 |");
+    expect(row).toContain("| 0.9 | 0.8–1 | 0.93 |");
     expect(row).toContain("1.034 (0.034 receive, 0.002 empty, 1 delete, 0 update)");
     expect(row).toContain("| 2.1 / 0.9 |");
     expect(body).toContain("fell below 0.95 of the raw loop at 4×32 (0.9)");

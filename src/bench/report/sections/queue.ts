@@ -17,6 +17,8 @@ interface ScalePoint {
   readonly rawPerSec: number;
   readonly perSec: number;
   readonly ratio: number;
+  /** Raw CPU per message over the consumer's, clients and Azurite (older results have none). */
+  readonly cpuRatio?: number | null;
   /** The ratio of each raw/consumer pair of runs (older results have none). */
   readonly ratios?: readonly number[];
   readonly clientCpuMsPerMessage: { readonly raw: number; readonly consumer: number };
@@ -76,7 +78,7 @@ export const queueSection: SectionWriter = (result) => {
         (missed.length === 0
           ? "The consumer reached ≥ 0.95 of the raw loop at every point."
           : `The consumer fell below 0.95 of the raw loop at ${missed.map((p) => `${fmt(p.processes)}×${fmt(p.concurrency)} (${fmt(p.ratio)})`).join(", ")}; the table below gives the requests and the CPU per message of each side, which bound it.`) +
-        " Each point is the median of raw/consumer pairs of runs by the same worker processes, alternating which goes first; the spread of the pairs' ratios says how far one pair can be trusted on a loaded machine.",
+        " Each point is the median of raw/consumer pairs of runs by the same worker processes, alternating which goes first; the spread of the pairs' ratios says how far one pair can be trusted on a loaded machine, and the CPU ratio (the raw loop's CPU per message, clients and Azurite, over the consumer's) is the ratio a CPU-bound machine allows, which other work moves less.",
     );
   }
   const memory = (path: string) => num(result, `memory.${path}`);
@@ -190,6 +192,7 @@ export const queueSection: SectionWriter = (result) => {
                 "consumer msg/s",
                 "ratio (goal ≥ 0.95)",
                 "pairs' ratios",
+                "CPU ratio",
                 "requests raw",
                 "requests consumer",
                 "CPU raw",
@@ -201,6 +204,7 @@ export const queueSection: SectionWriter = (result) => {
                 fmt(p.perSec),
                 fmt(p.ratio),
                 p.ratios ? `${fmt(Math.min(...p.ratios))}–${fmt(Math.max(...p.ratios))}` : "n/a",
+                fmt(p.cpuRatio ?? undefined),
                 requests(p.requestsPerMessage?.raw),
                 requests(p.requestsPerMessage?.consumer),
                 `${fmt(p.serverCpuMsPerMessage.raw ?? undefined)} / ${fmt(p.clientCpuMsPerMessage.raw)}`,
