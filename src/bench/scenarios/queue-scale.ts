@@ -319,7 +319,8 @@ export async function inFlightMemory(queue: QueueClient, inFlight: number, fill:
       }
       await all;
     },
-    { batchSize: 32, concurrency: inFlight, visibilityTimeoutInSeconds: 120 },
+    // Receiving until all are held: the default threshold (half the concurrency) would stop at about half.
+    { batchSize: 32, concurrency: inFlight, newBatchThreshold: inFlight - 1, visibilityTimeoutInSeconds: 120 },
   );
   await consumer.start();
   // On a slow machine the consumer may not hold them all within the limit: then what it holds is measured.
