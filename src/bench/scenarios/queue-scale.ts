@@ -2,7 +2,8 @@
  * The `queue` scenario's scale curves (issue 15):
  * - the consumer against the raw receive(32) + delete loop at 16 and 32 messages in flight per
  *   process, over 1, 2 and 4 processes of ../workers/queue-consumer.ts draining one queue. The
- *   processes of a point are started once and drain run after run; raw and consumer runs alternate
+ *   processes of a point are started once and drain run after run (after one unmeasured warm-up
+ *   drain of each way); raw and consumer runs alternate
  *   (raw first, then consumer first, …), each drains `messagesPerProcess` messages per process (so
  *   that every process has as many batches to do at each point), and each figure is the
  *   median over `repetitions` pairs, the ratio taken within each pair (and within blocks of two
@@ -87,6 +88,8 @@ const PROCESSES = [1, 2, 4];
 /** How long the memory figure waits for the consumer to hold every message. */
 const HOLD_LIMIT_IN_MS = 30_000;
 const CONCURRENCIES = [16, 32];
+/** Messages per process of the unmeasured first drain of each way at each point. */
+const WARM_UP_MESSAGES_PER_PROCESS = 50;
 type Way = "raw" | "consumer";
 
 interface Options {
@@ -133,9 +136,9 @@ async function startWorkers(options: Options, processes: number, concurrency: nu
   await Promise.all(workers.map((w) => w.waitFor((m: { ready?: boolean }) => m?.ready === true, 60_000)));
   return {
     /** Fills the queue, has every worker drain it the `way` given, and measures it. */
-    async drain(way: Way): Promise<Drain> {
+    async drain(way: Way, messagesPerProcess = options.messagesPerProcess): Promise<Drain> {
       const { queue } = options;
-      const messages = options.messagesPerProcess * processes;
+      const messages = messagesPerProcess * processes;
       await options.fill(queue, messages);
       const thisRun = run;
       const server = options.serverCpuMs();
@@ -223,6 +226,8 @@ export async function measurePoint(options: Options, processes: number, concurre
   const workers = await startWorkers(options, processes, concurrency);
   const pairs: { raw: Drain; consumer: Drain }[] = [];
   try {
+    // Not measured: the first drain of each way compiles its code (it used twice the CPU per message of the next).
+    for (const way of ["raw", "consumer"] as const) await workers.drain(way, WARM_UP_MESSAGES_PER_PROCESS);
     for (let r = 0; r < options.repetitions; r++) {
       const order: Way[] = r % 2 === 0 ? ["raw", "consumer"] : ["consumer", "raw"];
       const pair: Partial<Record<Way, Drain>> = {};
