@@ -222,7 +222,7 @@ function summary(drains: readonly Drain[]) {
  * One point: `repetitions` pairs of drains by the same `processes` workers, raw and consumer
  * alternating which goes first.
  */
-export async function measurePoint(options: Options, processes: number, concurrency: number) {
+async function measurePoint(options: Options, processes: number, concurrency: number) {
   const workers = await startWorkers(options, processes, concurrency);
   const pairs: { raw: Drain; consumer: Drain }[] = [];
   try {
