@@ -94,6 +94,12 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
   readonly #processor: MessageProcessor<T, TEffect>;
   /** Messages being processed, by the promise of their processing. */
   readonly #inFlight = new Map<Promise<void>, ReceivedQueueMessage>();
+  /**
+   * Messages of {@link #inFlight} that hold a handler slot: from their receive until their handler
+   * has returned (or they were settled without one). The others are being settled (deleted, made
+   * visible again), which needs no slot: the next messages are received meanwhile.
+   */
+  #active = 0;
   /** Handler calls that outlived `handlerTimeoutInMs` (their messages are settled), until they return. */
   readonly #abandoned = new Map<Promise<unknown>, readonly ReceivedQueueMessage[]>();
   readonly #purge: BackgroundPurge | undefined;
@@ -426,9 +432,12 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
     };
     try {
       while (this.#status === "running") {
-        if (this.#inFlight.size > this.#o.newBatchThreshold) {
+        // Receive once few enough handlers run, and not while as many messages as `concurrency` are still being settled.
+        if (this.#active > this.#o.newBatchThreshold || this.#inFlight.size - this.#active >= this.#o.concurrency) {
           await new Promise<void>((resolve) => (this.#wake = resolve));
           this.#wake = undefined;
+          // Handlers that return in the same turn free their slots before the receive is sized.
+          await new Promise<void>((resolve) => setImmediate(resolve));
           continue;
         }
         let items: DequeuedMessageItem[];
@@ -440,7 +449,7 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
             this.#hardAbort.signal,
             (abortSignal) =>
               this.#queue.receiveMessages({
-                numberOfMessages: Math.min(this.#o.batchSize, this.#o.concurrency - this.#inFlight.size),
+                numberOfMessages: Math.min(this.#o.batchSize, this.#o.concurrency - this.#active),
                 visibilityTimeout: this.#o.visibilityTimeoutInSeconds,
                 abortSignal,
               }),
@@ -468,8 +477,9 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
         }
         emptyReceives = 0;
         previousDelayInMs = 0;
-        const works = this.#processor.process(items, receivedAt);
-        items.forEach((item, index) => this.#track(item, works[index]!));
+        const slots = items.map(() => this.#takeSlot());
+        const works = this.#processor.process(items, receivedAt, slots);
+        items.forEach((item, index) => this.#track(item, works[index]!, slots[index]!));
       }
     } finally {
       this.#loop = undefined;
@@ -487,10 +497,23 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
     }
   }
 
-  #track(item: DequeuedMessageItem, work: Promise<void>): void {
+  /** Takes a handler slot; the function returned gives it back (once, however often it is called). */
+  #takeSlot(): () => void {
+    this.#active += 1;
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.#active -= 1;
+      this.#wake?.();
+    };
+  }
+
+  #track(item: DequeuedMessageItem, work: Promise<void>, freeSlot: () => void): void {
     this.#inFlight.set(work, toReceived(item));
     void work.finally(() => {
       this.#inFlight.delete(work);
+      freeSlot();
       this.#wake?.();
     });
   }

@@ -46,27 +46,34 @@ export class MessageProcessor<T, TEffect> {
    * Processes the messages of one receive; one promise per message, settled when that message is
    * (none rejects). A single-message handler gets each message by itself; a batch handler gets those
    * ready at once together, and a message that had to wait for a busy key later, by itself.
+   * `handlerReturned[i]` is called when the handler call of message `i` has returned, before it is
+   * settled (it frees the message's handler slot).
    */
-  process(items: readonly DequeuedMessageItem[], receivedAt: TimeMark): Promise<void>[] {
+  process(
+    items: readonly DequeuedMessageItem[],
+    receivedAt: TimeMark,
+    handlerReturned: readonly (() => void)[],
+  ): Promise<void>[] {
     if (this.#handler.kind === "message") {
-      return items.map((item) =>
+      return items.map((item, index) =>
         this.#traced(item, async () => {
           const work = await this.#reception.receive(item, receivedAt);
-          if (work) await this.#run([work]);
+          if (work) await this.#run([work], [handlerReturned[index]!]);
         }),
       );
     }
     const ready: Work<T, TEffect>[] = [];
+    const readyReturned: (() => void)[] = [];
     let waiting = items.length;
     let gathered!: () => void;
     const batch = new Promise<void>((resolve) => (gathered = resolve)).then(() =>
-      ready.length > 0 ? this.#guarded(() => this.#run(ready)) : undefined,
+      ready.length > 0 ? this.#guarded(() => this.#run(ready, readyReturned)) : undefined,
     );
     const arrive = () => {
       waiting -= 1;
       if (waiting === 0) gathered();
     };
-    return items.map((item) =>
+    return items.map((item, index) =>
       this.#traced(item, async () => {
         let deferred = false;
         let work: Work<T, TEffect> | undefined;
@@ -78,23 +85,27 @@ export class MessageProcessor<T, TEffect> {
           });
         } finally {
           if (!deferred) {
-            if (work) ready.push(work);
+            if (work) {
+              ready.push(work);
+              readyReturned.push(handlerReturned[index]!);
+            }
             arrive();
           }
         }
         if (work && deferred)
-          await this.#run([work]); // its key was busy: it runs in a batch of its own
+          await this.#run([work], [handlerReturned[index]!]); // its key was busy: it runs in a batch of its own
         else await batch;
       }),
     );
   }
 
-  /** Runs the handler on `works` and settles each of them. */
-  async #run(works: readonly Work<T, TEffect>[]): Promise<void> {
+  /** Runs the handler on `works`, calls `returned` (one per Work) and settles each of them. */
+  async #run(works: readonly Work<T, TEffect>[], returned: readonly (() => void)[]): Promise<void> {
     try {
       const started = performance.now();
       const outcomes = await this.#invoke(works);
       const durationInMs = performance.now() - started;
+      for (const handlerReturned of returned) handlerReturned();
       noteHandlerCall(durationInMs);
       await this.#attempt.settle(works, outcomes, durationInMs);
     } finally {

@@ -119,7 +119,8 @@ export interface QueueConsumerOptions<T, TEffect = never> {
    */
   readonly batchSize?: number;
   /**
-   * The most handlers running at once.
+   * The most handlers running at once. A message frees its slot when its handler returns; its
+   * delete goes on while the next messages are received (at most this many being settled at once).
    * @default batchSize
    */
   readonly concurrency?: number;

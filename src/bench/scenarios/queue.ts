@@ -24,7 +24,9 @@
  * N ms, to see the latency-bound case of a real account (where the service does not run on the
  * benchmark's CPUs).
  */
+import { subscribe, unsubscribe } from "node:diagnostics_channel";
 import { readdirSync, readFileSync } from "node:fs";
+import type { ClientRequest } from "node:http";
 import type { TableClient } from "@azure/data-tables";
 import type { QueueClient } from "@azure/storage-queue";
 import { numberFlag } from "../../internal/args.js";
@@ -68,6 +70,39 @@ interface Run {
   clientCpuMsPerMessage: number;
   /** CPU time of the embedded Azurite per message (undefined against an account). */
   serverCpuMsPerMessage: number | undefined;
+  /** HTTP requests of this process per message, by kind. */
+  requestsPerMessage: RequestCounts & { total: number };
+}
+
+/**
+ * HTTP requests by kind: queue receives, deletes and updates (visibility), and everything else
+ * (`other`: the idempotency store's table requests, the consumer's start-up checks).
+ */
+interface RequestCounts {
+  receives: number;
+  deletes: number;
+  updates: number;
+  other: number;
+}
+
+/** Counts this process's HTTP requests from now on (Node's `http.client.request.start` channel), until `stop()`. */
+function requestMeter() {
+  const counts: RequestCounts = { receives: 0, deletes: 0, updates: 0, other: 0 };
+  const onRequest = (message: unknown) => {
+    const { method, path } = (message as { request: ClientRequest }).request;
+    const onMessages = /\/messages(\/|\?|$)/.test(path);
+    if (onMessages && method === "GET" && !path.includes("peekonly=true")) counts.receives++;
+    else if (onMessages && method === "DELETE" && path.includes("popreceipt=")) counts.deletes++;
+    else if (onMessages && method === "PUT") counts.updates++;
+    else counts.other++;
+  };
+  subscribe("http.client.request.start", onRequest);
+  return {
+    stop(): RequestCounts {
+      unsubscribe("http.client.request.start", onRequest);
+      return counts;
+    },
+  };
 }
 
 async function fill(queue: QueueClient, messages: number): Promise<void> {
@@ -82,10 +117,20 @@ function tally(
   seconds: number,
   cpu: NodeJS.CpuUsage,
   serverCpuMs: number | undefined,
+  requests: RequestCounts,
 ): Run {
   let duplicates = 0;
   for (const n of counts.values()) duplicates += n - 1;
+  const per = (n: number) => n / messages;
+  const total = requests.receives + requests.deletes + requests.updates + requests.other;
   return {
+    requestsPerMessage: {
+      total: per(total),
+      receives: per(requests.receives),
+      deletes: per(requests.deletes),
+      updates: per(requests.updates),
+      other: per(requests.other),
+    },
     perSec: messages / seconds,
     duplicates,
     lost: messages - counts.size,
@@ -95,13 +140,15 @@ function tally(
   };
 }
 
-/** Measures client and Azurite CPU from now on. */
+/** Measures client and Azurite CPU, and this process's requests, from now on. */
 function cpuMeter() {
   const client = process.cpuUsage();
   const server = azuriteCpuMs();
+  const requests = requestMeter();
   return {
     client: () => process.cpuUsage(client),
     server: () => (server === undefined ? undefined : azuriteCpuMs()! - server),
+    requests: () => requests.stop(),
   };
 }
 
@@ -111,7 +158,7 @@ async function rawRun(queue: QueueClient, messages: number, concurrency: number)
   const cpu = cpuMeter();
   const started = performance.now();
   await rawDrain(queue, concurrency, (body) => counts.set(body, (counts.get(body) ?? 0) + 1));
-  return tally(counts, messages, (performance.now() - started) / 1000, cpu.client(), cpu.server());
+  return tally(counts, messages, (performance.now() - started) / 1000, cpu.client(), cpu.server(), cpu.requests());
 }
 
 async function consumerRun(
@@ -157,8 +204,9 @@ async function consumerRun(
   const seconds = (performance.now() - started) / 1000;
   const client = cpu.client();
   const server = cpu.server();
+  const requests = cpu.requests();
   await consumer.stop();
-  return tally(counts, messages, seconds, client, server);
+  return tally(counts, messages, seconds, client, server, requests);
 }
 
 interface Round {
@@ -181,10 +229,12 @@ export const queueScenario: BenchScenario<{
   name: "queue",
   description: "QueueConsumer (plain and with the Table idempotency store) vs a raw receive(32)+delete loop",
   flags: {
-    "--messages <n>": "messages per run (default 1000)",
+    "--messages <n>": "messages per run (default 500)",
     "--concurrency <n>": "messages in flight (default 32)",
-    "--rounds <n>": "rounds; each figure is the median over them (default 5)",
+    "--rounds <n>": "rounds; each figure is the median over them (default 4: each way runs once in each position)",
     "--latency-ms <ms>": "delay every queue and table request by this much through a fault proxy (default 0)",
+    "--scale-messages <n>": "messages per run and worker process of the scale curve (default 150)",
+    "--scale-repetitions <n>": "raw/consumer pairs of runs per point of the scale curve (default 4)",
   },
   services: ["queue", "table"],
   timeLimitInSec: 480,
@@ -196,10 +246,12 @@ export const queueScenario: BenchScenario<{
     { connectionString: direct, args, log, abortSignal },
     { tables: { TableClient }, queues: { QueueServiceClient } },
   ) {
-    const messages = numberFlag(args, "messages", 1_000, 1);
+    const messages = numberFlag(args, "messages", 500, 1);
     const concurrency = numberFlag(args, "concurrency", 32, 1);
-    const rounds = numberFlag(args, "rounds", 5, 1);
+    const rounds = numberFlag(args, "rounds", 4, 1);
     const latencyMs = numberFlag(args, "latency-ms", 0, 0);
+    const scaleMessages = numberFlag(args, "scale-messages", 150, 1);
+    const scaleRepetitions = numberFlag(args, "scale-repetitions", 4, 1);
     const proxies: FaultProxy[] = [];
     let connectionString = direct;
     if (latencyMs > 0) {
@@ -258,7 +310,8 @@ export const queueScenario: BenchScenario<{
       scale = await queueScale({
         connectionString,
         queue,
-        messages,
+        messagesPerProcess: scaleMessages,
+        repetitions: scaleRepetitions,
         fill,
         serverCpuMs: azuriteCpuMs,
         log,
@@ -293,12 +346,25 @@ export const queueScenario: BenchScenario<{
       lost,
       clientCpuMsPerMessage: medians(runs, (x) => x.clientCpuMsPerMessage),
       serverCpuMsPerMessage: medians(runs, (x) => x.serverCpuMsPerMessage ?? Number.NaN),
+      requestsPerMessage: Object.fromEntries(
+        KINDS.map((kind) => [
+          kind,
+          Object.fromEntries(
+            (["total", "receives", "deletes", "updates", "other"] as const).map((what) => [
+              what,
+              round(median(runs.map((x) => x[kind].requestsPerMessage[what])), 4),
+            ]),
+          ),
+        ]),
+      ),
       perRound: runs.map((x) => ({
         rawPerSec: round(x.raw.perSec, 1),
         perSec: round(x.consumer.perSec, 1),
         idempotentPerSec: round(x.idempotent.perSec, 1),
         idempotentKeyedPerSec: round(x.idempotentKeyed.perSec, 1),
       })),
+      scaleMessagesPerProcess: scaleMessages,
+      scaleRepetitions,
       scale,
       scaleMinRatio: Math.min(...scale.map((p) => p.ratio)),
       scaleGrowth: growthOf(scale.filter((p) => p.concurrency === 32).map((p) => ({ x: p.processes, y: p.perSec }))),

@@ -328,6 +328,38 @@ describe("QueueConsumer", () => {
     expect(most).toBeGreaterThan(1);
   });
 
+  it("frees a handler slot when its handler returns: the next receive asks for a full batch while the deletes are in flight", async () => {
+    const { queue } = await newQueue();
+    await Promise.all(Array.from({ length: 16 }, (_, i) => queue.sendMessage(`m${i}`)));
+    const asked: number[] = [];
+    let deleting = 0;
+    let receivedWhileDeleting = 0;
+    const receive = queue.receiveMessages.bind(queue);
+    const remove = queue.deleteMessage.bind(queue);
+    queue.receiveMessages = (options) => {
+      asked.push(options?.numberOfMessages ?? 1);
+      if (deleting > 0) receivedWhileDeleting += 1;
+      return receive(options);
+    };
+    queue.deleteMessage = async (...args) => {
+      deleting += 1;
+      try {
+        return await remove(...args);
+      } finally {
+        deleting -= 1;
+      }
+    };
+    const consumer = new QueueConsumer(queue, async () => undefined, { ...quick, batchSize: 4, concurrency: 4 });
+    const events = record(consumer);
+    await consumer.start();
+    await events.next("processed", 16);
+    await consumer.stop();
+    // Four receives of four, as a raw receive + delete loop makes, not eight of two.
+    expect(asked.slice(0, 4)).toEqual([4, 4, 4, 4]);
+    expect(receivedWhileDeleting).toBeGreaterThan(0);
+    expect(await peekCount(queue)).toBe(0);
+  });
+
   it("with an idempotency store, runs the handler once per key and settles duplicates with the stored result", async () => {
     const { queue } = await newQueue();
     const store = new MemoryIdempotencyStore();

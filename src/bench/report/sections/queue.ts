@@ -17,8 +17,27 @@ interface ScalePoint {
   readonly rawPerSec: number;
   readonly perSec: number;
   readonly ratio: number;
+  /** Raw CPU per message over the consumer's, clients and Azurite (older results have none). */
+  readonly cpuRatio?: number | null;
+  /** The ratio of each raw/consumer pair of runs (older results have none). */
+  readonly ratios?: readonly number[];
   readonly clientCpuMsPerMessage: { readonly raw: number; readonly consumer: number };
   readonly serverCpuMsPerMessage: { readonly raw: number | null; readonly consumer: number | null };
+  readonly requestsPerMessage?: { readonly raw: Requests; readonly consumer: Requests };
+}
+
+interface Requests {
+  readonly total: number;
+  readonly receives: number;
+  readonly emptyReceives: number;
+  readonly deletes: number;
+  readonly updates: number;
+}
+
+/** Requests per message: the total, then what it is made of. */
+function requests(r: Requests | undefined): string {
+  if (!r) return "n/a";
+  return `${fmt(r.total)} (${fmt(r.receives)} receive, ${fmt(r.emptyReceives)} empty, ${fmt(r.deletes)} delete, ${fmt(r.updates)} update)`;
 }
 
 export const queueSection: SectionWriter = (result) => {
@@ -41,6 +60,14 @@ export const queueSection: SectionWriter = (result) => {
       `${azuriteLoad >= 0.6 ? `What bounds the rate here is the emulator: at the raw loop's rate Azurite was busy ${fmt(azuriteLoad)} CPU-seconds per second, near the one CPU its single event loop can use.` : "Where the time goes:"} Per message Azurite used ${fmt(server[0])} ms of CPU for the raw loop and ${fmt(server[2])} ms with idempotency, the benchmark process ${fmt(client[0])} and ${fmt(client[2])} ms, on the same two CPUs. Idempotency adds a table request per message (two when keyed by the body: a claim before the handler, the done mark after), which is where the idempotent bars lose height. Against Azure the service's CPU is not yours and requests overlap on the wire; \`npm run bench -- queue --latency-ms 20\` shows that latency-bound case.`,
     );
   }
+  const idempotentRatio = f("idempotentRatio");
+  const cpu = (i: number) => (server[i] ?? Number.NaN) + (client[i] ?? Number.NaN);
+  if (idempotentRatio !== undefined && idempotentRatio < 0.85 && Number.isFinite(cpu(0) / cpu(2))) {
+    // On two CPUs shared by Azurite and the benchmark, the rates stand about as the CPU per message does.
+    reading.push(
+      `The idempotent consumer missed its goal (${fmt(idempotentRatio)} < 0.85): it makes ${fmt(f("requestsPerMessage.idempotent.total"))} requests per message against the raw loop's ${fmt(f("requestsPerMessage.raw.total"))}, the inbox row of each message being the exactly-once record, and at ${fmt(cpu(2))} ms of CPU per message (Azurite and benchmark) against ${fmt(cpu(0))} ms the CPU-bound rate can reach about ${fmt(cpu(0) / cpu(2))} of the raw loop's here.`,
+    );
+  }
   const scale = (Array.isArray(get(result, "scale")) ? get(result, "scale") : []) as ScalePoint[];
   const concurrencies = [...new Set(scale.map((p) => p.concurrency))];
   const missed = scale.filter((p) => p.ratio < 0.95);
@@ -50,7 +77,8 @@ export const queueSection: SectionWriter = (result) => {
       `Over 1 to ${fmt(Math.max(...scale.map((p) => p.processes)))} consumer processes (32 in flight each), the consumer's rate grows ${growth?.growth ?? "n/a"}${growth?.slope == null ? "" : ` (log-log slope ${fmt(growth.slope)})`}: on this 2-core machine the processes share the CPUs with Azurite, so more processes add little. ` +
         (missed.length === 0
           ? "The consumer reached ≥ 0.95 of the raw loop at every point."
-          : `The consumer fell below 0.95 of the raw loop at ${missed.map((p) => `${fmt(p.processes)}×${fmt(p.concurrency)} (${fmt(p.ratio)})`).join(", ")}; the table below gives the CPU per message of each side, which bounds it.`),
+          : `The consumer fell below 0.95 of the raw loop at ${missed.map((p) => `${fmt(p.processes)}×${fmt(p.concurrency)} (${fmt(p.ratio)})`).join(", ")}; the table below gives the requests and the CPU per message of each side, which bound it.`) +
+        " Each point is the median of raw/consumer pairs of runs by the same worker processes, alternating which goes first; the spread of the pairs' ratios says how far one pair can be trusted on a loaded machine, and the CPU ratio (the raw loop's CPU per message, clients and Azurite, over the consumer's) is the ratio a CPU-bound machine allows, which other work moves less.",
     );
   }
   const memory = (path: string) => num(result, `memory.${path}`);
@@ -68,7 +96,7 @@ export const queueSection: SectionWriter = (result) => {
             alt: "Messages per second against the number of consumer processes, consumer and raw loop, at 16 and 32 in flight per process",
             svg: renderLineChart({
               title: "Consumers as processes are added",
-              subtitle: `${fmt(f("messages"))} messages per run, one queue, each process with its own messages in flight`,
+              subtitle: `${fmt(f("scaleMessagesPerProcess") ?? f("messages"))} messages per process and run, one queue, each process with its own messages in flight; median of ${count(f("scaleRepetitions") ?? 1, "raw/consumer pair")}`,
               xAxis: { label: "processes", scale: "log2" },
               yAxis: { label: "messages per second" },
               series: concurrencies.flatMap((c, i) => [
@@ -134,11 +162,20 @@ export const queueSection: SectionWriter = (result) => {
     ],
     body: [
       table(
-        ["way", "messages/s (median)", "ratio to raw", "CPU ms per message: Azurite / benchmark"],
+        [
+          "way",
+          "messages/s (median)",
+          "ratio to raw",
+          "requests per message (receive, delete, update, other: table and start-up)",
+          "CPU ms per message: Azurite / benchmark",
+        ],
         WAYS.map(([kind, path, label], i) => [
           label,
           fmt(f(path)),
           kind === "raw" ? "1" : fmt(f(kind === "consumer" ? "ratio" : `${kind}Ratio`)),
+          f(`requestsPerMessage.${kind}.total`) === undefined
+            ? "n/a"
+            : `${fmt(f(`requestsPerMessage.${kind}.total`))} (${(["receives", "deletes", "updates", "other"] as const).map((what) => fmt(f(`requestsPerMessage.${kind}.${what}`))).join(", ")})`,
           `${fmt(server[i])} / ${fmt(client[i])}`,
         ]),
       ),
@@ -146,7 +183,7 @@ export const queueSection: SectionWriter = (result) => {
         ? []
         : [
             "",
-            "The consumer against the raw loop as processes are added (CPU ms per message: Azurite / all consumer processes):",
+            "The consumer against the raw loop as processes are added (medians over the pairs; requests per message by kind; CPU ms per message: Azurite / all worker processes):",
             "",
             table(
               [
@@ -154,6 +191,10 @@ export const queueSection: SectionWriter = (result) => {
                 "raw msg/s",
                 "consumer msg/s",
                 "ratio (goal ≥ 0.95)",
+                "pairs' ratios",
+                "CPU ratio",
+                "requests raw",
+                "requests consumer",
                 "CPU raw",
                 "CPU consumer",
               ],
@@ -162,6 +203,10 @@ export const queueSection: SectionWriter = (result) => {
                 fmt(p.rawPerSec),
                 fmt(p.perSec),
                 fmt(p.ratio),
+                p.ratios ? `${fmt(Math.min(...p.ratios))}–${fmt(Math.max(...p.ratios))}` : "n/a",
+                fmt(p.cpuRatio ?? undefined),
+                requests(p.requestsPerMessage?.raw),
+                requests(p.requestsPerMessage?.consumer),
                 `${fmt(p.serverCpuMsPerMessage.raw ?? undefined)} / ${fmt(p.clientCpuMsPerMessage.raw)}`,
                 `${fmt(p.serverCpuMsPerMessage.consumer ?? undefined)} / ${fmt(p.clientCpuMsPerMessage.consumer)}`,
               ]),
