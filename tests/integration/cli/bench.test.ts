@@ -7,8 +7,10 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { XMLValidator } from "fast-xml-parser";
+import { BlobServiceClient } from "@azure/storage-blob";
+import { startAzurite } from "../../../src/testing/index.js";
 import { spawnWorker } from "../../support/processes.js";
-import { blobService, connectionString } from "../../support/storage.js";
+import { connectionString } from "../../support/storage.js";
 
 async function bench(...args: string[]) {
   const { code, last, stderr } = await benchExiting(...args);
@@ -16,27 +18,37 @@ async function bench(...args: string[]) {
   return { last, stderr };
 }
 
-/** Runs `bench` to its end, whatever its exit code. */
+/** Runs `bench` to its end, whatever its exit code (on the test Azurite unless `--connection-string` is given). */
 async function benchExiting(...args: string[]) {
-  const run = spawnWorker("src/cli/main.ts", ["bench", ...args, "--connection-string", connectionString()]);
+  const target = args.includes("--connection-string") ? [] : ["--connection-string", connectionString()];
+  const run = spawnWorker("src/cli/main.ts", ["bench", ...args, ...target]);
   const { code } = await run.exited;
   const line = run.lines.at(-1);
   return { code, last: (line ? JSON.parse(line) : {}) as Record<string, unknown>, stderr: run.stderr() };
 }
 
-async function benchContainers(): Promise<string[]> {
+async function benchContainers(account: string): Promise<string[]> {
   const names: string[] = [];
-  for await (const c of blobService().listContainers({ prefix: "bench-" })) names.push(c.name);
+  for await (const c of BlobServiceClient.fromConnectionString(account).listContainers({ prefix: "bench-" }))
+    names.push(c.name);
   return names;
 }
 
 describe("bench command", () => {
   it("runs a scenario: progress on stderr, the result as the last stdout line, the report on request", async () => {
     const dir = await mkdtemp(join(tmpdir(), "bench-"));
+    // An Azurite of its own: other test files run benchmarks on the shared one at the same time.
+    await using azurite = await startAzurite({ persistence: "memory" });
     try {
-      const before = await benchContainers();
+      const before = await benchContainers(azurite.connectionString);
       const args = ["retry", "--writers", "2", "--increments", "10", "--rounds", "1", "--round-trip-ms", "0", "--json"];
-      const { last, stderr } = await bench(...args, "--report", join(dir, "report.md"));
+      const { last, stderr } = await bench(
+        ...args,
+        "--report",
+        join(dir, "report.md"),
+        "--connection-string",
+        azurite.connectionString,
+      );
 
       expect(stderr).toMatch(/^\[retry\] running against the given account$/m);
       expect(stderr).toMatch(/^\[retry\] round 1\/1, 2 writers: requests per success raw-sdk-naive-loop \d/m);
@@ -68,7 +80,7 @@ describe("bench command", () => {
       };
       expect(saved.run.command).toMatch(/^azure-storage-concurrency bench retry --writers 2 /);
       expect(saved.results).toEqual([last]);
-      expect(await benchContainers()).toEqual(before); // its containers are deleted
+      expect(await benchContainers(azurite.connectionString)).toEqual(before); // its containers are deleted
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
