@@ -155,7 +155,7 @@ const GOALS: readonly Goal[] = [
     target: 0.85,
     source: "issue 15 (was ≥ 0.6, issue 5)",
     whyMissed:
-      "Each message costs the idempotency store's claim and done mark (two table requests) on top of the receive and delete; see the queue section's breakdown.",
+      "The exactly-once record costs about one table request per message on top of the receive and delete, about twice the raw loop's requests and as much CPU again on a CPU-bound machine; the queue section gives the breakdown.",
   },
   {
     scenario: "queue",
