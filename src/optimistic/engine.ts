@@ -21,6 +21,12 @@ import { SKIP_WRITE, type Mutation, type OptimisticUpdateOptions, type Optimisti
 import { writeAndSettle } from "./write-outcome.js";
 import { formatWriteLog, newWriteId, nextWriteLog, parseWriteLog } from "./write-log.js";
 
+/**
+ * The default of `maxAttempts`: room for a writer to wait out several other processes' turns on a
+ * contended cell (`turns.ts`), where rounds come every few request times.
+ */
+const DEFAULT_MAX_ATTEMPTS = 50;
+
 /** The default of `recoveryTimeoutInMs`. */
 const RECOVERY_TIMEOUT_IN_MS = 30_000;
 
@@ -297,7 +303,10 @@ function checkOptions<T>(options: OptimisticUpdateOptions, cell: VersionedCell<T
       throw new TypeError(`\`${name}\` must be a boolean, got ${typeof options[name]}.`);
     }
   }
-  const maxAttempts = checkNumber("maxAttempts", options.maxAttempts ?? 20, { min: 1, integer: true });
+  const maxAttempts = checkNumber("maxAttempts", options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS, {
+    min: 1,
+    integer: true,
+  });
   const recoveryTimeoutInMs = checkRecoveryTimeout(options.recoveryTimeoutInMs);
   options.abortSignal?.throwIfAborted();
   return {

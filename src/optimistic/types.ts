@@ -56,7 +56,9 @@ export interface OptimisticUpdateOptions {
   readonly abortSignal?: AbortSignal;
   /**
    * How many read-modify-write rounds to try before giving up with {@link OptimisticConflictError}.
-   * @default 20
+   * On a contended cell a writer waiting for its turn tries every few request times, so several
+   * processes hammering one cell need tens of rounds for some updates.
+   * @default 50
    */
   readonly maxAttempts?: number;
   /**

@@ -12,7 +12,7 @@ export interface Tally {
   conflicts: number;
   /** The most rounds one update needed. */
   maxAttempts: number;
-  /** Updates that needed more than 10 rounds: how close contention comes to the default `maxAttempts` (20). */
+  /** Updates that needed more than 10 rounds: how close contention comes to the default `maxAttempts` (50). */
   overTenAttempts: number;
   /** Updates cancelled a while after the end of a timed race (each may or may not have been applied). */
   cancelled: number;
