@@ -233,6 +233,8 @@ export function renderReport(run: BenchRun, { assets }: { assets: string }): Ren
       out.push(`![${chart.alt}](${file})`, "");
     }
     if (section.body) out.push(section.body, "");
+    // A scenario run again on its own and put into this run's results (its JSON says why and how).
+    if (typeof result["rerun"] === "string") out.push(`> This scenario was ${result["rerun"]}.`, "");
     const own = goals.filter((g) => g.scenario === result.scenario);
     if (own.length > 0) {
       out.push(

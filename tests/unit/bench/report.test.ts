@@ -173,6 +173,18 @@ describe("renderReport", () => {
     expect(markdown).toContain(`${met} of ${outcomes.length} goals met in this run.`);
   });
 
+  it("says when a scenario's result comes from a run of its own", () => {
+    const rerun = "re-run alone after `bench all` (the first run failed)";
+    const withRerun = {
+      ...run,
+      results: run.results.map((r) => (r.scenario === "batch" ? { ...r, rerun } : r)),
+    };
+    const rendered = renderReport(withRerun, { assets: "benchmarks" }).markdown;
+    const batch = rendered.slice(rendered.indexOf("## Batch"));
+    expect(batch.slice(0, batch.indexOf("\n## ", 3))).toContain(`> This scenario was ${rerun}.`);
+    expect(markdown).not.toContain("> This scenario was");
+  });
+
   it("says why each goal not met was missed, and only those", () => {
     const reasons = markdown.slice(markdown.indexOf("Why the goals not met were missed:"));
     const missed = evaluateGoals(results).filter((g) => g.status === "not met");
