@@ -30,14 +30,14 @@ import { PROCESS_ID, parseWriteLog } from "./write-log.js";
 const STREAK = 8;
 /** How long a cell counts as contended after the last sign of another writer, in milliseconds. */
 const CONTENTION_MEMORY_IN_MS = 1_000;
-/** A hand-over's pause, in this process's recent write times on the cell. */
-const PAUSE_IN_WRITE_TIMES = 3;
+/** A hand-over's pause, in this process's recent request times on the cell. */
+const PAUSE_IN_REQUEST_TIMES = 3;
 /**
  * On a contended cell, the longest wait after a conflict, in recent request times per process
  * writing the cell: the waiting processes together then try about once per hand-over pause, however
  * many they are, so a hand-over is soon taken and the cell's load does not grow with the writers.
  */
-const MAX_WAIT_IN_WRITE_TIMES_PER_WRITER = 1.5;
+const MAX_WAIT_IN_REQUEST_TIMES_PER_WRITER = 1.5;
 /** The most cells whose turns are remembered (the least recently used go first). */
 const MAX_CELLS = 1_000;
 
@@ -47,7 +47,7 @@ interface Turns {
   /** Writes made in a row with skipped reads since the last read. */
   streak: number;
   /** Smoothed duration of this process's requests to the cell, in milliseconds. */
-  writeTimeInMs: number;
+  requestTimeInMs: number;
   /** How many processes wrote the cell lately, as its history showed when this process last read it. */
   writers: number;
 }
@@ -59,7 +59,7 @@ function turnsOf(key: string): Turns {
   if (turns) {
     cells.delete(key);
   } else {
-    turns = { contendedAt: -Infinity, streak: 0, writeTimeInMs: 0, writers: 1 };
+    turns = { contendedAt: -Infinity, streak: 0, requestTimeInMs: 0, writers: 1 };
     if (cells.size >= MAX_CELLS) cells.delete(cells.keys().next().value!);
   }
   cells.set(key, turns);
@@ -73,20 +73,20 @@ function turnsOf(key: string): Turns {
 export function handOverPause(key: string): number | undefined {
   const turns = cells.get(key);
   if (!turns || !isContended(turns) || turns.streak < STREAK) return undefined;
-  return PAUSE_IN_WRITE_TIMES * turns.writeTimeInMs;
+  return PAUSE_IN_REQUEST_TIMES * turns.requestTimeInMs;
 }
 
 /** The longest a writer should wait after a conflict before reading again (the backoff is capped by it). */
 export function maxWaitAfterConflict(key: string): number {
   const turns = cells.get(key);
-  if (!turns || !isContended(turns) || turns.writeTimeInMs === 0) return Infinity;
-  return MAX_WAIT_IN_WRITE_TIMES_PER_WRITER * Math.max(2, turns.writers) * turns.writeTimeInMs;
+  if (!turns || !isContended(turns) || turns.requestTimeInMs === 0) return Infinity;
+  return MAX_WAIT_IN_REQUEST_TIMES_PER_WRITER * Math.max(2, turns.writers) * turns.requestTimeInMs;
 }
 
 /** A request of this process to the cell took `elapsedInMs` (the time a hand-over pause is measured in). */
 export function noteRequestTime(key: string, elapsedInMs: number): void {
   const turns = turnsOf(key);
-  turns.writeTimeInMs = turns.writeTimeInMs === 0 ? elapsedInMs : 0.8 * turns.writeTimeInMs + 0.2 * elapsedInMs;
+  turns.requestTimeInMs = turns.requestTimeInMs === 0 ? elapsedInMs : 0.8 * turns.requestTimeInMs + 0.2 * elapsedInMs;
 }
 
 /** A write of this process landed, taking `elapsedInMs`; `skippedRead` when it was made without reading first. */
@@ -114,26 +114,17 @@ export function noteRead(
 ): void {
   const turns = turnsOf(key);
   turns.streak = 0;
-  turns.writers = processesIn(version?.log);
+  const history = parseWriteLog(version?.log);
+  // Writer slots start with their process's id.
+  const processOf = (slot: string) => slot.slice(0, PROCESS_ID.length);
+  turns.writers = new Set(history?.writers.map((w) => processOf(w.slot))).size;
+  const last = history?.writers.find((w) => w.seq === history.seq);
   const foreign = handOver
     ? version?.etag !== handOver.ownEtag // someone took the turn
-    : version !== undefined && lastWriterIsAnotherProcess(version.log);
+    : last !== undefined && processOf(last.slot) !== PROCESS_ID;
   if (foreign) turns.contendedAt = performance.now();
 }
 
 function isContended(turns: Turns): boolean {
   return performance.now() - turns.contendedAt < CONTENTION_MEMORY_IN_MS;
-}
-
-/** How many processes made the writes a history lists (its writer slots start with their process's id). */
-function processesIn(log: string | undefined): number {
-  const history = parseWriteLog(log);
-  return new Set(history?.writers.map((w) => w.slot.slice(0, PROCESS_ID.length))).size;
-}
-
-/** True when the history's latest write was made by a writer slot of another process. */
-function lastWriterIsAnotherProcess(log: string | undefined): boolean {
-  const history = parseWriteLog(log);
-  const last = history?.writers.find((w) => w.seq === history.seq);
-  return last !== undefined && !last.slot.startsWith(PROCESS_ID);
 }
