@@ -24,6 +24,10 @@ export interface GoalOutcome extends Goal {
   readonly status: "met" | "not met" | "not reported";
 }
 
+/** Why the optimistic race's fairness goals can be missed (src/optimistic/turns.ts). */
+const UNORDERED_TURNS =
+  "Turns under contention are taken by whichever waiting writer reads first after a hand-over: a failed conditional write leaves no trace on the blob, so waiting writers cannot announce themselves and nothing queues them (src/optimistic/turns.ts).";
+
 const GOALS: readonly Goal[] = [
   {
     scenario: "optimistic",
@@ -50,8 +54,7 @@ const GOALS: readonly Goal[] = [
     op: ">=",
     target: 0.9,
     source: "issue 15",
-    whyMissed:
-      "Turns under contention are taken by whichever waiting writer reads first after a hand-over: a failed conditional write leaves no trace on the blob, so waiting writers cannot announce themselves and nothing queues them (src/optimistic/turns.ts). Shares even out over many turns; a race of a few seconds holds a limited number of them.",
+    whyMissed: `${UNORDERED_TURNS} Shares even out over many turns; a race of a few seconds holds a limited number of them.`,
   },
   {
     scenario: "optimistic",
@@ -59,8 +62,7 @@ const GOALS: readonly Goal[] = [
     op: "<=",
     target: 10,
     source: "issue 15",
-    whyMissed:
-      "Turns under contention are taken by whichever waiting writer reads first after a hand-over: a failed conditional write leaves no trace on the blob, so waiting writers cannot announce themselves and nothing queues them (src/optimistic/turns.ts). Within its turn a process writes with one request each (the p50); its first update waited while the other processes had their turns, one or more of them when it lost the race for a hand-over (the p99).",
+    whyMissed: `${UNORDERED_TURNS} Within its turn a process writes with one request each (the p50); its first update waited while the other processes had their turns, one or more of them when it lost the race for a hand-over (the p99).`,
   },
   {
     scenario: "optimistic",
@@ -95,8 +97,7 @@ const GOALS: readonly Goal[] = [
     op: ">=",
     target: 0.5,
     source: "issue 15",
-    whyMissed:
-      "Turns under contention are taken by whichever waiting writer reads first after a hand-over: a failed conditional write leaves no trace on the blob, so waiting writers cannot announce themselves and nothing queues them (src/optimistic/turns.ts). With 8 processes a process waits for 7 others' turns, and a race of a few seconds holds only so many turns.",
+    whyMissed: `${UNORDERED_TURNS} With 8 processes a process waits for 7 others' turns, and a race of a few seconds holds only so many turns.`,
   },
   { scenario: "lock", figure: "overlaps", op: "=", target: 0, source: "issue 4" },
   { scenario: "lock", figure: "handoffMedianMs", op: "<=", target: 100, source: "issue 4" },
