@@ -85,14 +85,17 @@ export function maxWaitAfterConflict(key: string): number {
 
 /** A request of this process to the cell took `elapsedInMs` (the time a hand-over pause is measured in). */
 export function noteRequestTime(key: string, elapsedInMs: number): void {
-  const turns = turnsOf(key);
+  smoothRequestTime(turnsOf(key), elapsedInMs);
+}
+
+function smoothRequestTime(turns: Turns, elapsedInMs: number): void {
   turns.requestTimeInMs = turns.requestTimeInMs === 0 ? elapsedInMs : 0.8 * turns.requestTimeInMs + 0.2 * elapsedInMs;
 }
 
 /** A write of this process landed, taking `elapsedInMs`; `skippedRead` when it was made without reading first. */
 export function noteWrite(key: string, elapsedInMs: number, skippedRead: boolean): void {
-  noteRequestTime(key, elapsedInMs);
   const turns = turnsOf(key);
+  smoothRequestTime(turns, elapsedInMs);
   turns.streak = skippedRead ? turns.streak + 1 : 1;
 }
 
