@@ -120,8 +120,12 @@ export class AttemptSettler<T, TEffect> {
     }
   }
 
-  /** A failed attempt: release the claim, then retry after `retryBackoff` or poison at `maxDequeueCount`. */
-  async fail(work: Work<T, TEffect>, error: unknown): Promise<void> {
+  /**
+   * A failed attempt: release the claim, then retry after `retryBackoff` or poison at
+   * `maxDequeueCount`; never poison without `mayPoison` (a claim that got no answer: the key may be
+   * done, see `reception.ts`).
+   */
+  async fail(work: Work<T, TEffect>, error: unknown, { mayPoison = true } = {}): Promise<void> {
     const { message, hold, claim } = work;
     const { options, settle, events } = this.#c;
     if (isConsumerResourceError(error)) throw error;
@@ -132,7 +136,7 @@ export class AttemptSettler<T, TEffect> {
       events.emit("failed", { message, error, willRetry: true, retryInSeconds });
       return;
     }
-    if (message.dequeueCount >= options.maxDequeueCount) {
+    if (mayPoison && message.dequeueCount >= options.maxDequeueCount) {
       events.emit("failed", { message, error, willRetry: false, retryInSeconds: undefined });
       const reason = `Failed on each of ${message.dequeueCount} receptions (maxDequeueCount ${options.maxDequeueCount}); last error: ${describe(error)}`;
       await settle.poison(message, hold, reason, error);
@@ -147,6 +151,13 @@ export class AttemptSettler<T, TEffect> {
       );
       events.emit("failed", { message, error, willRetry: true, retryInSeconds });
     }
+  }
+
+  /** Poisons a message whose key the store has just claimed for it (so not done): releases the claim first. */
+  async poisonClaimed(work: Work<T, TEffect>, reason: string): Promise<void> {
+    const { message, hold, claim } = work;
+    if (claim) await this.#releaseClaim(message, claim);
+    await this.#c.settle.poison(message, hold, reason, undefined);
   }
 
   /** Ends a Work: its heartbeat stopped, its controller forgotten, its `addEffects` closed. */
