@@ -8,7 +8,10 @@
  *   value is merged onto what the previous callers left, and what is sent is the union of the
  *   callers' changes;
  * - a caller whose `mutate` throws (or returns something the cell refuses) is rejected with that
- *   error and contributes nothing;
+ *   error and contributes nothing. Over a version remembered but not read (the write-skip cache),
+ *   the rejection waits in `threw` until the round has proven that version current (a throw on a
+ *   stale guess decides nothing): the round rejects it then, or runs the caller again on what it
+ *   reads;
  * - no caller that settled before the write is in it: when one settles during the pass (its signal
  *   aborted while another caller's `mutate` was awaited), the pass runs again without it, because the
  *   callers after it computed their values from its change.
@@ -27,6 +30,8 @@ type Step<T> = {
 /** A finished pass: each live caller's step, and what to write. */
 export interface Pass<T> {
   readonly steps: readonly Step<T>[];
+  /** The callers whose `mutate` threw over a version still to be proven, with their errors (see the module notes). */
+  readonly threw: readonly { readonly participant: Participant<T>; readonly error: unknown }[];
   /** Whether any caller changed the value (otherwise nothing is written). */
   readonly changed: boolean;
   /** What the cell will hold after the write (the whole value). */
@@ -41,7 +46,10 @@ interface Running<T> {
   readonly live: readonly Participant<T>[];
   readonly base: CellVersion<unknown> | undefined;
   readonly attempt: number;
+  /** `base` is this process's guess (its last write, not read): hold the rejections of throwing callers. */
+  readonly guess: boolean;
   readonly steps: Step<T>[];
+  readonly threw: { readonly participant: Participant<T>; readonly error: unknown }[];
   /** What the cell holds after the steps so far. */
   stored: unknown;
   /** The union of the changes so far (merging cells), or the last value written. */
@@ -51,21 +59,34 @@ interface Running<T> {
 }
 
 /**
- * Runs the live participants' mutations over `base`; `undefined` when none is left. Synchronous
- * while the mutations are (the common case), and free of per-call closures: this runs between the
- * read and the write of every update, where each microsecond shows.
+ * Runs the live participants' mutations over `base` (with `guess`: a version remembered, not read);
+ * `undefined` when none is left. Synchronous while the mutations are (the common case), and free of
+ * per-call closures: this runs between the read and the write of every update, where each
+ * microsecond shows.
  */
 export function runPass<T>(
   cell: VersionedCell<T>,
   participants: readonly Participant<T>[],
   base: CellVersion<unknown> | undefined,
   attempt: number,
+  guess = false,
 ): Pass<T> | undefined | Promise<Pass<T> | undefined> {
   const live = participants.filter((p) => !p.settled);
   if (live.length === 0) return undefined;
   // A content error here (say, a JSON blob that does not parse) rejects the whole round: nothing is written.
   const current = base === undefined ? undefined : cell.decode(base.content);
-  const pass: Running<T> = { cell, live, base, attempt, steps: [], stored: base?.content, sent: undefined, current };
+  const pass: Running<T> = {
+    cell,
+    live,
+    base,
+    attempt,
+    guess,
+    steps: [],
+    threw: [],
+    stored: base?.content,
+    sent: undefined,
+    current,
+  };
   for (let index = 0; index < live.length; index++) {
     const participant = live[index]!;
     if (participant.settled) continue;
@@ -74,7 +95,7 @@ export function runPass<T>(
       if (isPromiseLike(next)) return continueAsync(pass, index, next);
       recordStep(pass, participant, next);
     } catch (error) {
-      participant.fail(error);
+      refuse(pass, participant, error);
     }
     afterStep(pass);
   }
@@ -96,20 +117,28 @@ async function continueAsync<T>(
         : participant.mutate(pass.current, mutationContext(pass, participant)));
       recordStep(pass, participant, next);
     } catch (error) {
-      participant.fail(error);
+      refuse(pass, participant, error);
     }
     afterStep(pass);
   }
   return finish(pass);
 }
 
+/** A caller's `mutate` threw: rejected now, or once the version it ran on is proven current (a guess). */
+function refuse<T>(pass: Running<T>, participant: Participant<T>, error: unknown): void {
+  if (pass.guess && !participant.settled) pass.threw.push({ participant, error });
+  else participant.fail(error);
+}
+
 /** The pass's result; or, when a caller settled (was cancelled) after its step, the pass again without it. */
 function finish<T>(pass: Running<T>): Pass<T> | undefined | Promise<Pass<T> | undefined> {
   // The callers after it computed their values from its change: run them again without it.
-  if (pass.steps.some((s) => s.participant.settled)) return runPass(pass.cell, pass.live, pass.base, pass.attempt);
-  if (pass.steps.length === 0) return undefined;
+  if (pass.steps.some((s) => s.participant.settled)) {
+    return runPass(pass.cell, pass.live, pass.base, pass.attempt, pass.guess);
+  }
+  if (pass.steps.length === 0 && pass.threw.length === 0) return undefined;
   const changed = pass.steps.some((s) => s.written);
-  return { steps: pass.steps, changed, stored: pass.stored, sent: pass.sent };
+  return { steps: pass.steps, threw: pass.threw, changed, stored: pass.stored, sent: pass.sent };
 }
 
 function mutationContext<T>(pass: Running<T>, participant: Participant<T>): MutationContext {

@@ -7,6 +7,10 @@
  * 2. Run the participants' mutations in call order over it (`mutations.ts`).
  * 3. Write the result with `If-Match` (or `If-None-Match: *` when the cell is absent), storing the
  *    next write history (`write-log.ts`), and settle the write's outcome (`write-outcome.ts`).
+ *    A cached version is a guess (another process may have written since): the `If-Match` write
+ *    proves it, or refutes it with a 412. A pass that writes nothing proves nothing, so over a
+ *    guess it is settled only after a read (`If-None-Match` on the cached ETag) finds the cell
+ *    still on that version; otherwise the pass runs again on the version read, as after a 412.
  * 4. Written (or recognised as applied after a lost response): every participant gets its outcome.
  *    A conflict (someone else wrote first), or a write the cell could not send for a transient
  *    failure of a request before it: wait (jittered backoff, capped on a contended cell), read
@@ -41,25 +45,36 @@ export async function runRound<T>(
   let base = settings.skipReadAfterOwnWrite ? cachedVersion(cell.key) : undefined;
   let handOver = base && (await handOverTurn(cell.key, base.etag, abortSignal));
   if (handOver) base = undefined;
-  let unread = base === undefined;
+  // While `base` comes from the cache it is a guess, to be proven before anything is settled on it.
+  let guess = base !== undefined;
+  let unread = !guess;
   let previousDelayInMs = 0;
   for (let attempt = 1; ; attempt++) {
     if (unread) {
-      const readAt = performance.now();
-      base = await readVersion(cell, abortSignal);
-      noteRequestTime(cell.key, performance.now() - readAt);
-      noteRead(cell.key, base, handOver);
+      const read = await readNoting(cell, abortSignal, handOver);
+      base = read === NOT_MODIFIED ? undefined : read;
       handOver = undefined;
     }
-    const skippedRead = !unread;
     unread = true;
-    const mutated = runPass(cell, participants, base, attempt);
+    const mutated = runPass(cell, participants, base, attempt, guess);
     const pass = mutated instanceof Promise ? await mutated : mutated;
     if (pass === undefined) return; // every participant failed or was cancelled
     if (!pass.changed) {
+      if (guess) {
+        // No write will prove the guess: read whether the cell still has it.
+        guess = false;
+        const now = await readNoting(cell, abortSignal, undefined, base);
+        if (now !== NOT_MODIFIED) {
+          base = now; // someone wrote since: the pass again, on what they wrote
+          unread = false;
+          continue;
+        }
+      }
       settle(cell, pass, base?.etag, attempt, false);
       return;
     }
+    const skippedRead = guess;
+    guess = false;
 
     const writer = { slot, id: newWriteId() };
     const written = nextWriteLog(base, writer);
@@ -133,6 +148,7 @@ function settle<T>(
   recoveredLostResponse: boolean,
 ): void {
   const coalesced = pass.steps.filter((s) => s.written).length;
+  for (const { participant, error } of pass.threw) participant.fail(error); // its base is proven now
   for (const step of pass.steps) {
     const round = { etag, attempts, recoveredLostResponse, coalesced };
     step.participant.succeed(
@@ -143,18 +159,28 @@ function settle<T>(
   }
 }
 
-/** Reads the current version (no `If-None-Match`, so never {@link NOT_MODIFIED}). */
-async function readVersion<T>(
+/**
+ * Reads the current version, noting the request's time and the history read for the turns
+ * (`turns.ts`). With `cached`: {@link NOT_MODIFIED} when the cell still has that version (asked
+ * with `If-None-Match`; cells that cannot ask compare the ETag read).
+ */
+async function readNoting<T>(
   cell: VersionedCell<T>,
   abortSignal: AbortSignal | undefined,
-): Promise<CellVersion<unknown> | undefined> {
+  handOver: { readonly ownEtag: string } | undefined,
+  cached?: CellVersion<unknown>,
+): Promise<CellVersion<unknown> | undefined | typeof NOT_MODIFIED> {
+  const readAt = performance.now();
   let read;
   try {
-    read = await cell.read({ abortSignal });
+    read = await cell.read({ abortSignal, ifNoneMatch: cached?.etag });
   } catch (error) {
     throw wrapStorageError(error, `read ${cell.description}`);
   }
-  return read === NOT_MODIFIED ? undefined : read;
+  noteRequestTime(cell.key, performance.now() - readAt);
+  const version = read === NOT_MODIFIED ? cached : read;
+  noteRead(cell.key, version, handOver);
+  return cached !== undefined && version?.etag === cached.etag ? NOT_MODIFIED : version;
 }
 
 /** True when the version's history is exactly the one `written` stored (nobody wrote on top since). */

@@ -19,7 +19,7 @@ import {
   isIdempotencyClaimLostError,
   isMessageOwnershipLostError,
 } from "./errors.js";
-import type { IdempotencyClaim } from "./idempotency/store.js";
+import { serializeResult, type IdempotencyClaim } from "./idempotency/store.js";
 import { MAX_VISIBILITY_TIMEOUT_IN_SECONDS } from "./options.js";
 import { describe } from "./settle.js";
 import type { ReceivedQueueMessage } from "./types.js";
@@ -56,21 +56,27 @@ export class AttemptSettler<T, TEffect> {
     await Promise.all([...failed, this.#complete(processed, durationInMs)]);
   }
 
-  /** Completes the claims of processed messages (grouped where the store can), then deletes the messages. */
+  /**
+   * Completes the claims of processed messages (grouped where the store can), then deletes the
+   * messages. A result the done mark cannot keep (too large, or not JSON) does not undo the work:
+   * the key is marked done without it, as `idempotent()` does, so the handler never runs again for
+   * it, and `resultNotKept` says so.
+   */
   async #complete(processed: readonly { work: Work<T, TEffect>; result: unknown }[], durationInMs: number) {
     const store = this.#c.store;
-    const withClaims = store ? processed.filter(({ work }) => work.claim) : [];
+    const marks = processed.map(({ work, result }) => ({ work, result, ...doneMarkResult(work, result) }));
+    const withClaims = store ? marks.filter(({ work }) => work.claim) : [];
     const committed = store
       ? await store.completeMany(
-          withClaims.map(({ work, result }) => ({ claim: work.claim!, result, effects: work.effects })),
+          withClaims.map(({ work, kept }) => ({ claim: work.claim!, result: kept, effects: work.effects })),
         )
       : [];
-    const completeOne = async ({ work, result }: { work: Work<T, TEffect>; result: unknown }) => {
+    const completeOne = async ({ work, result, kept, refused }: (typeof marks)[number]) => {
       const { message, hold, claim } = work;
       const index = withClaims.findIndex((p) => p.work === work);
       if (store && claim && !committed[index]) {
         try {
-          await store.complete(claim, result, work.effects, hold);
+          await store.complete(claim, kept, work.effects, hold);
         } catch (error) {
           if (isIdempotencyClaimLostError(error))
             this.#c.settle.lost(message, claimLost(message.messageId, "complete-claim", error));
@@ -79,24 +85,41 @@ export class AttemptSettler<T, TEffect> {
           return;
         }
       }
+      if (claim && refused !== undefined) {
+        logger.warning(
+          `message ${message.messageId}: its key '${claim.key}' was marked done without its result (${describe(refused)})`,
+        );
+        this.#c.events.emit("resultNotKept", { message, key: claim.key, error: refused });
+      }
       if (work.lostError) {
         // Done (and its done mark written, while the claim was still ours), but the message may be someone else's now.
-        this.#c.settle.remember(message.messageId, { kind: "done", key: claim?.key ?? message.messageId, result });
+        this.#c.settle.remember(message.messageId, {
+          kind: "done",
+          key: claim?.key ?? message.messageId,
+          result: kept,
+        });
         return this.#c.settle.lost(message, work.lostError);
       }
-      await this.#deleteDone(work, result, durationInMs);
+      await this.#deleteDone(work, result, kept, durationInMs);
     };
     // Each message's own requests nest under its span (a batch's shared transactions do not).
-    await Promise.all(processed.map((done) => runInScope(done.work.trace, () => completeOne(done))));
+    await Promise.all(marks.map((done) => runInScope(done.work.trace, () => completeOne(done))));
   }
 
-  /** Deletes a message whose work is done; remembers it when it cannot be deleted (see `settle.ts`). */
-  async #deleteDone(work: Work<T, TEffect>, result: unknown, durationInMs: number): Promise<void> {
+  /**
+   * Deletes a message whose work is done; remembers it (with `kept`, what its done mark holds) when
+   * it cannot be deleted (see `settle.ts`).
+   */
+  async #deleteDone(work: Work<T, TEffect>, result: unknown, kept: unknown, durationInMs: number): Promise<void> {
     const { message, hold } = work;
     const status = await this.#c.settle.delete(message, hold);
     if (status === "lost") return;
     if (status !== "done") {
-      this.#c.settle.remember(message.messageId, { kind: "done", key: work.claim?.key ?? message.messageId, result });
+      this.#c.settle.remember(message.messageId, {
+        kind: "done",
+        key: work.claim?.key ?? message.messageId,
+        result: kept,
+      });
     }
     if (status === "unknown") return;
     this.#c.events.emit("processed", { message, result, durationInMs, messageDeleted: status === "done" });
@@ -120,8 +143,12 @@ export class AttemptSettler<T, TEffect> {
     }
   }
 
-  /** A failed attempt: release the claim, then retry after `retryBackoff` or poison at `maxDequeueCount`. */
-  async fail(work: Work<T, TEffect>, error: unknown): Promise<void> {
+  /**
+   * A failed attempt: release the claim, then retry after `retryBackoff` or poison at
+   * `maxDequeueCount`; never poison without `mayPoison` (a claim that got no answer: the key may be
+   * done, see `reception.ts`).
+   */
+  async fail(work: Work<T, TEffect>, error: unknown, { mayPoison = true } = {}): Promise<void> {
     const { message, hold, claim } = work;
     const { options, settle, events } = this.#c;
     if (isConsumerResourceError(error)) throw error;
@@ -132,7 +159,7 @@ export class AttemptSettler<T, TEffect> {
       events.emit("failed", { message, error, willRetry: true, retryInSeconds });
       return;
     }
-    if (message.dequeueCount >= options.maxDequeueCount) {
+    if (mayPoison && message.dequeueCount >= options.maxDequeueCount) {
       events.emit("failed", { message, error, willRetry: false, retryInSeconds: undefined });
       const reason = `Failed on each of ${message.dequeueCount} receptions (maxDequeueCount ${options.maxDequeueCount}); last error: ${describe(error)}`;
       await settle.poison(message, hold, reason, error);
@@ -147,6 +174,13 @@ export class AttemptSettler<T, TEffect> {
       );
       events.emit("failed", { message, error, willRetry: true, retryInSeconds });
     }
+  }
+
+  /** Poisons a message whose key the store has just claimed for it (so not done): releases the claim first. */
+  async poisonClaimed(work: Work<T, TEffect>, reason: string): Promise<void> {
+    const { message, hold, claim } = work;
+    if (claim) await this.#releaseClaim(message, claim);
+    await this.#c.settle.poison(message, hold, reason, undefined);
   }
 
   /** Ends a Work: its heartbeat stopped, its controller forgotten, its `addEffects` closed. */
@@ -164,5 +198,19 @@ export class AttemptSettler<T, TEffect> {
       // It expires with the visibility timeout anyway.
       this.#c.settle.reportError(error, "release the idempotency claim", message);
     }
+  }
+}
+
+/**
+ * What the done mark of `work` keeps of the handler's result: the result itself, or (with a claim)
+ * nothing when the store would refuse it (`refused`: why), so that the key is still marked done.
+ */
+function doneMarkResult(work: { readonly claim: IdempotencyClaim | undefined }, result: unknown) {
+  if (!work.claim) return { kept: result, refused: undefined };
+  try {
+    serializeResult(work.claim.key, result);
+    return { kept: result, refused: undefined };
+  } catch (error) {
+    return { kept: undefined, refused: error };
   }
 }

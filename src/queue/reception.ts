@@ -20,6 +20,7 @@ import {
 } from "./errors.js";
 import { VisibilityHeartbeat } from "./heartbeat.js";
 import { MessageHold, type TimeMark } from "./hold.js";
+import { isAmbiguous } from "./requests.js";
 import { describe } from "./settle.js";
 import type { ReceivedQueueMessage } from "./types.js";
 import type { ProcessingContext, Work } from "./work.js";
@@ -50,11 +51,11 @@ export class MessageReception<T, TEffect> {
     });
     events.emit("received", { message });
     if (await settle.settleRemembered(message, hold)) return undefined;
-    if (message.dequeueCount > options.maxDequeueCount) {
-      const reason =
-        `The message was received ${message.dequeueCount} times (maxDequeueCount ${options.maxDequeueCount}) without being settled: ` +
-        "its consumers stopped or crashed while processing it.";
-      await settle.poison(message, hold, reason, undefined);
+    const store = this.#c.store;
+    // Received too often. Without a store nothing says it was done: poisoned now. With one, only
+    // once the store has answered that its key is not done (`#claimKey`): a done key is a duplicate.
+    if (!store && message.dequeueCount > options.maxDequeueCount) {
+      await settle.poison(message, hold, receivedTooOften(message, options.maxDequeueCount), undefined);
       return undefined;
     }
     let body: T;
@@ -71,7 +72,6 @@ export class MessageReception<T, TEffect> {
       return undefined;
     }
     const work = this.#start(message, hold, body);
-    const store = this.#c.store;
     if (store && !(await this.#claimKey(work, store, onDeferred))) {
       await this.#attempt.finish(work);
       return undefined;
@@ -124,11 +124,17 @@ export class MessageReception<T, TEffect> {
 
   /**
    * Claims the message's idempotency key into `work.claim`. False when the message was settled
-   * instead: its key is done (deleted as a duplicate), the key could not be derived (poisoned), the
-   * claim failed (a failed attempt), or the consumer stopped while another consumer held the key
-   * (the message is made visible again). While another consumer holds the key, the message waits
-   * here, kept invisible by its heartbeat: waiting is no delivery, so it never counts towards
-   * poisoning.
+   * instead: its key is done (deleted as a duplicate, however often it was received), the key could
+   * not be derived (poisoned), it was received more than `maxDequeueCount` times and its key is not
+   * done (claimed, released and poisoned), the claim failed (a failed attempt), or the consumer
+   * stopped while another consumer held the key (the message is made visible again). While another
+   * consumer holds the key, the message waits here, kept invisible by its heartbeat: waiting is no
+   * delivery, so it never counts towards poisoning.
+   *
+   * A claim that fails without an answer (a network failure, a time limit, a 5xx) says nothing
+   * about the done record: the message is retried later and never poisoned for it, whatever its
+   * dequeue count. Only an answer poisons: "not done", or a refusal of the key itself (a 4xx or a
+   * check of the store's), which no done record can have been written for.
    */
   async #claimKey(work: Work<T, TEffect>, store: StoreCalls<TEffect>, onDeferred?: () => void): Promise<boolean> {
     const idempotency = this.#c.options.idempotency!;
@@ -167,12 +173,16 @@ export class MessageReception<T, TEffect> {
           await this.#attempt.fail(
             work,
             new Error(`Could not claim idempotency key '${key}': ${describe(error)}`, { cause: error }),
+            { mayPoison: !isAmbiguous(error) },
           );
         return false;
       }
       if (outcome.status === "claimed") {
         work.claim = outcome.claim;
-        return true;
+        if (message.dequeueCount <= options.maxDequeueCount) return true;
+        await heartbeat.stop();
+        await this.#attempt.poisonClaimed(work, receivedTooOften(message, options.maxDequeueCount));
+        return false;
       }
       if (outcome.status === "done") {
         await heartbeat.stop();
@@ -196,6 +206,13 @@ export class MessageReception<T, TEffect> {
       return false;
     }
   }
+}
+
+function receivedTooOften(message: ReceivedQueueMessage, maxDequeueCount: number): string {
+  return (
+    `The message was received ${message.dequeueCount} times (maxDequeueCount ${maxDequeueCount}) without being settled: ` +
+    "its consumers stopped or crashed while processing it."
+  );
 }
 
 export function toReceived(item: DequeuedMessageItem): ReceivedQueueMessage {

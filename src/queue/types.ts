@@ -256,8 +256,22 @@ export interface QueueConsumerEvents {
     readonly message: ReceivedQueueMessage;
     /** Its idempotency key. */
     readonly key: string;
-    /** The result recorded when the key was done. */
+    /** The result recorded when the key was done (undefined when it could not be kept: see `resultNotKept`). */
     readonly result: unknown;
+  };
+  /**
+   * The handler's result could not be kept with the done mark (over 30,000 characters of JSON, or
+   * not JSON): the key was marked done without it, so the handler does not run again for this key
+   * (later duplicates report `result: undefined`). Emitted before `processed`, which still carries
+   * the result. Return a small result (an id, a status) and store large outputs elsewhere.
+   */
+  resultNotKept: {
+    /** The message. */
+    readonly message: ReceivedQueueMessage;
+    /** Its idempotency key. */
+    readonly key: string;
+    /** Why the store refused the result: a RangeError (too large) or a TypeError (not JSON-serialisable). */
+    readonly error: unknown;
   };
   /**
    * Another consumer (or another message of this one) is processing the same key right now: this

@@ -2,14 +2,21 @@
  * Fault-placement explorer over the blob cells' write paths (tests/support/explorer.ts): every single
  * fault at every request, and a seeded sample of pairs (`ASC_EXPLORE_PAIRS=all`: every pair), for
  * each of optimisticUpdate (create, update, skip-read), writeIfMatch and writeLastWriterWins, on a
- * JSON, a text and a bytes cell. The contract: ./optimistic-contract.ts.
+ * JSON, a text and a bytes cell; and the stale-cache dimension (another writer since this process's
+ * last write; single faults, SDK retries off). The contract: ./optimistic-contract.ts.
  */
 import type { ContainerClient } from "@azure/storage-blob";
 import { blobBytesCell, blobJsonCell, blobTextCell, writeLastWriterWins } from "../../../src/index.js";
 import type { VersionedCell } from "../../../src/index.js";
 import { createExplorer, violationsOf } from "../../support/explorer.js";
 import { blobService, uniqueName } from "../../support/storage.js";
-import { counterOperations, EXPLORE_TIMEOUT_IN_MS, type CounterCell } from "./optimistic-contract.js";
+import {
+  counterOperations,
+  EXPLORE_TIMEOUT_IN_MS,
+  STALE_CACHE_EXPLORE,
+  staleCacheOperations,
+  type CounterCell,
+} from "./optimistic-contract.js";
 
 /** Pairs sampled per operation and SDK retry setting in `npm test`. */
 const PAIRS = 12;
@@ -56,28 +63,23 @@ function blobCounter<T>(
   };
 }
 
-const explored = <T>(cell: CounterCell<T>) => [cell.kind, counterOperations(cell)] as const;
-const cells = [
-  explored(
-    blobCounter<{ n: number }>(
-      "blob JSON",
-      (blob) => blobJsonCell(blob),
-      (n) => ({ n }),
-      (v) => v.n,
-    ),
+const counters: CounterCell<unknown>[] = [
+  blobCounter<{ n: number }>(
+    "blob JSON",
+    (blob) => blobJsonCell(blob),
+    (n) => ({ n }),
+    (v) => v.n,
   ),
-  explored(blobCounter<string>("blob text", (blob) => blobTextCell(blob), String, Number)),
-  explored(
-    blobCounter<Uint8Array>(
-      "blob bytes",
-      (blob) => blobBytesCell(blob),
-      (n) => Buffer.from([n]),
-      (v) => v[0]!,
-    ),
+  blobCounter<string>("blob text", (blob) => blobTextCell(blob), String, Number),
+  blobCounter<Uint8Array>(
+    "blob bytes",
+    (blob) => blobBytesCell(blob),
+    (n) => Buffer.from([n]),
+    (v) => v[0]!,
   ),
 ];
 
-describe.each(cells)("%s", (_kind, operations) => {
+describe.each(counters.map((cell) => [cell.kind, counterOperations(cell)] as const))("%s", (_kind, operations) => {
   it.each(operations.map((operation) => [operation.name, operation] as const))(
     "%s: every fault at every request, and pairs",
     async (_name, operation) => {
@@ -86,3 +88,16 @@ describe.each(cells)("%s", (_kind, operations) => {
     EXPLORE_TIMEOUT_IN_MS,
   );
 });
+
+describe.each(counters.map((cell) => [cell.kind, staleCacheOperations(cell)] as const))(
+  "%s, stale cache",
+  (_kind, operations) => {
+    it.each(operations.map((operation) => [operation.name, operation] as const))(
+      "%s: every fault at every request",
+      async (_name, operation) => {
+        expect(violationsOf(await explorer.explore(operation, STALE_CACHE_EXPLORE))).toEqual([]);
+      },
+      EXPLORE_TIMEOUT_IN_MS,
+    );
+  },
+);

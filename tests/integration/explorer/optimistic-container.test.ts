@@ -3,15 +3,22 @@
  * every single fault at every request (the read, the lease acquire, the ETag check under the lease,
  * Set Container Metadata, the release), and a seeded sample of pairs (`ASC_EXPLORE_PAIRS=all`: every
  * pair), for each of optimisticUpdate (create, update, skip-read), writeIfMatch and
- * writeLastWriterWins. The contract: ./optimistic-contract.ts. Each run starts on a container of its
- * own; after each, the container's lease must be free again (a write never leaves it held), and the
- * container is removed.
+ * writeLastWriterWins, and the stale-cache dimension (another writer since this process's last
+ * write; single faults, SDK retries off). The contract: ./optimistic-contract.ts. Each run starts
+ * on a container of its own; after each, the container's lease must be free again (a write never
+ * leaves it held), and the container is removed.
  */
 import type { BlobServiceClient } from "@azure/storage-blob";
 import { containerMetadataCell, writeLastWriterWins } from "../../../src/index.js";
-import { createExplorer, violationsOf } from "../../support/explorer.js";
+import { createExplorer, violationsOf, type ExploredOperation } from "../../support/explorer.js";
 import { blobService, uniqueName } from "../../support/storage.js";
-import { counterOperations, EXPLORE_TIMEOUT_IN_MS, type CounterCell } from "./optimistic-contract.js";
+import {
+  counterOperations,
+  EXPLORE_TIMEOUT_IN_MS,
+  STALE_CACHE_EXPLORE,
+  staleCacheOperations,
+  type CounterCell,
+} from "./optimistic-contract.js";
 
 /** Pairs sampled per operation and SDK retry setting in `npm test`. */
 const PAIRS = 12;
@@ -47,30 +54,43 @@ const counter: CounterCell<Metadata> = {
       : undefined,
 };
 
+/**
+ * The operation, judged as well on the container's lease (a write never leaves it held); each run
+ * has a container of its own, removed after it is judged (breaking a lease left behind).
+ */
+function leaseChecked<S extends { readonly place: string }, R>(
+  operation: ExploredOperation<S, R>,
+): ExploredOperation<S, R> {
+  return {
+    ...operation,
+    async judge(state, result, trace) {
+      const verdict = await operation.judge(state, result, trace);
+      const container = service.getContainerClient(state.place);
+      const lease = (await container.getProperties().catch(() => undefined))?.leaseState;
+      await container
+        .getBlobLeaseClient()
+        .breakLease(0)
+        .catch(() => undefined);
+      await container.deleteIfExists();
+      return lease === "leased" && !verdict.violation
+        ? { ...verdict, violation: "the container's lease was left held" }
+        : verdict;
+    },
+  };
+}
+
 it.each(counterOperations(counter).map((operation) => [operation.name, operation] as const))(
   "%s: every fault at every request, and pairs",
   async (_name, operation) => {
-    const runs = await explorer.explore(
-      {
-        ...operation,
-        async judge(state, result, trace) {
-          const verdict = await operation.judge(state, result, trace);
-          const container = service.getContainerClient(state.place);
-          const lease = (await container.getProperties().catch(() => undefined))?.leaseState;
-          // Each run has a container of its own: remove it (breaking a lease left behind).
-          await container
-            .getBlobLeaseClient()
-            .breakLease(0)
-            .catch(() => undefined);
-          await container.deleteIfExists();
-          return lease === "leased" && !verdict.violation
-            ? { ...verdict, violation: "the container's lease was left held" }
-            : verdict;
-        },
-      },
-      { pairs: PAIRS },
-    );
-    expect(violationsOf(runs)).toEqual([]);
+    expect(violationsOf(await explorer.explore(leaseChecked(operation), { pairs: PAIRS }))).toEqual([]);
+  },
+  EXPLORE_TIMEOUT_IN_MS,
+);
+
+it.each(staleCacheOperations(counter).map((operation) => [operation.name, operation] as const))(
+  "%s: every fault at every request",
+  async (_name, operation) => {
+    expect(violationsOf(await explorer.explore(leaseChecked(operation), STALE_CACHE_EXPLORE))).toEqual([]);
   },
   EXPLORE_TIMEOUT_IN_MS,
 );

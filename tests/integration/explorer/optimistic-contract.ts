@@ -10,17 +10,26 @@
  *   decide: a fault must have hit a read made after the first fault (the read-back). A single fault,
  *   or faults on writes alone, must end in a definite outcome;
  * - what the other properties of the cell held is kept (a Merge cell keeps what it was not sent).
+ *
+ * The stale-cache dimension ({@link staleCacheOperations}, issue 21): this process wrote the cell
+ * last (its write-skip cache holds the version), another writer wrote since, and this process's
+ * next update runs a `mutate` that changes the value, returns it unchanged, or returns `SKIP_WRITE`.
+ * Besides the above, what the caller is told must hold for the cell as it is now: `mutate` decided on
+ * the current value (so "written" stores what it computes from it, and a skip is told only when the
+ * current value calls for one), and the value reported is the one stored.
  */
 import type { VersionedCell } from "../../../src/index.js";
 import {
   isOptimisticOutcomeUnknownError,
   optimisticUpdate,
   readCell,
+  SKIP_WRITE,
   writeIfMatch,
   writeLastWriterWins,
 } from "../../../src/index.js";
 import {
   describeError,
+  type ExploreOptions,
   type ExploredOperation,
   type RunTrace,
   type Settled,
@@ -109,6 +118,116 @@ export function counterOperations<T>(cell: CounterCell<T>): ExploredOperation<Co
       judge: judgeCounter(cell, () => 9),
     },
   ];
+}
+
+/**
+ * How the stale-cache operations are explored in `npm test`: single faults with the SDK's retries off
+ * (each fault reaches the library), to keep them cheap; `ASC_EXPLORE_PAIRS=all` adds retries on and
+ * every pair.
+ */
+export const STALE_CACHE_EXPLORE: ExploreOptions =
+  process.env.ASC_EXPLORE_PAIRS === "all" ? { pairs: "all" } : { sdkRetries: ["off"] };
+
+/** The counter this process wrote last, so that its write-skip cache holds it. */
+const CACHED = 10;
+
+/** A `mutate` of the stale-cache dimension: what it does on the value it is given, and what the contract expects. */
+interface StaleMutation {
+  readonly name: string;
+  /** What the other writer stores after this process's last write (undefined: nobody writes). */
+  readonly other: number | undefined;
+  /** The counter `mutate` computes from `n`, or `SKIP_WRITE`. */
+  decide(n: number): number | typeof SKIP_WRITE;
+}
+
+const STALE_MUTATIONS: readonly StaleMutation[] = [
+  { name: "mutate changes", other: 3, decide: (n) => n + 1 },
+  { name: "mutate returns the same value", other: 3, decide: (n) => n },
+  // Skips at the cached 10: on the current 3 it must add one.
+  { name: "SKIP_WRITE on the cached value", other: 3, decide: (n) => (n >= CACHED ? SKIP_WRITE : n + 1) },
+  { name: "SKIP_WRITE on both", other: 20, decide: (n) => (n >= CACHED ? SKIP_WRITE : n + 1) },
+  // Nobody wrote since: the cached version is current, and the skip is proven by one read.
+  { name: "SKIP_WRITE, cache current", other: undefined, decide: () => SKIP_WRITE },
+];
+
+interface StaleState extends CounterState {
+  /** What the cell holds when the update starts (the other writer's value, or the cached one). */
+  readonly current: number;
+}
+
+/** What the update told: written or skipped, the counter of the value reported, and its ETag. */
+interface StaleTold {
+  readonly written: boolean;
+  readonly n: number | undefined;
+  readonly etag: string | undefined;
+}
+
+/**
+ * The stale-cache dimension for a cell kind (see the module notes): one operation per mutation.
+ * Setup: this process creates the cell with 10 through the explorer's proxies (fault-free then),
+ * which leaves 10 in its write-skip cache; another writer (through a cell of its own, which
+ * continues the write history as another process of the library would) stores `other`.
+ */
+export function staleCacheOperations<T>(cell: CounterCell<T>): ExploredOperation<StaleState, StaleTold>[] {
+  // A value holding n, as `mutate` returns it (a Merge cell: the counter alone).
+  const holding = (n: number) => cell.increment(cell.whole(n - 1));
+  const update = (via: Via, place: string, mutation: StaleMutation) =>
+    optimisticUpdate(cell.via(via, place), (current) => {
+      const n = cell.count(current) ?? 0;
+      const next = mutation.decide(n);
+      return next === SKIP_WRITE ? SKIP_WRITE : next === n ? current! : holding(next);
+    });
+  return STALE_MUTATIONS.map((mutation) => ({
+    name: `${cell.kind}: stale cache, ${mutation.name}`,
+    async setup(via: Via): Promise<StaleState> {
+      const place = await cell.place(undefined);
+      await optimisticUpdate(cell.via(via, place), () => cell.whole(CACHED));
+      if (mutation.other !== undefined) {
+        await optimisticUpdate(cell.direct(place), () => cell.whole(mutation.other!), { skipReadAfterOwnWrite: false });
+      }
+      return { place, start: CACHED, etag: undefined, current: mutation.other ?? CACHED };
+    },
+    async run(state: StaleState, via: Via): Promise<StaleTold> {
+      const result = await update(via, state.place, mutation);
+      return { written: result.written, n: cell.count(result.value), etag: result.etag };
+    },
+    judge: judgeStale(cell, mutation),
+  }));
+}
+
+/** The stale-cache contract (see the module notes). */
+function judgeStale<T>(cell: CounterCell<T>, mutation: StaleMutation) {
+  return async (state: StaleState, result: Settled<StaleTold>, trace: RunTrace): Promise<Verdict> => {
+    const read = await readCell(cell.direct(state.place));
+    const now = cell.count(read.exists ? read.value : undefined);
+    const rest = cell.checkRest?.(read.exists ? read.value : undefined, state.start);
+    const decided = mutation.decide(state.current);
+    const target = decided === SKIP_WRITE ? state.current : decided;
+    if (result.ok) {
+      const told = result.value;
+      const outcome = told.written ? "written" : "skipped";
+      const violation =
+        told.written === (decided === SKIP_WRITE)
+          ? `told ${outcome}, but mutate on the current value (${state.current}) ${decided === SKIP_WRITE ? "skips" : "writes"}`
+          : now !== target
+            ? `told ${outcome}, stored ${show(now)}, expected ${target}`
+            : told.n !== now
+              ? `told ${outcome} with value ${show(told.n)}, the cell holds ${show(now)}`
+              : !told.written && read.exists && told.etag !== read.etag
+                ? "skipped with an ETag the cell does not have"
+                : rest;
+      return violation ? { outcome, violation } : { outcome };
+    }
+    const unknown = isOptimisticOutcomeUnknownError(result.error);
+    const outcome = unknown ? "unknown" : `failed: ${describeError(result.error)}`;
+    const allowed = unknown ? [state.current, target] : [state.current];
+    if (!allowed.includes(now!))
+      return { outcome, violation: `${outcome}, stored ${show(now)}, started from ${state.current}` };
+    if (unknown && !readFaultedAfterFirst(trace)) {
+      return { outcome, violation: "unknown, although no fault hit the read that should have decided it" };
+    }
+    return rest ? { outcome, violation: rest } : { outcome };
+  };
 }
 
 /**

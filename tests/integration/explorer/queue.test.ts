@@ -15,7 +15,10 @@
  *   "poisoned", the copy is there and the original gone; copies are identical, and a second copy
  *   appears only when a send whose answer was lost is sent again (queue sends are not idempotent);
  * - one message through the whole consumer: its effect is written at most once and only with its
- *   done mark, the message is deleted only once the work is done, nothing is poisoned or lost.
+ *   done mark, the message is deleted only once the work is done, nothing is poisoned or lost;
+ * - a message past `maxDequeueCount` whose key is done (its last reception completed it and lost
+ *   its delete, issue 21): never poisoned, its handler never runs, its done record is not written;
+ *   deleted as a duplicate or left for a later reception (SDK retries off, single faults).
  */
 import type { TableClient, TableEntityResult, TransactionAction } from "@azure/data-tables";
 import type { QueueClient } from "@azure/storage-queue";
@@ -509,4 +512,90 @@ const oneMessage: ExploredOperation<ConsumerState, ConsumerRun> = {
 
 it("one message through the consumer: every fault at every request", async () => {
   expect(violationsOf(await explorer.exploreWithHangs(oneMessage))).toEqual([]);
+});
+
+// ---------------------------------------------------------------------------------------------
+// A message past maxDequeueCount whose key is done
+// ---------------------------------------------------------------------------------------------
+
+interface DoneKeyState extends ConsumerState {
+  readonly row: InboxRow;
+}
+
+const doneKeyPastLimit: ExploredOperation<DoneKeyState, ConsumerRun & { readonly ran: boolean }> = {
+  name: "a message past maxDequeueCount whose key is done, through the consumer",
+  runTimeoutInMs: 20_000,
+  async setup() {
+    const queue = queueService().getQueueClient(uniqueName("exploredone"));
+    queues.push(queue, queueService().getQueueClient(`${queue.name}-poison`));
+    await queue.create();
+    await queueService().getQueueClient(`${queue.name}-poison`).create();
+    const key = `done-${(serial += 1)}`;
+    const row = await seed(key, "done", "other", -60_000);
+    await queue.sendMessage(JSON.stringify({ key }));
+    // Its one allowed reception (maxDequeueCount 1) completed the key, and its delete was lost.
+    const [item] = (await queue.receiveMessages({ visibilityTimeout: VISIBILITY_TIMEOUT_IN_SECONDS }))
+      .receivedMessageItems;
+    await queue.updateMessage(item!.messageId, item!.popReceipt, undefined, 0);
+    return { queue, key, row };
+  },
+  async run(state, via) {
+    const queue = queueService(via.connectionString, via.storageOptions).getQueueClient(state.queue.name);
+    const table = tableClient(inbox.tableName, via.connectionString, via.tableOptions);
+    let ran = false;
+    const consumer = new QueueConsumer<{ key: string }>(queue, async () => void (ran = true), {
+      codec: jsonCodec<{ key: string }>(),
+      idempotency: { store: new TableIdempotencyStore(table), key: (body) => body.key },
+      maxDequeueCount: 1,
+      visibilityTimeoutInSeconds: VISIBILITY_TIMEOUT_IN_SECONDS,
+      requestTimeoutInMs: REQUEST_TIMEOUT_IN_MS,
+      batchSize: 1,
+      concurrency: 1,
+      newBatchThreshold: 0,
+      retryBackoff: fixedBackoff({ delayInMs: 0 }),
+      pollingBackoff: exponentialBackoff({ deltaInMs: 5, minInMs: 0, maxInMs: 20 }),
+    });
+    const events: string[] = [];
+    let settled!: () => void;
+    const settledOnce = new Promise<void>((resolve) => (settled = resolve));
+    for (const name of ["processed", "duplicate", "failed", "poisoned", "ownershipLost", "error"] as const) {
+      consumer.on(name, (payload) => {
+        const retried = name === "failed" && (payload as QueueConsumerEvents["failed"]).willRetry;
+        events.push(retried ? "failed (retried)" : name);
+        if (name !== "error") settled();
+      });
+    }
+    let empties = 0;
+    consumer.on("empty", () => ++empties >= 5 && settled());
+    try {
+      await consumer.start();
+    } catch (error) {
+      if (!isConsumerResourceError(error)) throw error;
+      return { started: false, events, deletedTold: false, ran };
+    }
+    await settledOnce;
+    const stopped = await consumer.stop({ gracePeriodInMs: 5_000, timeoutInMs: 15_000 });
+    if (stopped.timedOut) throw new Error("stop() timed out");
+    return { started: true, events, deletedTold: events.includes("duplicate"), ran };
+  },
+  async judge(state, result) {
+    if (!result.ok) return { outcome: "threw", violation: `threw ${describeError(result.error)}` };
+    const { started, events, deletedTold, ran } = result.value;
+    const row = await readRow(state.key);
+    const left = await messagesIn(state.queue);
+    const poisoned = await messagesIn(queueService().getQueueClient(`${state.queue.name}-poison`));
+    const outcome = !started ? "start rejected" : events.length === 0 ? "nothing settled" : events.join("+");
+    const violation = (why: string): Verdict => ({ outcome, violation: why });
+    if (poisoned > 0 || events.includes("poisoned")) return violation("a message whose key is done was poisoned");
+    if (ran) return violation("the handler ran for a done key");
+    if (row?.etag !== state.row.etag) return violation("the done record was written");
+    if (events.some((e) => e === "processed" || e === "failed" || e === "ownershipLost"))
+      return violation(`told ${events.join("+")} for a done key`);
+    if (deletedTold && left !== 0) return violation("told deleted as a duplicate, still in the queue");
+    return { outcome: `${outcome}, ${left} left` };
+  },
+};
+
+it("a message past maxDequeueCount whose key is done: every fault at every request", async () => {
+  expect(violationsOf(await explorer.explore(doneKeyPastLimit, { sdkRetries: ["off"] }))).toEqual([]);
 });
