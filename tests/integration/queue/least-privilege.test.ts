@@ -167,7 +167,9 @@ describe("a 403 on one message's transaction", () => {
     try {
       await queue.sendMessage(JSON.stringify({ orderId: "with-effects", effects: true }));
       const [poisoned] = await events.next("poisoned");
-      expect(poisoned!.reason).toMatch(/refused the transaction of idempotency key 'with-effects' \(its effects and done mark\) with 403 AuthorizationFailure/);
+      expect(poisoned!.reason).toMatch(
+        /refused the transaction of idempotency key 'with-effects' \(its effects and done mark\) with 403 AuthorizationFailure/,
+      );
       await queue.sendMessage(JSON.stringify({ orderId: "plain", effects: false }));
       expect((await events.next("processed")).map((p) => p.result)).toEqual(["plain"]);
       expect(consumer.status).toBe("running");
