@@ -25,7 +25,13 @@ import type { TableEntityResult, TransactionAction } from "@azure/data-tables";
 import { serviceCodeOf, statusOf } from "../../errors.js";
 import { TableKeyError, type TableKeyName } from "../../tables/errors.js";
 import { TRANSACTION_LIMITS } from "../../tables/payload.js";
-import { checkActions, MAX_TABLE_KEY_LENGTH, tableKeyProblem, type CheckedAction } from "../../tables/validation.js";
+import {
+  checkActions,
+  MAX_TABLE_KEY_LENGTH,
+  tableKeyProblem,
+  UNPAIRED_SURROGATE,
+  type CheckedAction,
+} from "../../tables/validation.js";
 import { IdempotencyClaimLostError } from "../errors.js";
 import type { ClaimRequest, IdempotencyClaim } from "./store.js";
 
@@ -252,7 +258,7 @@ function checkedAsSent(keyName: TableKeyName, what: string, given: string, sent:
       `and control characters escaped to 3 each); Azure Tables store at most ${MAX_TABLE_KEY_LENGTH} (1 KiB). ` +
       "Use a shorter key, or a hash of it (e.g. SHA-256 in hex).";
   } else {
-    const found = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.exec(given);
+    const found = UNPAIRED_SURROGATE.exec(given);
     message =
       `The idempotency ${what} ${shown} holds an unpaired UTF-16 surrogate` +
       `${found ? ` U+${found[0].charCodeAt(0).toString(16).toUpperCase()} at position ${found.index}` : ""}: half of a ` +
