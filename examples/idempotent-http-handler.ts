@@ -6,11 +6,19 @@
  * reuses a key with another body is refused (422); a duplicate that arrives while the first one is
  * still running is told to try later (409). Each charge's ledger row is written in the same entity
  * group transaction as the key's done record, so it exists exactly once.
+ *
+ * Keys are scoped per tenant: the record is looked up by the authenticated tenant and the key
+ * together, never by the client's key alone. Otherwise another tenant could send the same key and
+ * get this tenant's stored answer (its charge id, its amount), or squat a key before its owner uses
+ * it. The tenant comes from the caller's verified identity (here a header stands in for the token's
+ * claim); never from the body. And the stored answer is plain JSON in the inbox table, not
+ * encrypted: it holds no card number and no secret.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { TableClient, type TransactionAction } from "@azure/data-tables";
 import {
+  compositeKey,
   idempotent,
   isIdempotencyInProgressError,
   isIdempotencyPayloadMismatchError,
@@ -21,6 +29,8 @@ import { runIfMain, type ExampleContext } from "./support/run-example.js";
 export const title = "idempotent(): an HTTP handler that is safe to retry";
 
 interface Payment {
+  /** Who is calling, from the verified identity (an Entra ID token's `tid`, an API key's owner): never from the body. */
+  tenantId: string;
   idempotencyKey: string;
   customerId: string;
   amount: number;
@@ -56,7 +66,8 @@ export async function main({ connectionString, log }: ExampleContext): Promise<v
     },
     {
       store: new TableIdempotencyStore(inbox),
-      key: (payment) => payment.idempotencyKey,
+      // One tenant's key is not another's: compositeKey escapes each part, so no two pairs collide.
+      key: (payment) => compositeKey([payment.tenantId, payment.idempotencyKey]),
       // What makes two requests the same: not the key itself.
       payload: ({ customerId, amount }) => ({ customerId, amount }),
     },
@@ -67,13 +78,16 @@ export async function main({ connectionString, log }: ExampleContext): Promise<v
       response.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
     };
     const idempotencyKey = request.headers["idempotency-key"];
+    // Stands in for authentication: in production, the tenant of the verified token or API key.
+    const tenantId = request.headers["x-tenant"];
+    if (typeof tenantId !== "string") return reply(401, { error: "who is calling?" });
     if (request.method !== "POST" || request.url !== "/payments" || typeof idempotencyKey !== "string")
       return reply(400, { error: "POST /payments with an Idempotency-Key header" });
     let text = "";
     for await (const chunk of request) text += String(chunk);
     const { customerId, amount } = JSON.parse(text) as { customerId: string; amount: number };
     try {
-      reply(201, await pay({ idempotencyKey, customerId, amount }));
+      reply(201, await pay({ tenantId, idempotencyKey, customerId, amount }));
     } catch (error) {
       if (isIdempotencyPayloadMismatchError(error)) return reply(422, { error: error.message });
       if (isIdempotencyInProgressError(error)) return reply(409, { error: "in progress, retry later" });
@@ -83,10 +97,10 @@ export async function main({ connectionString, log }: ExampleContext): Promise<v
   const server = createServer((request, response) => void handle(request, response));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/payments`;
-  const post = async (key: string, body: { customerId: string; amount: number }) => {
+  const post = async (key: string, body: { customerId: string; amount: number }, tenant = "contoso") => {
     const response = await fetch(url, {
       method: "POST",
-      headers: { "content-type": "application/json", "idempotency-key": key },
+      headers: { "content-type": "application/json", "idempotency-key": key, "x-tenant": tenant },
       body: JSON.stringify(body),
     });
     return { status: response.status, body: (await response.json()) as Record<string, unknown> };
@@ -113,6 +127,10 @@ export async function main({ connectionString, log }: ExampleContext): Promise<v
     const other = await post("key-2", { customerId: "c-8", amount: 40 });
     log(`another payment: ${other.status} ${JSON.stringify(other.body)}`);
 
+    // Another tenant that happens to send the same key: its own payment, not contoso's stored answer.
+    const otherTenant = await post("key-1", { customerId: "f-1", amount: 25 }, "fabrikam");
+    log(`another tenant with the same key: ${otherTenant.status} ${JSON.stringify(otherTenant.body)}`);
+
     let ledgerRows = 0;
     for await (const _row of inbox.listEntities({ queryOptions: { filter: "RowKey eq 'ledger'" } })) ledgerRows += 1;
     log(`the provider was called ${providerCalls} times; ${ledgerRows} ledger rows`);
@@ -123,9 +141,11 @@ export async function main({ connectionString, log }: ExampleContext): Promise<v
       retry.body["chargeId"] === first.body["chargeId"] &&
       reused.status === 422 &&
       other.status === 201 &&
-      providerCalls === 2 &&
-      ledgerRows === 2;
-    if (!ok) throw new Error("a payment was charged twice, or a duplicate was not recognised");
+      otherTenant.status === 201 &&
+      otherTenant.body["chargeId"] !== first.body["chargeId"] &&
+      providerCalls === 3 &&
+      ledgerRows === 3;
+    if (!ok) throw new Error("a payment was charged twice, a duplicate was not recognised, or tenants shared a key");
   } finally {
     server.close();
     await inbox.deleteTable();

@@ -266,7 +266,8 @@ export const NETWORK_CODES: ReadonlySet<string> = new Set([
  * error message or log line carries a secret. It finds them in connection strings (`AccountKey=k`,
  * `AccountKey = k`), in query strings (`sig=…`, also percent-encoded once or twice inside another
  * URL: `sig%3D…`), as fields of JSON or of `util.inspect` output (`"sig": "…"`, `signature: '…'`,
- * `accountKey: <Buffer …>`, a `URLSearchParams`'s `'sig' => '…'`), and in `SharedKey` headers.
+ * `accountKey: <Buffer …>`, a `URLSearchParams`'s `'sig' => '…'`), in `SharedKey` headers, and as
+ * bearer tokens (`Authorization: Bearer …`, a bare `Bearer eyJ…`, any JSON Web Token).
  *
  * @example
  * ```ts
@@ -298,6 +299,15 @@ export function redactSecrets(text: string): string {
       // util.inspect of a shared key credential: accountKey: <Buffer 12 ab …>.
       .replace(/(\baccountKey\s*:\s*)<Buffer[^>]*>/gi, "$1<redacted>")
       .replace(/(SharedKey(?:Lite)?\s+[^:\s]+:)[^\s"',]+/gi, "$1<redacted>")
+      // Bearer tokens (Entra ID, RFC 6750 b64token): in an Authorization header or field (any length), or
+      // bare ("Bearer eyJ…", 16 characters or more, so that prose such as "a Bearer token" stays).
+      .replace(
+        /(\bAuthorization["']?\s*(?::|=>|=)\s*["'`]?\s*(?:Bearer|Basic|Token)\s+)[A-Za-z0-9\-._~+/]+=*/gi,
+        "$1<redacted>",
+      )
+      .replace(/(\bBearer\s+)[A-Za-z0-9\-._~+/]{16,}=*/gi, "$1<redacted>")
+      // A JSON Web Token anywhere (header.payload.signature, base64url; the header starts with `{"`, "eyJ").
+      .replace(/\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g, "<redacted>")
   );
 }
 

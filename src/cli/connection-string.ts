@@ -29,6 +29,8 @@ export interface AccountConnection {
   endpoint(service: StorageService): string;
   /** "account 'name' (endpoint), from <source>": no key, no SAS. */
   describe(service: StorageService): string;
+  /** How its requests are signed: with the account key (also Azurite's), or with a shared access signature. */
+  readonly signIn: "key" | "sas";
 }
 
 /** The account name of an endpoint: the first label of the host, or the first path segment for an emulator. */
@@ -110,6 +112,7 @@ export function readConnectionString(text: string, source: string): AccountConne
   return {
     connectionString: text,
     source,
+    signIn: development || accountKey !== undefined ? "key" : "sas",
     endpoint,
     describe(service) {
       const url = endpoint(service);

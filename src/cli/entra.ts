@@ -10,7 +10,7 @@
  * over Azure Files REST requires).
  */
 import type { TokenCredential } from "@azure/identity";
-import { UsageError, stringFlag, type FlagSpec, type Flags } from "../internal/args.js";
+import { mayBeSecret, shownArgument, UsageError, stringFlag, type FlagSpec, type Flags } from "../internal/args.js";
 import { importSdk } from "../internal/sdk.js";
 
 /** The Entra ID flags. */
@@ -33,7 +33,9 @@ function endpointFlag(flags: Flags, name: string): string | undefined {
   try {
     url = new URL(value);
   } catch {
-    throw new UsageError(`--${name} takes a URL such as https://<account>.blob.core.windows.net, got ${value}`);
+    throw new UsageError(
+      `--${name} takes a URL such as https://<account>.blob.core.windows.net, got ${shownArgument(value)}${keyHint(value)}`,
+    );
   }
   if (url.protocol !== "https:")
     throw new UsageError(`--${name} must be https:// (Microsoft Entra tokens are sent over TLS only)`);
@@ -44,6 +46,14 @@ function endpointFlag(flags: Flags, name: string): string | undefined {
   return `${url.origin}${url.pathname}`;
 }
 
+/** What to do with a key (or SAS, or token) typed where a name or an endpoint goes. */
+function keyHint(value: string): string {
+  return mayBeSecret(value)
+    ? ": it looks like a key, a SAS or a token, which never goes on the command line (the process list shows it). " +
+        "Put a connection string in AZURE_STORAGE_CONNECTION_STRING, or sign in with Microsoft Entra ID and give --account-name the account's name"
+    : "";
+}
+
 /** The Entra ID target the flags ask for, or undefined when they name none. */
 export function readEntraTarget(flags: Flags): EntraTarget | undefined {
   const accountName = stringFlag(flags, "account-name");
@@ -52,7 +62,7 @@ export function readEntraTarget(flags: Flags): EntraTarget | undefined {
   if (accountName === undefined && blobEndpoint === undefined && fileEndpoint === undefined) return undefined;
   if (accountName !== undefined && !/^[a-z0-9]{3,24}$/.test(accountName))
     throw new UsageError(
-      `--account-name takes a storage account name (3-24 lowercase letters and digits), got ${accountName}`,
+      `--account-name takes a storage account name (3-24 lowercase letters and digits), got ${shownArgument(accountName)}${keyHint(accountName)}`,
     );
   return {
     blobEndpoint: blobEndpoint ?? (accountName && `https://${accountName}.blob.core.windows.net/`),

@@ -5,6 +5,35 @@
  * Everything else is its message's first line. Every line is redacted of secrets.
  */
 import { readRestError, redactSecrets } from "../errors.js";
+import { mayBeSecret, shownArgument } from "../internal/args.js";
+
+/** How a command's requests were signed, so that the advice on a refusal fits it. */
+export type SignIn = "entra" | "key" | "sas";
+
+/**
+ * A command's failure, with how it signed in: an identity without a data role is told which role to
+ * assign, a SAS without a right which right to add; neither is told about the other.
+ */
+export class SignedInFailure extends Error {
+  readonly signIn: SignIn;
+  constructor(signIn: SignIn, cause: unknown) {
+    super("a command failed", { cause });
+    this.name = "SignedInFailure";
+    this.signIn = signIn;
+  }
+}
+
+/** What to do about a 403 that says the credential may not do this, by how the command signed in. */
+const NOT_ALLOWED: Readonly<Record<SignIn | "unknown", string>> = {
+  entra:
+    "the signed-in identity has no data role that allows this; " +
+    "assign Storage Blob Data Reader to list and show, Storage Blob Data Contributor to break",
+  sas:
+    "the SAS does not allow this: a container SAS or an account SAS needs read and list (r, l) to list and show locks, " +
+    "and write (w) to break one (an account SAS also needs the container and object resource types, srt=co)",
+  key: "the account refuses this request even with its key: check the account's network rules and any policy",
+  unknown: "the credential may not do this: check the key, the SAS's rights or the identity's data role",
+};
 
 const NETWORK_HINTS: Readonly<Record<string, string>> = {
   ECONNREFUSED: "nothing listens there",
@@ -53,8 +82,27 @@ function firstLine(message: string): string {
   return message.split("\n")[0]!;
 }
 
-/** One line for `error`, without secrets. */
+/**
+ * `message` with each file path a Node.js error names (`ENOENT: …, open '<path>'`) shown as the
+ * tool shows any word typed on its command line: by its length when it may be a secret.
+ */
+function withoutPaths(message: string, errors: readonly unknown[]): string {
+  let text = message;
+  for (const e of errors) {
+    const path = (e as { path?: unknown } | null)?.path;
+    if (typeof path === "string" && mayBeSecret(path)) text = text.split(path).join(shownArgument(path));
+  }
+  return text;
+}
+
+/** One line for `error`, without secrets (nor any file path that may be one). */
 export function explain(error: unknown): string {
+  const cause = error instanceof SignedInFailure ? error.cause : error;
+  const line = explainSignedIn(cause, error instanceof SignedInFailure ? error.signIn : undefined);
+  return withoutPaths(line, chain(cause));
+}
+
+function explainSignedIn(error: unknown, signIn: SignIn | undefined): string {
   const errors = chain(error);
   const first = firstLine(error instanceof Error ? error.message : String(error));
   for (const e of errors) {
@@ -81,11 +129,13 @@ export function explain(error: unknown): string {
       const hint = NETWORK_HINTS[info.networkCode] ?? "check the endpoint and the network";
       return redactSecrets(`cannot reach ${where ?? "the storage endpoint"} (${info.networkCode}): ${hint}`);
     }
-    if (info.statusCode === 403 && info.serviceCode === "AuthorizationPermissionMismatch") {
-      return redactSecrets(
-        `${first} (403 AuthorizationPermissionMismatch: the signed-in identity has no data role that allows this; ` +
-          "assign Storage Blob Data Reader to list and show, Storage Blob Data Contributor to break)",
-      );
+    if (
+      info.statusCode === 403 &&
+      (info.serviceCode === "AuthorizationPermissionMismatch" ||
+        info.serviceCode === "AuthorizationResourceTypeMismatch" ||
+        (info.serviceCode === "AuthorizationFailure" && signIn === "sas"))
+    ) {
+      return redactSecrets(`${first} (403 ${info.serviceCode}: ${NOT_ALLOWED[signIn ?? "unknown"]})`);
     }
     if (info.statusCode === 403 && info.serviceCode === "AuthenticationFailed") {
       return redactSecrets(

@@ -9,7 +9,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseCommandLine, UsageError, type FlagSpec } from "../internal/args.js";
+import { parseCommandLine, shownArgument, UsageError, type FlagSpec } from "../internal/args.js";
 import { locatePackage } from "../internal/package-root.js";
 import { commands } from "./commands/index.js";
 import { explain } from "./explain.js";
@@ -67,12 +67,13 @@ export async function runCli(argv: readonly string[]): Promise<number> {
         out(named?.help ?? overview());
         return 0;
       }
-      if (positional.length > 0) throw new UsageError(`unknown command "${positional[0]}"; run \`${NAME} --help\``);
+      if (positional.length > 0)
+        throw new UsageError(`unknown command ${shownArgument(positional[0]!)}; run \`${NAME} --help\``);
       out(overview());
       return 2;
     }
     const command = commands.find((c) => c.name === name);
-    if (!command) throw new UsageError(`unknown command "${name}"; run \`${NAME} --help\``);
+    if (!command) throw new UsageError(`unknown command ${shownArgument(name)}; run \`${NAME} --help\``);
     const { positional, flags } = parseCommandLine(rest, { ...command.flags, ...GLOBAL_FLAGS }, command.name);
     if (flags["help"]) {
       out(command.help);

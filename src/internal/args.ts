@@ -16,6 +16,32 @@ export class UsageError extends Error {
   }
 }
 
+/**
+ * Whether a command line word may be a secret: it carries a connection string's, a SAS's or a
+ * token's marker (`AccountKey=`, `SharedAccessSignature=`, `sig=`, `Bearer `, a JWT), or a run of
+ * 32 or more characters of the base64 / base64url alphabet mixing upper case, lower case and digits,
+ * as an account key (88 characters), a SAS signature (44) or a Microsoft Entra client secret (40)
+ * does. Names people choose (containers, shares, scenario names, file names) rarely do.
+ */
+export function mayBeSecret(value: string): boolean {
+  if (/(?:AccountKey|SharedAccessSignature|sig|signature)\s*(?:=|%3D)|\bBearer\s|eyJ[A-Za-z0-9_-]{8,}\./i.test(value))
+    return true;
+  for (const run of value.match(/[A-Za-z0-9+/=~._-]{32,}/g) ?? []) {
+    if (/[A-Z]/.test(run) && /[a-z]/.test(run) && /[0-9]/.test(run)) return true;
+  }
+  return false;
+}
+
+/**
+ * A command line word as a message quotes it: in full (JSON-quoted, so control characters are
+ * escaped) when it cannot be a secret, else only its length. A key pasted in the wrong place (as
+ * `--account-name`, as a container name, as a stray word) must not reach a terminal, a CI log or a
+ * bug report: no message of the tool echoes a word in any other way.
+ */
+export function shownArgument(value: string): string {
+  return mayBeSecret(value) ? `(${value.length} characters, not shown: it may be a secret)` : JSON.stringify(value);
+}
+
 /** The flags a command accepts, by long name (without the dashes). */
 export type FlagSpec = Readonly<
   Record<string, { readonly type: "string" | "boolean"; readonly short?: string | undefined }>
@@ -71,7 +97,7 @@ export function parseCommandLine(argv: readonly string[], spec: FlagSpec, comman
     if (!option) {
       const suggestion = closest(token.name, Object.keys(spec));
       throw new UsageError(
-        `unknown flag ${token.rawName}${command ? ` for ${command}` : ""}${suggestion ? ` (did you mean --${suggestion}?)` : ""}; ` +
+        `unknown flag ${mayBeSecret(token.rawName) ? shownArgument(token.rawName) : token.rawName}${command ? ` for ${command}` : ""}${suggestion ? ` (did you mean --${suggestion}?)` : ""}; ` +
           `run \`azure-storage-concurrency ${command ? `${command} ` : ""}--help\``,
       );
     }
@@ -84,7 +110,7 @@ export function parseCommandLine(argv: readonly string[], spec: FlagSpec, comman
     // means the value was forgotten (`--out --json`).
     if (token.value === undefined || (token.inlineValue === false && token.value.startsWith("-"))) {
       throw new UsageError(
-        `--${token.name} needs a value${token.value === undefined ? "" : ` (got ${token.value}; a value starting with a dash is written --${token.name}=${token.value})`}`,
+        `--${token.name} needs a value${token.value === undefined ? "" : ` (got ${shownArgument(token.value)}; a value starting with a dash is written --${token.name}=${mayBeSecret(token.value) ? "<value>" : token.value})`}`,
       );
     }
     flags[token.name] = token.value;
@@ -107,7 +133,7 @@ export function numberFlag(flags: Flags, name: string, fallback: number, min = -
   const parsed = typeof value === "string" && value.trim() !== "" ? Number(value) : Number.NaN;
   if (!Number.isFinite(parsed) || parsed < min) {
     throw new UsageError(
-      `--${name} must be a number${min > -Infinity ? ` of at least ${min}` : ""}, got ${String(value)}`,
+      `--${name} must be a number${min > -Infinity ? ` of at least ${min}` : ""}, got ${typeof value === "string" ? shownArgument(value) : "no value"}`,
     );
   }
   return parsed;
@@ -119,7 +145,8 @@ export function numberListFlag(flags: Flags, name: string, fallback: readonly nu
   if (value === undefined) return [...fallback];
   return value.split(",").map((part) => {
     const parsed = part.trim() === "" ? Number.NaN : Number(part);
-    if (!Number.isFinite(parsed) || parsed <= 0) throw new UsageError(`--${name} takes positive numbers, got ${part}`);
+    if (!Number.isFinite(parsed) || parsed <= 0)
+      throw new UsageError(`--${name} takes positive numbers, got ${shownArgument(part)}`);
     return parsed;
   });
 }

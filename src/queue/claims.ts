@@ -3,10 +3,13 @@
  * ambiguous failure (time limit, network failure, 5xx) tried again while the message is certainly
  * still this consumer's (the store recognises its own write applied by an earlier try, see
  * `IdempotencyStore`), and a missing table or a refused credential turned into a
- * {@link ConsumerResourceError} that ends the consumer instead of failing the message.
+ * {@link ConsumerResourceError} that ends the consumer instead of failing the message; except a 403
+ * on the transaction that carries a message's effects, which fails that message only
+ * ({@link EffectsRefusedError}).
  */
+import { serviceCodeOf, statusOf } from "../errors.js";
 import { withTimeLimit } from "../internal/time-limit.js";
-import { MessageOwnershipLostError } from "./errors.js";
+import { EffectsRefusedError, MessageOwnershipLostError } from "./errors.js";
 import { MAX_TRIES } from "./hold.js";
 import type { ClaimOutcome, ClaimRequest, IdempotencyClaim, IdempotencyStore } from "./idempotency/store.js";
 import { isAmbiguous, isResourceFailure, resourceError } from "./requests.js";
@@ -78,9 +81,17 @@ export class StoreCalls<TEffect> {
     );
   }
 
+  /**
+   * Marks the claim done with its effects. A 403 refusing the transaction that carries effects is
+   * that message's failure ({@link EffectsRefusedError}), not the consumer's: see {@link isEffectsRefusal}.
+   */
   complete(claim: IdempotencyClaim, result: unknown, effects: readonly TEffect[], hold: HoldWindow): Promise<void> {
-    return this.#call(`mark idempotency key '${claim.key}' done`, hold, (signal) =>
-      this.store.complete(claim, { result, effects, ...this.#retention, abortSignal: signal }),
+    return this.#call(
+      `mark idempotency key '${claim.key}' done`,
+      hold,
+      (signal) => this.store.complete(claim, { result, effects, ...this.#retention, abortSignal: signal }),
+      undefined,
+      effects.length > 0 && !this.#rawResourceFailures ? claim.key : undefined,
     );
   }
 
@@ -114,11 +125,19 @@ export class StoreCalls<TEffect> {
     hold: HoldWindow | undefined,
     call: (abortSignal: AbortSignal) => Promise<R>,
     abortSignal?: AbortSignal,
+    effectsOfKey?: string,
   ): Promise<R> {
     for (let tries = 1; ; tries++) {
       try {
         return await withTimeLimit(operation, this.#requestTimeoutInMs, abortSignal, call);
       } catch (error) {
+        if (effectsOfKey !== undefined && isEffectsRefusal(error)) {
+          throw new EffectsRefusedError(effectsOfKey, {
+            statusCode: statusOf(error),
+            serviceCode: serviceCodeOf(error),
+            cause: error,
+          });
+        }
         if (isResourceFailure(error)) {
           if (this.#rawResourceFailures) throw error;
           throw resourceError("idempotencyStore", this.store.resourceName ?? this.store.name, operation, error);
@@ -128,6 +147,18 @@ export class StoreCalls<TEffect> {
       }
     }
   }
+}
+
+/**
+ * A 403 on the transaction that carries a message's effects, other than a credential refused
+ * outright (AuthenticationFailed: a bad or expired key or SAS, which every request would meet).
+ * The consumer's own rows were writable (its claim, or the start check, went through); what was
+ * refused is this transaction, whose rows the handler chose: one message's failure, not a reason to
+ * stop consuming the others. The store rethrows the transaction's own error only after reading the
+ * row back (a refused read would be a resource failure, thrown as such).
+ */
+function isEffectsRefusal(error: unknown): boolean {
+  return statusOf(error) === 403 && serviceCodeOf(error) !== "AuthenticationFailed";
 }
 
 /** The error that reports a lost idempotency claim. */

@@ -277,3 +277,63 @@ export class ConsumerResourceError extends StorageConcurrencyError {
 export function isConsumerResourceError(error: unknown): error is ConsumerResourceError {
   return isStorageConcurrencyError(error) && error.name === "ConsumerResourceError";
 }
+
+/**
+ * The service refused (403) the entity group transaction that carries one message's effects with its
+ * done mark: the credential may write the consumer's own rows (its claims and plain done marks
+ * went through) but not this transaction, for instance a SAS limited to a partition or row range
+ * that one effect leaves. The transaction is all-or-nothing, so nothing of it was written. It is a
+ * failure of that message's attempt, not of the consumer: the claim is released, the message is
+ * retried after `retryBackoff` and poisoned at `maxDequeueCount` (with this error as the reason),
+ * a `failed` event carries it, and the consumer goes on with the other messages. A refusal of the
+ * consumer's own requests (receive, claim, a done mark without effects, the poison queue), or a
+ * credential refused outright (403 AuthenticationFailed), still ends the consumer with a
+ * {@link ConsumerResourceError}.
+ *
+ * Seen on Azurite with a table-scoped SAS: Azurite (3.37) refuses every `$batch` made with one (it
+ * signs the request as if its table were named `$batch`), while the service documents and accepts
+ * them; see docs/queue-processing.md, "Least privilege and entity group transactions".
+ */
+export class EffectsRefusedError extends StorageConcurrencyError {
+  /** The idempotency key whose done mark and effects were refused. */
+  readonly key: string;
+
+  constructor(
+    key: string,
+    options: { statusCode?: number | undefined; serviceCode?: string | undefined; cause?: unknown },
+  ) {
+    super(
+      `The service refused the transaction of idempotency key '${key}' (its effects and done mark) with ` +
+        `${options.statusCode ?? 403}${options.serviceCode ? ` ${options.serviceCode}` : ""}; nothing of it was written. ` +
+        "The credential may write the inbox rows but not this transaction: one of the effects' rows is outside what it " +
+        "allows (a SAS with a partition or row range, or without add (a), update (u) or delete (d) on the table). " +
+        "(Azurite refuses every transaction made with a table-scoped SAS, which the service accepts.) " +
+        "This message's attempt failed; the consumer goes on.",
+      {
+        code: "EffectsRefused",
+        statusCode: options.statusCode,
+        serviceCode: options.serviceCode,
+        cause: options.cause,
+      },
+    );
+    this.name = "EffectsRefusedError";
+    this.key = key;
+  }
+}
+
+/**
+ * True when `error` is an {@link EffectsRefusedError}.
+ *
+ * @example
+ * ```ts
+ * import { QueueConsumer, isEffectsRefusedError } from "azure-storage-concurrency";
+ *
+ * const consumer = new QueueConsumer(queueClient, async () => undefined);
+ * consumer.on("failed", ({ message, error }) => {
+ *   if (isEffectsRefusedError(error)) console.warn(`message ${message.messageId}: ${error.message}`);
+ * });
+ * ```
+ */
+export function isEffectsRefusedError(error: unknown): error is EffectsRefusedError {
+  return isStorageConcurrencyError(error) && error.name === "EffectsRefusedError";
+}

@@ -13,6 +13,8 @@ export {
   isConsumerResourceError,
   HandlerTimeoutError,
   isHandlerTimeoutError,
+  EffectsRefusedError,
+  isEffectsRefusedError,
   type ConsumerResource,
 } from "./errors.js";
 export { parsePoisonMessage, poisonQueueNameOf, type PoisonEnvelope } from "./poison.js";

@@ -370,7 +370,11 @@ export function multiIndexTable<T extends MultiIndexRecord>(
       if (!indexNames.includes(index))
         throw new RangeError(`unknown index ${JSON.stringify(index)}; the indexes are ${indexNames.join(", ")}.`);
       validateTableKey(partitionKey, "partitionKey");
-      const prefix = rowKeyOf(index, call.keyPrefix ?? "");
+      const keyPrefix: unknown = call.keyPrefix ?? "";
+      if (typeof keyPrefix !== "string") throw new TypeError("`keyPrefix` must be a string.");
+      const prefix = rowKeyOf(index, keyPrefix);
+      // The one key check, as for keys: a lone surrogate would otherwise fail in the SDK (URIError).
+      validateTableKey(prefix, "rowKey");
       const entries: MultiIndexListEntry<T>[] = [];
       let roundTrips = 0;
       for await (const page of queryEntityPages<Record<string, unknown>>(client, {

@@ -38,9 +38,24 @@ export function prefixUpperBound(prefix: string): string | undefined {
   if (typeof prefix !== "string") throw new TypeError("`prefix` must be a string.");
   for (let i = prefix.length - 1; i >= 0; i--) {
     const code = prefix.charCodeAt(i);
-    if (code < 0xffff) return prefix.slice(0, i) + String.fromCharCode(code + 1);
+    if (code === 0xffff) continue;
+    const head = prefix.slice(0, i);
+    // The bound travels in a URL, so it must be well-formed UTF-16 (no half of a surrogate pair),
+    // and still above every string that starts with the prefix, in code-unit order.
+    if (code === 0xdfff && isHighSurrogate(head.charCodeAt(head.length - 1))) {
+      // The last of a pair's low halves: step the high half instead (…\uD83D\uDFFF gives …\uD83E\uDC00).
+      const high = head.charCodeAt(head.length - 1);
+      const before = head.slice(0, -1);
+      return high < 0xdbff ? `${before}${String.fromCharCode(high + 1)}\uDC00` : `${before}\uE000`;
+    }
+    if (code + 1 === 0xd800) return `${head}\uD800\uDC00`; // after U+D7FF, the first character of the surrogate range
+    return head + String.fromCharCode(code + 1);
   }
   return undefined; // empty, or all U+FFFF: no upper bound
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
 }
 
 /** What {@link keyFilter} selects. */

@@ -26,7 +26,7 @@ export const MAX_TABLE_KEY_LENGTH = 512;
 // eslint-disable-next-line no-control-regex -- the control characters are the point: the service refuses them
 const FORBIDDEN = /[/\\#?\u0000-\u001f\u007f-\u009f]/;
 /** A high surrogate not followed by a low one, or a low surrogate not preceded by a high one. */
-const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+export const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 /**
  * The service's limits on property values and counts, shared with the optimistic table cell:
  * a String or Binary value holds 64 KiB (a string, 32,768 UTF-16 code units); an entity holds 252

@@ -18,7 +18,7 @@ import type { ScenarioResult } from "../../bench/report/markdown.js";
 import { startRun, writeReport, type BenchRun } from "../../bench/report/report.js";
 import { scenarios } from "../../bench/scenarios/index.js";
 import { redactSecrets } from "../../errors.js";
-import { numberFlag, stringFlag, UsageError, type FlagSpec, type Flags } from "../../internal/args.js";
+import { numberFlag, shownArgument, stringFlag, UsageError, type FlagSpec, type Flags } from "../../internal/args.js";
 import type { Command } from "../command.js";
 import { explain } from "../explain.js";
 import {
@@ -170,7 +170,7 @@ export const benchCommand: Command = {
   async run({ positional, flags, out, progress }) {
     const report = stringFlag(flags, "report");
     if (report !== undefined && !report.endsWith(".md"))
-      throw new UsageError(`--report takes a Markdown file name ending in .md, got ${report}`);
+      throw new UsageError(`--report takes a Markdown file name ending in .md, got ${shownArgument(report)}`);
     const from = stringFlag(flags, "from");
     if (from !== undefined) {
       if (report === undefined) throw new UsageError("--from needs --report <file>.md");
@@ -182,11 +182,13 @@ export const benchCommand: Command = {
 
     const [name, ...extra] = positional;
     if (!name) throw new UsageError(`bench needs a scenario or all; run \`${NAME} bench --help\``);
-    if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
+    if (extra.length > 0) throw new UsageError(`unexpected argument ${shownArgument(extra[0]!)}`);
     const names = name === "all" ? Object.keys(scenarios) : name.split(",");
     const unknown = names.find((n) => !scenarios[n]);
     if (unknown !== undefined)
-      throw new UsageError(`unknown scenario "${unknown}"; choose from ${Object.keys(scenarios).join(", ")}, or all`);
+      throw new UsageError(
+        `unknown scenario ${shownArgument(unknown)}; choose from ${Object.keys(scenarios).join(", ")}, or all`,
+      );
     const chosen = names.map((n) => scenarios[n]!);
     checkFlags(flags, chosen);
     const timeLimitInSec = flags["time-limit"] === undefined ? undefined : numberFlag(flags, "time-limit", 0, 0.1);

@@ -14,6 +14,7 @@ import { UsageError, stringFlag, type FlagSpec, type Flags } from "../../interna
 import { importSdk } from "../../internal/sdk.js";
 import { accountOf, readConnectionString, type AccountConnection } from "../connection-string.js";
 import { defaultCredential, ENTRA_FLAGS, readEntraTarget, type EntraTarget } from "../entra.js";
+import type { SignIn } from "../explain.js";
 import { CONNECTION_STRING_VARIABLE, openEmbeddedAzurite } from "../target.js";
 
 /** The connection flags of `lock`. */
@@ -59,6 +60,8 @@ export interface LockStorage {
   describe(service: "blob" | "file"): string;
   /** The service's endpoint (no query string). */
   endpoint(service: "blob" | "file"): string;
+  /** How requests are signed: Microsoft Entra ID, the account key, or a SAS (the advice on a 403 depends on it). */
+  readonly signIn: SignIn;
   blobService(): Promise<BlobServiceClient>;
   shareService(): Promise<ShareServiceClient>;
   /** Stops an embedded Azurite. */
@@ -101,6 +104,7 @@ function connectionStringStorage(account: AccountConnection): LockStorage {
   return {
     describe: (service) => account.describe(service),
     endpoint: (service) => account.endpoint(service),
+    signIn: account.signIn,
     async blobService() {
       account.endpoint("blob"); // a clear line when it has none
       const { BlobServiceClient } = await importSdk(() => import("@azure/storage-blob"), "@azure/storage-blob");
@@ -127,6 +131,7 @@ function entraStorage(target: EntraTarget): LockStorage {
   };
   return {
     endpoint,
+    signIn: "entra",
     describe: (service) =>
       `account '${accountOf(endpoint(service))}' (${endpoint(service)}), signed in with Microsoft Entra ID (DefaultAzureCredential)`,
     async blobService() {

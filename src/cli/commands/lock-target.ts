@@ -4,7 +4,7 @@
  * line before any request, and opened as a leasable over the user's connection.
  */
 import type { Leasable } from "../../lease/leasable.js";
-import { stringFlag, UsageError, type Flags } from "../../internal/args.js";
+import { shownArgument, stringFlag, UsageError, type Flags } from "../../internal/args.js";
 import type { LockStorage } from "./lock-storage.js";
 
 /** The thing whose lease a command inspects or breaks. */
@@ -22,13 +22,13 @@ export function parseLockTarget(action: string, positional: readonly string[], f
     const [containerName, blobName, ...extra] = positional;
     if (!containerName)
       throw new UsageError(`lock ${action} needs a container name, --file <share>/<path> or --share <share>`);
-    if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`);
+    if (extra.length > 0) throw new UsageError(`unexpected argument ${shownArgument(extra[0]!)}`);
     return blobName ? { kind: "blob", containerName, blobName } : { kind: "container", containerName };
   }
   if (file !== undefined && share !== undefined) throw new UsageError("use --file or --share, not both");
   if (positional.length > 0)
     throw new UsageError(
-      `unexpected argument "${positional[0]}" (the target is given by --${file ? "file" : "share"})`,
+      `unexpected argument ${shownArgument(positional[0]!)} (the target is given by --${file ? "file" : "share"})`,
     );
   if (action === "list")
     throw new UsageError("lock list lists the locks in a container; for a file or a share use lock show");
@@ -40,11 +40,13 @@ export function parseLockTarget(action: string, positional: readonly string[], f
   }
   if (share !== undefined) {
     if (share.includes("/"))
-      throw new UsageError(`--share takes a share name, got "${share}" (for a file use --file <share>/<path>)`);
+      throw new UsageError(
+        `--share takes a share name, got ${shownArgument(share)} (for a file use --file <share>/<path>)`,
+      );
     return { kind: "share", shareName: share };
   }
   const parts = file!.split("/").filter((part) => part.length > 0);
-  if (parts.length < 2) throw new UsageError(`--file takes <share>/<path to the file>, got "${file}"`);
+  if (parts.length < 2) throw new UsageError(`--file takes <share>/<path to the file>, got ${shownArgument(file!)}`);
   const [shareName, ...path] = parts;
   return {
     kind: "file",

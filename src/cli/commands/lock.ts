@@ -8,8 +8,18 @@ import type { ContainerClient } from "@azure/storage-blob";
 import type { LockHolder } from "../../lease/holder.js";
 import { listLocks } from "../../lease/lock-listing.js";
 import { LeaseLock } from "../../lease/lock.js";
-import { numberFlag, stringFlag, UsageError, type FlagSpec, type Flags } from "../../internal/args.js";
+import {
+  mayBeSecret,
+  numberFlag,
+  shownArgument,
+  stringFlag,
+  UsageError,
+  type FlagSpec,
+  type Flags,
+} from "../../internal/args.js";
+import { serviceCodeOf, statusOf } from "../../errors.js";
 import type { Command, CommandContext } from "../command.js";
+import { SignedInFailure } from "../explain.js";
 import { age, holderText, listJson, listText, lockJson, lockText, printable } from "./lock-output.js";
 import { chooseLockStorage, LOCK_STORAGE_FLAGS, timed, type LockStorage } from "./lock-storage.js";
 import { openLockTarget, parseLockTarget, type LockTarget } from "./lock-target.js";
@@ -80,7 +90,7 @@ export const lockCommand: Command = {
     const [action, ...positional] = context.positional;
     if (!action || !(action in ACTION_FLAGS)) {
       throw new UsageError(
-        `lock needs an action: list, show or break${action ? `, got "${action}"` : ""} (see \`lock --help\`)`,
+        `lock needs an action: list, show or break${action ? `, got ${shownArgument(action)}` : ""} (see \`lock --help\`)`,
       );
     }
     for (const [name, value] of Object.entries(context.flags)) {
@@ -88,7 +98,8 @@ export const lockCommand: Command = {
         throw new UsageError(`--${name} does not apply to lock ${action}`);
     }
     const target = parseLockTarget(action, positional, context.flags);
-    if (action === "list" && target.kind === "blob") throw new UsageError(`unexpected argument "${target.blobName}"`);
+    if (action === "list" && target.kind === "blob")
+      throw new UsageError(`unexpected argument ${shownArgument(target.blobName)}`);
     const breakPeriodInSeconds = action === "break" ? breakPeriodFlag(context.flags, target) : undefined;
     const open = chooseLockStorage(context.flags);
     if (action === "break" && !context.flags["yes"]) {
@@ -100,21 +111,41 @@ export const lockCommand: Command = {
     const storage = await open();
     try {
       const service = target.kind === "file" || target.kind === "share" ? "file" : "blob";
-      context.progress(`${storage.describe(service)}; ${printable(where(target))}`);
+      context.progress(`${storage.describe(service)}; ${where(target)}`);
       if (action === "list") return await list(context, storage, (target as { containerName: string }).containerName);
       const leasable = await openLockTarget(target, storage);
       return await showOrBreak(context, action, storage, leasable, target, breakPeriodInSeconds);
+    } catch (error) {
+      // The advice on a refusal depends on how the command signed in (a role, a SAS right, the key).
+      throw error instanceof UsageError ? error : new SignedInFailure(storage.signIn, error);
     } finally {
       await storage.close();
     }
   },
 };
 
-/** "container 'locks'", "share 'config'": where a target lives. */
+/** "container 'locks'", "share 'config'": where a target lives (a name that may be a secret by its length only). */
 function where(target: LockTarget): string {
   return target.kind === "blob" || target.kind === "container"
-    ? `container '${target.containerName}'`
-    : `share '${target.shareName}'`;
+    ? `container ${named(target.containerName)}`
+    : `share ${named(target.shareName)}`;
+}
+
+/** A name the operator typed, quoted and printable; one that may be a secret (a pasted key) by its length only. */
+function named(name: string): string {
+  return mayBeSecret(name) ? shownArgument(name) : `'${printable(name)}'`;
+}
+
+/** What the command looked for, in the words the operator typed it (for "does not exist"). */
+function typed(target: LockTarget): string {
+  switch (target.kind) {
+    case "blob":
+      return `blob ${named(target.blobName)} in ${where(target)}`;
+    case "file":
+      return `file ${named([target.directory, target.fileName].filter(Boolean).join("/"))} in ${where(target)}`;
+    default:
+      return where(target);
+  }
 }
 
 async function showOrBreak(
@@ -130,7 +161,7 @@ async function showOrBreak(
   const info = await timed(storage, service, (abortSignal) => lock.inspect({ abortSignal }));
   const description = printable(info.description);
   if (!info.exists) {
-    context.progress(`${description} does not exist`);
+    context.progress(`${typed(target)} does not exist`);
     return 4;
   }
   if (action === "show") {
@@ -190,15 +221,21 @@ function safeBreakPeriod(holder: LockHolder | undefined): number {
 
 async function list(context: CommandContext, storage: LockStorage, containerName: string): Promise<number> {
   const container: ContainerClient = (await storage.blobService()).getContainerClient(containerName);
-  if (!(await timed(storage, "blob", (abortSignal) => container.exists({ abortSignal })))) {
-    context.progress(`container '${printable(containerName)}' does not exist`);
+  const prefix = stringFlag(context.flags, "prefix");
+  // One page per call, each with its own time limit: a large container may take many pages. No
+  // existence check first: Get Container Properties needs more than listing does (a container SAS
+  // with read and list rights may list, not read the container's properties); a missing container
+  // answers the listing with 404 ContainerNotFound.
+  let rows: Awaited<ReturnType<typeof listLocks>>;
+  try {
+    rows = await listLocks(container, prefix, (call) => timed(storage, "blob", call));
+  } catch (error) {
+    if (statusOf(error) !== 404 || serviceCodeOf(error) !== "ContainerNotFound") throw error;
+    context.progress(`container ${named(containerName)} does not exist`);
     return 4;
   }
-  const prefix = stringFlag(context.flags, "prefix");
-  // One page per call, each with its own time limit: a large container may take many pages.
-  const rows = await listLocks(container, prefix, (call) => timed(storage, "blob", call));
   if (context.flags["json"]) context.out(listJson(rows));
-  else if (rows.length === 0) context.out(`no locks in container '${printable(containerName)}'`);
+  else if (rows.length === 0) context.out(`no locks in container ${named(containerName)}`);
   else context.out(listText(rows));
   return 0;
 }

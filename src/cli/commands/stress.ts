@@ -6,7 +6,7 @@
  * it runs on an embedded Azurite unless an account is named on the command line (../target.ts).
  */
 import { readFile, writeFile } from "node:fs/promises";
-import { numberFlag, stringFlag, UsageError, type FlagSpec } from "../../internal/args.js";
+import { numberFlag, shownArgument, stringFlag, UsageError, type FlagSpec } from "../../internal/args.js";
 import { importSdk } from "../../internal/sdk.js";
 import { SDK_SINGLE_ATTEMPT } from "../../retry/retry.js";
 import { stressDesigns, type BuiltInStressDesign } from "../../tables/stress/designs.js";
@@ -84,7 +84,9 @@ function parseMix(text: string | undefined): { read: number; insert: number; upd
   if (text === undefined) return undefined;
   const parts = text.split(",").map(Number);
   if (parts.length !== 3 || parts.some((n) => !Number.isFinite(n) || n < 0) || parts.every((n) => n === 0)) {
-    throw new UsageError(`--mix takes three shares (reads, inserts, updates), e.g. 50,25,25; got ${text}`);
+    throw new UsageError(
+      `--mix takes three shares (reads, inserts, updates), e.g. 50,25,25; got ${shownArgument(text)}`,
+    );
   }
   return { read: parts[0]!, insert: parts[1]!, update: parts[2]! };
 }
@@ -112,14 +114,14 @@ export const stressCommand: Command = {
   help,
   flags,
   async run({ positional, flags, out, progress }) {
-    if (positional.length > 0) throw new UsageError(`unexpected argument "${positional[0]}"`);
+    if (positional.length > 0) throw new UsageError(`unexpected argument ${shownArgument(positional[0]!)}`);
     const from = stringFlag(flags, "from");
     const svgFile = stringFlag(flags, "svg");
     if (from !== undefined) {
       if (svgFile === undefined) throw new UsageError("--from needs --svg <file>");
       const saved = JSON.parse(await readFile(from, "utf8")) as PartitionStressResult;
       if (saved?.tool !== "partition-stress-test")
-        throw new UsageError(`${from} is not a result of the stress test (written by stress --out)`);
+        throw new UsageError(`${shownArgument(from)} is not a result of the stress test (written by stress --out)`);
       await writeFile(svgFile, renderStressChart(saved));
       progress(`chart written to ${svgFile}`);
       return 0;
@@ -127,7 +129,9 @@ export const stressCommand: Command = {
     const designs = (stringFlag(flags, "designs", "single,append,bucketed") ?? "").split(",").filter(Boolean);
     for (const design of designs) {
       if (!(design in stressDesigns))
-        throw new UsageError(`unknown design "${design}"; choose from ${Object.keys(stressDesigns).join(", ")}`);
+        throw new UsageError(
+          `unknown design ${shownArgument(design)}; choose from ${Object.keys(stressDesigns).join(", ")}`,
+        );
     }
     if (designs.length === 0) throw new UsageError("--designs needs at least one design");
     const durationInSeconds = numberFlag(flags, "duration", 5, 0.5);

@@ -15,7 +15,6 @@ import { sdkTracing } from "../../observability/scope.js";
 import type { TableClient, TransactionAction } from "@azure/data-tables";
 import { logger } from "../../internal/logger.js";
 import { estimateActionBytes, tableUrlBytes, transactionBytes, TRANSACTION_LIMITS } from "../../tables/payload.js";
-import { checkActions, type CheckedAction } from "../../tables/validation.js";
 import { checkEffects, doneMark } from "./table-rows.js";
 import { serializeResult, type CompleteEntry, type IdempotencyStoreCallOptions } from "./store.js";
 
@@ -32,13 +31,14 @@ export async function completeGrouped(
   table: TableClient,
   entries: readonly CompleteEntry<TransactionAction>[],
   defaultRetentionInMs: number,
+  rowKeyPrefix: string,
   options: IdempotencyStoreCallOptions,
 ): Promise<boolean[]> {
   const committed = entries.map(() => false);
   const urlBytes = tableUrlBytes(table);
   const byPartition = new Map<string, Part[]>();
   entries.forEach((entry, index) => {
-    const part = partOf(entry, index, defaultRetentionInMs, urlBytes);
+    const part = partOf(entry, index, defaultRetentionInMs, rowKeyPrefix, urlBytes);
     if (!part) return;
     const parts = byPartition.get(entry.claim.partitionKey) ?? [];
     parts.push(part);
@@ -63,22 +63,26 @@ export async function completeGrouped(
   return committed;
 }
 
-/** The entry's actions and size; undefined when it is not fit to share (complete() then reports why). */
+/**
+ * The entry's actions and size; undefined when it is not fit to share: refused effects (another
+ * partition, a row under the store's prefix, a bad key or value) are never sent here, and
+ * `complete()` then refuses them by name, before any request.
+ */
 function partOf(
   entry: CompleteEntry<TransactionAction>,
   index: number,
   defaultRetentionInMs: number,
+  rowKeyPrefix: string,
   urlBytes: number,
 ): Part | undefined {
   try {
     const effects = entry.effects ?? [];
-    checkEffects(entry.claim, effects);
+    const checked = checkEffects(entry.claim, effects, rowKeyPrefix);
     const mark = doneMark(
       entry.claim,
       serializeResult(entry.claim.key, entry.result),
       entry.retentionInMs ?? defaultRetentionInMs,
     );
-    const checked: CheckedAction[] = checkActions(effects);
     checked.push({
       kind: mark.action[0],
       partitionKey: entry.claim.partitionKey,

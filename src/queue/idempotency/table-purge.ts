@@ -27,11 +27,12 @@ import { keyFilter, queryEntities } from "../../tables/query.js";
 import { isAmbiguous, isResourceFailure } from "../requests.js";
 import { PurgeTally, resolvePurgeOptions, type ResolvedPurgeOptions } from "./purge.js";
 import type { PurgeOptions, PurgeResult } from "./store.js";
+import { ROW_KEY_PREFIX_SEPARATOR } from "./table-rows.js";
 
 /** Tries of one delete whose outcome stays ambiguous. */
 const DELETE_TRIES = 3;
 
-/** Deletes the expired inbox rows (RowKey starting with `rowKeyPrefix`) of `table`. */
+/** Deletes the expired inbox rows of `table`: RowKey `rowKeyPrefix` + an escaped key (no ':' after the prefix). */
 export async function purgeInbox(
   table: TableClient,
   rowKeyPrefix: string,
@@ -58,11 +59,14 @@ export async function purgeInbox(
           abortSignal,
         }),
     );
-    tally.expired += page.entities.length;
+    // A RowKey under the prefix with another ':' after it is a row of another store whose prefix
+    // starts with this one's (`in:` and `in:b:`): keys have ':' escaped, so it is never this store's.
+    const own = page.entities.filter(
+      (row) => !(row.rowKey ?? "").slice(rowKeyPrefix.length).includes(ROW_KEY_PREFIX_SEPARATOR),
+    );
+    tally.expired += own.length;
     await runPool(
-      page.entities.map(
-        (row) => () => deleteIfUnchanged(table, row.partitionKey ?? "", row.rowKey ?? "", row.etag, o, tally),
-      ),
+      own.map((row) => () => deleteIfUnchanged(table, row.partitionKey ?? "", row.rowKey ?? "", row.etag, o, tally)),
       o.maxConcurrency,
     );
     continuationToken = page.continuationToken;

@@ -15,6 +15,7 @@ import { sdkTracing } from "../../observability/scope.js";
 import type { TableClient, TransactionAction } from "@azure/data-tables";
 import { serviceCodeOf, statusOf } from "../../errors.js";
 import { checkNonEmptyString } from "../../internal/validate.js";
+import { tableKeyProblem } from "../../tables/validation.js";
 import { checkRetention } from "./purge.js";
 import {
   DEFAULT_RETENTION_IN_MS,
@@ -33,18 +34,19 @@ import {
 import { completeGrouped } from "./table-group.js";
 import { purgeInbox } from "./table-purge.js";
 import {
-  checkedKey,
   checkEffects,
   claimOf,
   claimProperties,
   dateOf,
   doneMark,
   encodeTableKey,
+  inboxRow,
   isConcurrencyOutcome,
   isOwnClaim,
   lost,
   parseResult,
   recordOf,
+  ROW_KEY_PREFIX_SEPARATOR,
   sameClaimant,
   type InboxEntity,
 } from "./table-rows.js";
@@ -53,7 +55,10 @@ import {
 export interface TableIdempotencyStoreOptions {
   /**
    * Prefix of the inbox rows' RowKey, so that they can share a partition with the handler's own
-   * rows (which is what makes atomic effects possible).
+   * rows (which is what makes atomic effects possible). It must end with `:` (keys have `:`
+   * escaped as `%3A`), so that no store's rows can be another store's: `in:` and `in:b:` never
+   * share a row, while `in:` and `in:b` would (`in:` + `bx` = `in:b` + `x`). Effects may not write
+   * rows under it.
    * @default "inbox:"
    */
   readonly rowKeyPrefix?: string;
@@ -97,8 +102,18 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
     this.#table = tableClient;
     this.#prefix =
       options.rowKeyPrefix === undefined ? "inbox:" : checkNonEmptyString("rowKeyPrefix", options.rowKeyPrefix);
-    if (encodeTableKey(this.#prefix) !== this.#prefix) {
-      throw new RangeError("`rowKeyPrefix` must not contain '/', '\\', '#', '?', '%' or control characters.");
+    if (encodeTableKey(this.#prefix) !== this.#prefix || tableKeyProblem(this.#prefix) !== undefined) {
+      throw new RangeError(
+        "`rowKeyPrefix` must not contain '/', '\\', '#', '?', '%', control characters or half of a UTF-16 surrogate pair, " +
+          `and must be shorter than a RowKey (512 UTF-16 code units); got ${JSON.stringify(this.#prefix.slice(0, 60))}.`,
+      );
+    }
+    if (!this.#prefix.endsWith(ROW_KEY_PREFIX_SEPARATOR)) {
+      throw new RangeError(
+        `\`rowKeyPrefix\` ${JSON.stringify(this.#prefix)} must end with '${ROW_KEY_PREFIX_SEPARATOR}' (such as "inbox:" or "tenant-7:inbox:"): ` +
+          "otherwise it could be the start of another store's prefix, and the two stores would share rows " +
+          `(\`in:\` + \`bx\` is \`in:b\` + \`x\`); keys have '${ROW_KEY_PREFIX_SEPARATOR}' escaped, so a prefix that ends with it is nobody else's.`,
+      );
     }
     this.#retentionInMs = checkRetention("retentionInMs", options.retentionInMs, DEFAULT_RETENTION_IN_MS);
   }
@@ -121,7 +136,11 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
     }
   }
 
-  /** The table row that holds `key`'s record (`partitionKey` defaults to the key, as in the consumer). */
+  /**
+   * The table row that holds `key`'s record (`partitionKey` defaults to the key, as in the consumer).
+   * @throws TableKeyError when the key or the partition, as sent (escaped, with the prefix), is one
+   * the service would refuse: over 1 KiB (512 UTF-16 code units), or holding half of a surrogate pair.
+   */
   rowOf(
     key: string,
     partitionKey: string = key,
@@ -131,10 +150,7 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
     /** The row's RowKey: the prefix and the escaped key. */
     rowKey: string;
   } {
-    return {
-      partitionKey: checkedKey("partition key", partitionKey),
-      rowKey: checkedKey("row key", this.#prefix + encodeTableKey(key), false),
-    };
+    return inboxRow(this.#prefix, key, partitionKey);
   }
 
   async claim(request: ClaimRequest, options: IdempotencyStoreCallOptions = {}): Promise<ClaimOutcome> {
@@ -236,7 +252,7 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
   async complete(claim: IdempotencyClaim, options: CompleteOptions<TransactionAction> = {}): Promise<void> {
     const result = serializeResult(claim.key, options.result);
     const effects = options.effects ?? [];
-    checkEffects(claim, effects);
+    checkEffects(claim, effects, this.#prefix);
     const retentionInMs = checkRetention("retentionInMs", options.retentionInMs, this.#retentionInMs);
     const { entity, action } = doneMark(claim, result, retentionInMs);
     try {
@@ -275,7 +291,7 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
     entries: readonly CompleteEntry<TransactionAction>[],
     options: IdempotencyStoreCallOptions = {},
   ): Promise<readonly boolean[]> {
-    return completeGrouped(this.#table, entries, this.#retentionInMs, options);
+    return completeGrouped(this.#table, entries, this.#retentionInMs, this.#prefix, options);
   }
 
   async release(claim: IdempotencyClaim, options: IdempotencyStoreCallOptions = {}): Promise<void> {

@@ -5,9 +5,28 @@
  * one line that says what to fix.
  */
 import { createServer, type Server, type Socket } from "node:net";
+import {
+  ContainerSASPermissions,
+  generateBlobSASQueryParameters,
+  StorageSharedKeyCredential,
+} from "@azure/storage-blob";
 import { blobLock, isLeaseLostError } from "../../../src/index.js";
+import { AZURITE_ACCOUNT_KEY } from "../../../src/testing/index.js";
 import { spawnWorker } from "../../support/processes.js";
-import { blobService, connectionString, uniqueName } from "../../support/storage.js";
+import { blobService, connectionString, endpoints, uniqueName } from "../../support/storage.js";
+
+/** A connection string whose credential is a SAS for one container, with `permissions`. */
+function containerSasConnectionString(containerName: string, permissions: string): string {
+  const sas = generateBlobSASQueryParameters(
+    {
+      containerName,
+      permissions: ContainerSASPermissions.parse(permissions),
+      expiresOn: new Date(Date.now() + 3_600_000),
+    },
+    new StorageSharedKeyCredential("devstoreaccount1", AZURITE_ACCOUNT_KEY),
+  );
+  return `BlobEndpoint=${endpoints().blob};SharedAccessSignature=${sas.toString()}`;
+}
 
 async function cli(args: readonly string[], env: Record<string, string> = {}) {
   const run = spawnWorker("src/cli/main.ts", ["lock", ...args], {
@@ -160,6 +179,36 @@ describe("lock command", () => {
     events.push("next holder");
     expect(events).toEqual(["holder stopped", "next holder"]);
     await next.release();
+  }, 60_000);
+
+  it("lists with a container SAS that may only read and list (rl), and says what a SAS lacks without Entra advice", async () => {
+    const container = blobService().getContainerClient(uniqueName("cli"));
+    const held = await blobLock(container, "jobs/nightly", { durationInSeconds: 15, holderName: "sas-job" }).acquire();
+    try {
+      const sas = { AZURE_STORAGE_CONNECTION_STRING: containerSasConnectionString(container.containerName, "rl") };
+      const list = await cli(["list", container.containerName], sas);
+      expect(list).toMatchObject({ code: 0 });
+      expect(list.out).toMatch(/jobs\/nightly\s+leased\s+1\s+\d+s\s+'sas-job' on /);
+
+      // Breaking needs write (w): the advice names the SAS right, never a role assignment.
+      const broken = await cli(["break", container.containerName, "jobs/nightly", "--yes", "--now"], sas);
+      expect(broken.code).toBe(1);
+      const last = broken.err.trimEnd().split("\n").at(-1)!;
+      expect(last).toMatch(
+        /^azure-storage-concurrency: .*\(403 \w+: the SAS does not allow this: .*write \(w\) to break/,
+      );
+      expect(last).not.toMatch(/role|Entra|identity/i);
+      expect((await blobLock(container, "jobs/nightly").inspect()).state).toBe("leased"); // nothing was broken
+    } finally {
+      await held.release();
+    }
+    // A container that does not exist: the listing says so (exit 4), with the same SAS rights.
+    const missing = uniqueName("cli");
+    const absent = await cli(["list", missing], {
+      AZURE_STORAGE_CONNECTION_STRING: containerSasConnectionString(missing, "rl"),
+    });
+    expect(absent.code).toBe(4);
+    expect(absent.err).toMatch(new RegExp(`container '${missing}' does not exist`));
   }, 60_000);
 
   it("missing things exit 4; bad usage exits 2", async () => {

@@ -102,13 +102,15 @@ describe("the poison move", () => {
     await queue.create();
     try {
       const leaky = new Error(
-        "GET https://acct.blob.core.windows.net/c/b?sv=2024-05-04&sig=TOPSECRETsig%2F123 failed; AccountKey=TOPSECRETkey==",
+        "GET https://acct.blob.core.windows.net/c/b?sv=2024-05-04&sig=TOPSECRETsig%2F123 failed; AccountKey=TOPSECRETkey==; " +
+          "request headers: { authorization: 'Bearer eyJTOPSECRET0iOiJKV1QifQ.eyJhdWQiOiJzdG9yYWdlIn0.TOPSECRETsignature' }",
       );
       const event = await poisonOne(queue, {}, leaky);
       const envelope = parsePoisonMessage((await poisonTexts(poison))[0]!)!;
       for (const reason of [event.reason, envelope.reason]) {
         expect(reason).toMatch(/sig=<redacted>/);
         expect(reason).toMatch(/AccountKey=<redacted>/);
+        expect(reason).toMatch(/authorization: 'Bearer <redacted>'/);
         expect(reason).not.toMatch(/TOPSECRET/);
       }
     } finally {

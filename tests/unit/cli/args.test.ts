@@ -70,7 +70,7 @@ describe("the command line parser", () => {
     [
       stressCommand,
       ["--out", "--json"],
-      /^--out needs a value \(got --json; a value starting with a dash is written --out=--json\)/,
+      /^--out needs a value \(got "--json"; a value starting with a dash is written --out=--json\)/,
     ],
     [lockCommand, ["show", "-x"], /^unknown flag -x for lock/],
   ])("%# refuses a typo or a misused flag as a usage error", (command, argv, message) => {
@@ -82,6 +82,6 @@ describe("the command line parser", () => {
     expect(numberFlag({ n: "3" }, "n", 1)).toBe(3);
     expect(numberFlag({}, "n", 7)).toBe(7);
     for (const value of ["abc", "", " ", "1x"]) expect(() => numberFlag({ n: value }, "n", 1)).toThrow(UsageError);
-    expect(() => numberFlag({ n: "0" }, "n", 1, 1)).toThrow(/--n must be a number of at least 1, got 0/);
+    expect(() => numberFlag({ n: "0" }, "n", 1, 1)).toThrow(/--n must be a number of at least 1, got "0"/);
   });
 });

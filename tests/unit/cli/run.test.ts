@@ -104,7 +104,7 @@ describe("command line tool", () => {
     expect(runs.map((r) => r.err)).toEqual([
       'azure-storage-concurrency: unknown scenario "zigzag"; choose from retry, files, lock, batch, queue, inbox, optimistic, or all\n',
       "azure-storage-concurrency: unknown flag --processes for bench retry; retry's flags: --writers, --increments, --round-trip-ms, --rounds (see `bench --help`)\n",
-      "azure-storage-concurrency: --report takes a Markdown file name ending in .md, got report.html\n",
+      'azure-storage-concurrency: --report takes a Markdown file name ending in .md, got "report.html"\n',
       "azure-storage-concurrency: bench needs a scenario or all; run `azure-storage-concurrency bench --help`\n",
     ]);
   });

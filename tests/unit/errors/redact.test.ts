@@ -42,6 +42,32 @@ describe("redactSecrets", () => {
     expect(redacted).toContain("<redacted>");
   });
 
+  // An Entra ID access token (a JWT: header.payload.signature) as the Authorization header carries it.
+  const JWT =
+    "eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9.eyJhdWQiOiJodHRwczovL3N0b3JhZ2UuYXp1cmUuY29tIn0.c2lnbmF0dXJlLW9mLXRoZS10b2tlbg";
+  it.each([
+    ["an Authorization header", `Authorization: Bearer ${JWT}`],
+    ["a lower-case header in util.inspect output", inspect({ headers: { authorization: `Bearer ${JWT}` } })],
+    ["an Authorization field in JSON", JSON.stringify({ Authorization: `Bearer ${JWT}` })],
+    ["HttpHeaders-like util.inspect output", `Map(1) { 'authorization' => 'Bearer ${JWT}' }`],
+    ["a bare Bearer token", `request failed: Bearer ${JWT} was refused`],
+    ["a bare JWT", `token ${JWT} expired`],
+    ["a short opaque token in an Authorization header", "authorization=Bearer abc.DEF-123"],
+    ["a long opaque bare Bearer token", "Bearer 0123456789abcdefABCDEF~+/=="],
+  ])("covers bearer tokens: %s", (_, text) => {
+    const redacted = redactSecrets(text);
+    for (const secret of [JWT, "eyJ0eXAi", "c2lnbmF0dXJl", "abc.DEF-123", "0123456789abcdef"]) {
+      expect(redacted).not.toContain(secret);
+    }
+    expect(redacted).toContain("<redacted>");
+  });
+
+  it("keeps the words around a bearer token, and prose that only mentions one", () => {
+    expect(redactSecrets(`Authorization: Bearer ${JWT}`)).toBe("Authorization: Bearer <redacted>");
+    expect(redactSecrets("use a Bearer token from Entra ID")).toBe("use a Bearer token from Entra ID");
+    expect(redactSecrets("Authorization header missing")).toBe("Authorization header missing");
+  });
+
   it("keeps what is not secret", () => {
     expect(redactSecrets(`https://a.blob.core.windows.net/c?sv=2024-05-04&sig=${encoded}&se=2030`)).toBe(
       "https://a.blob.core.windows.net/c?sv=2024-05-04&sig=<redacted>&se=2030",
