@@ -74,8 +74,9 @@ describeStorage(`Service conformance (${storageTarget}): recorded answers of the
     }
   });
 
-  it("docs/service-conformance.md states the same counts", () => {
+  it("docs/service-conformance.md and the README state the same counts", () => {
     expect(readFileSync("docs/service-conformance.md", "utf8")).toContain(countsSentence());
+    expect(readFileSync("README.md", "utf8")).toContain(countsSentence());
   });
 });
 

@@ -450,7 +450,7 @@ describe("QueueConsumer", () => {
     await inbox.deleteTable();
   });
 
-  it("reports a failing receive as an error and keeps polling with backoff", async () => {
+  it("reports a failing receive as an error and keeps polling with backoff [Azurite only]", async () => {
     const { queue } = await newQueue();
     const { proxy, connectionString } = await faultProxyFor("queue");
     try {
