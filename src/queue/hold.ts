@@ -3,18 +3,26 @@
  * certainly still hidden from every other consumer. Every update (heartbeat, release, retry delay)
  * and the delete go through it, each with the client-side time limit of `requests.ts`.
  *
- * Why the window matters: Update Message returns a new pop receipt and invalidates the old one
- * (Azurite `LokiQueueMetadataStore.updateMessage`; the service documents 400 PopReceiptMismatch for
- * an old receipt). When the answer to an update is lost after the service applied it, the SDK's
- * retry (or ours) sends the old receipt again and hears 400 PopReceiptMismatch, exactly what a
- * consumer hears when someone else received the message. The two differ in *when*: nobody else can
- * receive the message before its visibility timeout, counted from the moment we sent the request
- * that hid it. So a mismatch heard while the message is certainly still hidden (`remainingInMs`
- * above zero) can only mean that one of our own updates whose outcome we did not know landed: the
- * message is hidden, by us, at least until the shortest of their timeouts after the first of them
- * was sent, but its new pop receipt is unknown (`receiptLost`). A mismatch heard later may be someone else's: `lost`. Likewise a 404 answered to
- * a delete while the message is certainly hidden means our own delete landed (its answer was
- * lost and the retry found nothing).
+ * Why the window matters: Update Message returns a new pop receipt and invalidates the old one.
+ * When the answer to an update is lost after the service applied it, the SDK's retry (or ours)
+ * sends the old receipt again and is refused, exactly as a consumer is when someone else received
+ * the message. The two differ in *when*: nobody else can receive the message before its visibility
+ * timeout, counted from the moment we sent the request that hid it. So a refused receipt heard
+ * while the message is certainly still hidden (`remainingInMs` above zero) can only mean that one
+ * of our own updates whose outcome we did not know landed: the message is hidden, by us, at least
+ * until the shortest of their timeouts after the first of them was sent, but its new pop receipt is
+ * unknown (`receiptLost`). A refusal heard later may be someone else's: `lost`. Likewise a 404
+ * answered to a delete while the message is certainly hidden, and no update's outcome is unknown,
+ * means our own delete landed (its answer was lost and the retry found nothing).
+ *
+ * How the refusal reads: the service's pages disagree. "Queue Storage error codes" has 400
+ * PopReceiptMismatch; "Delete Message" says that when no message with a matching pop receipt is
+ * found the service answers 404 (Not Found), in every case where the receipt is no longer valid
+ * (https://learn.microsoft.com/rest/api/storageservices/delete-message2); Azurite answers 400
+ * PopReceiptMismatch to both (docs/service-conformance.md). So both are read as a refused receipt
+ * while the message is certainly hidden: for an update, 404 is `receiptLost` like 400; for a
+ * delete after an update whose outcome is unknown, 404 may be that (the message is still there)
+ * or an earlier try of this delete having landed (it is gone), and no read tells: `unknown`.
  *
  * An ambiguous failure (a network failure, a 5xx, the time limit) is tried again with the same
  * receipt, at most {@link MAX_TRIES} times and only while the message is certainly hidden: if the
@@ -147,7 +155,8 @@ export class MessageHold {
         this.#hidden(sent, seconds);
         return { status: "done" };
       } catch (error) {
-        if (isReceiptMismatch(error) && this.remainingInMs() > 0) return this.#receiptLost();
+        // Refused while certainly hidden: one of our updates landed (400 or 404, see the module notes).
+        if ((isReceiptMismatch(error) || isMessageGone(error)) && this.remainingInMs() > 0) return this.#receiptLost();
         throw error;
       }
     });
@@ -162,8 +171,12 @@ export class MessageHold {
           tracingOptions: sdkTracing(),
         });
       } catch (error) {
-        // One of our updates whose answer was lost had landed: the receipt is stale, nobody else's doing.
-        if (isReceiptMismatch(error) && this.remainingInMs() > 0 && this.#unconfirmed) return this.#receiptLost();
+        if (this.remainingInMs() > 0 && this.#unconfirmed) {
+          // One of our updates whose answer was lost had landed: the receipt is stale, nobody else's doing.
+          if (isReceiptMismatch(error)) return this.#receiptLost();
+          // The service's 404 for a stale receipt, or for our own delete that landed: no read tells which.
+          if (isMessageGone(error)) return { status: "unknown", error };
+        }
         // Nobody else could have deleted it: our delete landed and its answer was lost (or it expired).
         if (!(isMessageGone(error) && this.remainingInMs() > 0)) throw error;
       }

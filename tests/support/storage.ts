@@ -1,6 +1,7 @@
 /**
- * What integration tests need to reach the Azurite that global-setup started: its connection
- * string, SDK clients with short SDK retry delays, unique resource names, and fault proxies.
+ * What integration tests need to reach the Azurite that global-setup started (or, under
+ * `npm run test:live`, the real account: see ./target.ts): its connection string, SDK clients with
+ * short SDK retry delays, unique resource names, and fault proxies (Azurite only).
  */
 import { randomBytes } from "node:crypto";
 import { BlobServiceClient, type StoragePipelineOptions } from "@azure/storage-blob";
@@ -13,8 +14,9 @@ import {
   StorageSharedKeyCredential,
   type StoragePipelineOptions as QueuePipelineOptions,
 } from "@azure/storage-queue";
+import { restAccountOf } from "./storage-rest.js";
+import { storageTarget } from "./target.js";
 import {
-  AZURITE_ACCOUNT_KEY,
   buildConnectionString,
   createFaultProxy,
   type FaultProxy,
@@ -42,9 +44,14 @@ export const quickSdkRetries = {
   tables: { maxRetries: 3, retryDelayInMs: 10, maxRetryDelayInMs: 50 },
 } as const;
 
-/** A name no other test uses: lowercase letters and digits, valid for containers, queues and tables. */
+/**
+ * A name no other test uses: lowercase letters and digits, valid for containers, queues and tables.
+ * Under `npm run test:live` it starts with the run's prefix (ASC_RUN_PREFIX), so that the run's
+ * teardown can find and delete everything the run created.
+ */
 export function uniqueName(prefix: string): string {
-  return `${prefix.replace(/[^a-z0-9]/gi, "").toLowerCase()}${randomBytes(5).toString("hex")}`.slice(0, 63);
+  const run = process.env.ASC_RUN_PREFIX ?? "";
+  return `${run}${prefix.replace(/[^a-z0-9]/gi, "").toLowerCase()}${randomBytes(5).toString("hex")}`.slice(0, 63);
 }
 
 /** A blob service client on `cs` (Azurite by default) with quick SDK retries. */
@@ -62,7 +69,9 @@ export function queueService(cs = connectionString(), options: QueuePipelineOpti
  * `u`, `p`), valid for an hour; `badSignature` spoils its signature (a refused credential).
  */
 export function queueSasClient(name: string, permissions: string, { badSignature = false } = {}): QueueClient {
-  const credential = new StorageSharedKeyCredential("devstoreaccount1", AZURITE_ACCOUNT_KEY);
+  const account = restAccountOf(connectionString());
+  if (!account.key) throw new Error("queueSasClient needs an account key in the connection string, not a SAS.");
+  const credential = new StorageSharedKeyCredential(account.name, account.key);
   const sas = generateQueueSASQueryParameters(
     {
       queueName: name,
@@ -91,11 +100,21 @@ export function tableClient(
   });
 }
 
-/** Starts a fault proxy in front of one of Azurite's services; gives it and a connection string through it. */
+/**
+ * Starts a fault proxy in front of one of Azurite's services; gives it and a connection string
+ * through it. Azurite only: a real account signs and serves its requests under its own host name
+ * over HTTPS, which a plain-HTTP proxy on 127.0.0.1 cannot stand in for; the titles of tests that
+ * use it end with `[Azurite only]` (./target.ts), and the live run leaves them out.
+ */
 export async function faultProxyFor(
   service: "blob" | "queue" | "table",
   options: Omit<FaultProxyOptions, "target"> = {},
 ): Promise<{ proxy: FaultProxy; connectionString: string }> {
+  if (storageTarget === "live") {
+    throw new Error(
+      "faultProxyFor needs Azurite: mark the test itAzuriteOnly or describeAzuriteOnly (tests/support/target.ts).",
+    );
+  }
   const proxy = await createFaultProxy({ target: endpoints()[service], ...options });
   return { proxy, connectionString: buildConnectionString({ [`${service}Endpoint`]: proxy.endpoint }) };
 }

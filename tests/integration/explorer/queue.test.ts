@@ -47,7 +47,8 @@ import {
   type Verdict,
   type Via,
 } from "../../support/explorer.js";
-import { queueService, tableClient, uniqueName } from "../../support/storage.js";
+import { startServiceAnswers } from "../../support/service-answers.js";
+import { endpoints, queueService, tableClient, uniqueName } from "../../support/storage.js";
 
 /** The consumer's client-side time limit in these runs: what a hang costs. */
 const REQUEST_TIMEOUT_IN_MS = 200;
@@ -411,6 +412,27 @@ it("the message's hold and the poison move: every fault at every request", async
     ...(await explorer.exploreWithHangs(poisonMove(false))),
   ];
   expect(violationsOf(runs)).toEqual([]);
+});
+
+it("the message's hold, with the service's answer to a stale receipt (404 MessageNotFound, not Azurite's 400): every fault at every request", async () => {
+  // "Delete Message": no message with a matching pop receipt is 404 (docs/service-conformance.md).
+  const serviceAnswers = await startServiceAnswers(endpoints().queue);
+  const asService = await createExplorer(
+    "Queue consumer: message hold, stale receipts answered 404 as the service does",
+    ["queue"],
+    { queueEndpoint: serviceAnswers.endpoint },
+  );
+  try {
+    const runs = [
+      ...(await asService.exploreWithHangs(heartbeatThenDelete)),
+      ...(await asService.exploreWithHangs(releaseMessage)),
+    ];
+    expect(violationsOf(runs)).toEqual([]);
+    expect(serviceAnswers.rewritten).toBeGreaterThan(0); // some fault did leave a stale receipt behind
+  } finally {
+    await asService.close("queue-service-answers");
+    await serviceAnswers.close();
+  }
 });
 
 // ---------------------------------------------------------------------------------------------

@@ -57,7 +57,7 @@ describe("lease lock", () => {
     await handle.release(); // a second release is a no-op
   });
 
-  it("acquire waits for a release (reading the lease state, not hammering acquire) and times out with the holder named", async () => {
+  it("acquire waits for a release (reading the lease state, not hammering acquire) and times out with the holder named [Azurite only]", async () => {
     const c = container();
     const { proxy, connectionString } = await faultProxyFor("blob");
     await using _ = proxy;
@@ -180,7 +180,7 @@ describe("lease lock", () => {
     await expect(result).rejects.toMatchObject({ name: "LeaseLostError" });
   });
 
-  it("a lost acquire response is recognised by its proposed lease id: the lock is taken, nothing orphaned", async () => {
+  it("a lost acquire response is recognised by its proposed lease id: the lock is taken, nothing orphaned [Azurite only]", async () => {
     const c = container();
     const { proxy, connectionString } = await faultProxyFor("blob");
     await using _ = proxy;
@@ -207,7 +207,7 @@ describe("lease lock", () => {
     expect((await blobLock(c, "lost-response").inspect()).state).toBe("available");
   });
 
-  it("tryAcquire asks again after a lost response; if that is lost too, it gives the lease back", async () => {
+  it("tryAcquire asks again after a lost response; if that is lost too, it gives the lease back [Azurite only]", async () => {
     const c = container();
     const { proxy, connectionString } = await faultProxyFor("blob");
     await using _ = proxy;
@@ -235,7 +235,7 @@ describe("lease lock", () => {
     ["on", {}],
     ["off", { retryOptions: SDK_SINGLE_ATTEMPT.storage }],
   ])(
-    "a lost answer to the holder record's write advances the fencing token exactly once (SDK retries %s)",
+    "a lost answer to the holder record's write advances the fencing token exactly once (SDK retries %s) [Azurite only]",
     async (_, options) => {
       const c = container();
       const { proxy, connectionString } = await faultProxyFor("blob");
@@ -251,7 +251,7 @@ describe("lease lock", () => {
     },
   );
 
-  it("fencing tokens stay unique when someone takes and releases the lock between a waiter's look and its acquire", async () => {
+  it("fencing tokens stay unique when someone takes and releases the lock between a waiter's look and its acquire [Azurite only]", async () => {
     const c = container();
     const { proxy, connectionString } = await faultProxyFor("blob");
     await using _ = proxy;

@@ -144,7 +144,7 @@ describe("table locks", () => {
     ["the SDK resends it, gets 412, and the read-back finds the write's own id", true, ["dropResponse", "forwarded"]],
     ["SDK retries off: the read-back finds the write's own id", false, ["dropResponse"]],
   ])(
-    "a fenced update (caller's ETag) whose answer was lost is applied once and resolves: %s",
+    "a fenced update (caller's ETag) whose answer was lost is applied once and resolves: %s [Azurite only]",
     async (_, sdkRetries, sent) => {
       const { table, proxy, lock, writes } = await flakySetup({ sdkRetries });
       await using _proxy = proxy;
@@ -159,7 +159,7 @@ describe("table locks", () => {
     },
   );
 
-  it("a fenced delete, create and upsert whose answers were lost resolve (no 404, no 409)", async () => {
+  it("a fenced delete, create and upsert whose answers were lost resolve (no 404, no 409) [Azurite only]", async () => {
     const { table, proxy, lock } = await flakySetup();
     await using _proxy = proxy;
     await table.createEntity({ partitionKey: "p", rowKey: "gone", value: 0 });
@@ -175,7 +175,7 @@ describe("table locks", () => {
     expect(proxy.requests.filter((r) => r.outcome === "dropResponse")).toHaveLength(3);
   });
 
-  it("when neither the write nor the read-back gets an answer, the outcome is unknown and says which write id to look for", async () => {
+  it("when neither the write nor the read-back gets an answer, the outcome is unknown and says which write id to look for [Azurite only]", async () => {
     const { table, proxy, lock } = await flakySetup({ sdkRetries: false });
     await using _proxy = proxy;
     await table.createEntity({ partitionKey: "p", rowKey: "r", value: 0 });
@@ -193,7 +193,7 @@ describe("table locks", () => {
     expect(stored).toMatchObject({ value: 1, lockWriteId: (error as { writeId: string }).writeId }); // it was applied
   });
 
-  it("fenced writes check the keys before sending anything", async () => {
+  it("fenced writes check the keys before sending anything [Azurite only]", async () => {
     const { proxy, lock } = await flakySetup();
     await using _proxy = proxy;
     const guarded = await lock.acquire();

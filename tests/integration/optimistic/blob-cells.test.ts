@@ -138,7 +138,7 @@ describe("block blob cells", () => {
     await expect(optimisticUpdate(blobTextCell(latin1), (t) => `${t}!`)).rejects.toMatchObject({ code: "InvalidText" });
   });
 
-  it("readCell with ifNoneMatch: unchanged without transferring the content, changed after a write", async () => {
+  it("readCell with ifNoneMatch: unchanged without transferring the content, changed after a write [Azurite only]", async () => {
     const { proxy, connectionString } = await faultProxyFor("blob");
     await using _ = proxy;
     const cell = blobJsonCell<{ body: string }>(
@@ -209,7 +209,7 @@ describe("block blob cells", () => {
 });
 
 describe("requests saved, counted at the network", () => {
-  it("skips the read when this process wrote last; one 412 and a read when someone else wrote since", async () => {
+  it("skips the read when this process wrote last; one 412 and a read when someone else wrote since [Azurite only]", async () => {
     const { proxy, connectionString } = await faultProxyFor("blob");
     await using _ = proxy;
     const blob = blobService(connectionString)
@@ -233,7 +233,7 @@ describe("requests saved, counted at the network", () => {
     expect(proxy.requests.map((r) => r.method)).toEqual(["GET", "PUT"]);
   });
 
-  it("64 concurrent updates in one process share one read and one write", async () => {
+  it("64 concurrent updates in one process share one read and one write [Azurite only]", async () => {
     const { proxy, connectionString } = await faultProxyFor("blob");
     await using _ = proxy;
     const cell = blobJsonCell<number>(

@@ -126,7 +126,7 @@ describe("container metadata cells", () => {
   });
 });
 
-describe("container metadata cells under faults (issue 11)", () => {
+describe("container metadata cells under faults (issue 11) [Azurite only]", () => {
   const viaProxy = (connectionString: string, retryOptions: object = { maxTries: 1 }) =>
     blobService(connectionString, { retryOptions }).getContainerClient(container.containerName);
   const isRead = (info: { method: string; path: string }) =>

@@ -78,7 +78,7 @@ describe("table entity cells", () => {
     expect(await table.getEntity("race", "counter")).toMatchObject({ count: 30 });
   });
 
-  it("refuses keys the service forbids before any request", async () => {
+  it("refuses keys the service forbids before any request [Azurite only]", async () => {
     const { proxy, connectionString } = await faultProxyFor("table");
     await using _ = proxy;
     const client = tableClient(tableName, connectionString);
@@ -101,7 +101,7 @@ describe("table entity cells", () => {
     expect(proxy.requests).toHaveLength(0);
   });
 
-  it("refuses an entity over 1 MiB, or with a value over 64 KiB, before writing anything", async () => {
+  it("refuses an entity over 1 MiB, or with a value over 64 KiB, before writing anything [Azurite only]", async () => {
     const { proxy, connectionString } = await faultProxyFor("table");
     await using _ = proxy;
     const client = tableClient(tableName, connectionString);

@@ -190,7 +190,10 @@ describe("QueueConsumer", () => {
     expect(events.of("ownershipLost")).toEqual([]);
   });
 
-  it("aborts the handler's signal when a heartbeat finds the message gone", async () => {
+  // The service answers a stale pop receipt 404 too ("Delete Message"), so a 404 heard while the
+  // message is certainly hidden may be the consumer's own update having landed: the message is
+  // then taken as hidden by it until its window ends, and lost from then on (docs/service-conformance.md).
+  it("aborts the handler's signal when a heartbeat finds the message gone, once the message may be visible again", async () => {
     const { queue } = await newQueue();
     await queue.sendMessage("vanishes mid-work");
     let abortReason: unknown;
@@ -215,7 +218,7 @@ describe("QueueConsumer", () => {
     await consumer.stop();
     expect(isMessageOwnershipLostError(abortReason)).toBe(true);
     expect(lost!.error).toBe(abortReason);
-    expect(lost!.error).toMatchObject({ statusCode: 404, operation: "extend the visibility of" });
+    expect(lost!.error).toMatchObject({ operation: "extend the visibility of", lost: "message" });
     expect(events.of("failed")).toEqual([]);
     expect(events.of("ownershipLost")).toHaveLength(1);
   });
@@ -447,7 +450,7 @@ describe("QueueConsumer", () => {
     await inbox.deleteTable();
   });
 
-  it("reports a failing receive as an error and keeps polling with backoff", async () => {
+  it("reports a failing receive as an error and keeps polling with backoff [Azurite only]", async () => {
     const { queue } = await newQueue();
     const { proxy, connectionString } = await faultProxyFor("queue");
     try {

@@ -173,7 +173,7 @@ describe("writeBatch", () => {
     expect(rows).toHaveLength(101); // "taken" and new-0..99
   });
 
-  it("refuses a batch with one bad key before sending anything", async () => {
+  it("refuses a batch with one bad key before sending anything [Azurite only]", async () => {
     const { proxy, connectionString } = await faultProxyFor("table");
     try {
       const client = await newTable("batchbadkey", connectionString);
@@ -199,7 +199,7 @@ describe("writeBatch", () => {
     }
   });
 
-  it("runs transactions of different partitions concurrently, never more than maxConcurrency", async () => {
+  it("runs transactions of different partitions concurrently, never more than maxConcurrency [Azurite only]", async () => {
     const { proxy, connectionString } = await faultProxyFor("table");
     try {
       const client = await newTable("batchconc", connectionString);
@@ -215,7 +215,7 @@ describe("writeBatch", () => {
     }
   });
 
-  it("retries a transaction that met ServerBusy, and never one that failed with a 4xx", async () => {
+  it("retries a transaction that met ServerBusy, and never one that failed with a 4xx [Azurite only]", async () => {
     const { proxy, connectionString } = await faultProxyFor("table");
     try {
       const client = await newTable("batchretry", connectionString);
@@ -245,7 +245,7 @@ describe("writeBatch", () => {
     }
   });
 
-  it("recognises its own transaction when the library's retry meets it after a lost answer", async () => {
+  it("recognises its own transaction when the library's retry meets it after a lost answer [Azurite only]", async () => {
     const { proxy, connectionString } = await faultProxyFor("table");
     try {
       const client = await newTable("batchlost", connectionString);
@@ -311,7 +311,7 @@ describe("writeAtomic", () => {
     expect(result.etags[1]).toBe((await client.getEntity("tx-1", "credit")).etag);
   });
 
-  it("refuses, before sending anything, writes that cannot be one transaction", async () => {
+  it("refuses, before sending anything, writes that cannot be one transaction [Azurite only]", async () => {
     const { proxy, connectionString } = await faultProxyFor("table");
     try {
       const client = await newTable("atomicrefuse", connectionString);
