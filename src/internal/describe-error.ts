@@ -91,7 +91,7 @@ function describeObject(value: object): string {
 
 function ownText(value: object): string | undefined {
   try {
-    const text = String(value);
+    const text = String(value); // eslint-disable-line @typescript-eslint/no-base-to-string -- "[object …]" is checked below
     return text === "" || /^\[object \w+\]$/.test(text) ? undefined : text;
   } catch {
     return undefined; // no prototype (no toString), a throwing toString, a revoked Proxy

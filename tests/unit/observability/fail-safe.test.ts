@@ -32,7 +32,7 @@ beforeAll(() => {
 });
 afterAll(() => {
   AzureLogger.log = originalLog;
-  setLogLevel(undefined as never);
+  setLogLevel();
 });
 beforeEach(async () => {
   logged.length = 0;
@@ -124,27 +124,30 @@ it("spans whose every method throws, and instruments that throw: outcomes unchan
 
 /** A context manager (over the default one's behaviour) whose `with` misbehaves as told. */
 function contextManager(withImpl: (fn: () => unknown) => unknown): ContextManager {
-  return {
+  const manager = {
     active: () => ROOT_CONTEXT,
-    with: <F extends (...args: never[]) => ReturnType<F>>(_: Context, fn: F) => withImpl(fn as () => unknown) as ReturnType<F>,
-    bind: <T>(_: Context, target: T) => target,
-    enable() {
-      return this;
-    },
-    disable() {
-      return this;
-    },
+    with: (_: Context, fn: () => unknown) => withImpl(fn),
+    bind: (_: Context, target: unknown) => target,
+    enable: () => manager,
+    disable: () => manager,
   };
+  return manager as unknown as ContextManager;
 }
 
 it.each([
-  ["throws before calling back", (_fn: () => unknown) => {
-    throw nullProto();
-  }],
-  ["throws after calling back", (fn: () => unknown) => {
-    fn();
-    throw new Error("after");
-  }],
+  [
+    "throws before calling back",
+    (_fn: () => unknown) => {
+      throw nullProto();
+    },
+  ],
+  [
+    "throws after calling back",
+    (fn: () => unknown) => {
+      fn();
+      throw new Error("after");
+    },
+  ],
   ["never calls back", (_fn: () => unknown) => "not the function's answer"],
   ["calls back twice", (fn: () => unknown) => (fn(), fn())],
   ["answers something else", (fn: () => unknown) => (fn(), "not the function's answer")],
