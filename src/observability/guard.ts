@@ -23,7 +23,7 @@ import { logger } from "../internal/logger.js";
 import { ATTR } from "./names.js";
 
 /** The part of the OpenTelemetry set-up a call went into, as the once-only warning names it. */
-export type TelemetryPart =
+type TelemetryPart =
   | "tracer provider"
   | "tracer"
   | "span"
