@@ -194,7 +194,7 @@ export function readRestError(error: unknown): RestErrorInfo | undefined {
   // The library's own errors carry `statusCode` and a library-level `code` too: they are not SDK errors.
   if (typeof error !== "object" || error === null || isStorageConcurrencyError(error)) return undefined;
   try {
-    return readRestErrorObject(error as RestErrorLike);
+    return readRestErrorObject(error);
   } catch {
     return undefined; // a thrown value whose properties cannot be read (a throwing getter, a revoked Proxy)
   }

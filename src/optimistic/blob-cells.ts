@@ -133,12 +133,9 @@ export function blobJsonCell<T = unknown>(
       try {
         text = JSON.stringify(value);
       } catch (error) {
-        throw new TypeError(
-          `The value for ${cell} cannot be written as JSON: ${describeError(error)}.`,
-          {
-            cause: error,
-          },
-        );
+        throw new TypeError(`The value for ${cell} cannot be written as JSON: ${describeError(error)}.`, {
+          cause: error,
+        });
       }
       if (text === undefined)
         throw new TypeError(`The value for ${cell} cannot be written as JSON (got ${typeof value}).`);

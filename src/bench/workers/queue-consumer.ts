@@ -65,7 +65,9 @@ async function consume(queue: QueueClient, concurrency: number, handled: string[
     { batchSize: Math.min(32, concurrency), concurrency, visibilityTimeoutInSeconds: 30 },
   );
   consumer.on("processed", stamp);
-  consumer.on("error", ({ error, operation }) => process.stderr.write(`could not ${operation}: ${describeError(error)}\n`));
+  consumer.on("error", ({ error, operation }) =>
+    process.stderr.write(`could not ${operation}: ${describeError(error)}\n`),
+  );
   const empty = new Promise<void>((resolve) => consumer.on("empty", () => resolve()));
   await consumer.start();
   await empty;

@@ -251,7 +251,8 @@ function extendWhileRunning(claimDurationInMs: number, beat: () => Promise<boole
           (held) => {
             if (!held) stopped = true;
           },
-          (error: unknown) => logger.warning(`idempotent(): could not extend a claim, trying again: ${describeError(error)}`),
+          (error: unknown) =>
+            logger.warning(`idempotent(): could not extend a claim, trying again: ${describeError(error)}`),
         )
         .finally(() => {
           inFlight = undefined;

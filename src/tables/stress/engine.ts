@@ -457,11 +457,7 @@ async function runDesign(
         const { kind: failure } = classifyError(error);
         if (failure === "throttled" || failure === "timeout") totals.throttled += 1;
         if (errorSamples.size < 5)
-          errorSamples.add(
-            redactSecrets(
-              `${statusOf(error) ?? failure}: ${describeError(error).split("\n")[0]}`,
-            ),
-          );
+          errorSamples.add(redactSecrets(`${statusOf(error) ?? failure}: ${describeError(error).split("\n")[0]}`));
         return;
       }
       const ms = performance.now() - t0;

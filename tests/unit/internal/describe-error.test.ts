@@ -7,7 +7,6 @@ import { describeError, errorCodeOf, errorNameOf } from "../../../src/internal/d
 import { classifyError, isStorageConcurrencyError, readRestError } from "../../../src/index.js";
 import { hostileValues } from "../../support/hostile.js";
 
-
 describe("describeError", () => {
   it.each(hostileValues())("%s: described, never thrown", (_, make, expected) => {
     const value = make();
