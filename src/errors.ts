@@ -72,7 +72,16 @@ export class StorageConcurrencyError extends Error {
  * ```
  */
 export function isStorageConcurrencyError(error: unknown): error is StorageConcurrencyError {
-  return typeof error === "object" && error !== null && (error as Record<symbol, unknown>)[BRAND] === true;
+  return typeof error === "object" && error !== null && hasBrand(error, BRAND);
+}
+
+/** Reads a brand; `false` for a value whose reads throw (a revoked Proxy, a throwing getter): any value can be thrown. */
+function hasBrand(error: object, brand: symbol): boolean {
+  try {
+    return (error as Record<symbol, unknown>)[brand] === true;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -134,7 +143,7 @@ export class StorageRequestError extends StorageConcurrencyError {
  * ```
  */
 export function isStorageRequestError(error: unknown): error is StorageRequestError {
-  return isStorageConcurrencyError(error) && (error as unknown as Record<symbol, unknown>)[REQUEST_BRAND] === true;
+  return isStorageConcurrencyError(error) && hasBrand(error, REQUEST_BRAND);
 }
 
 /** What the library reads out of an SDK `RestError` (or a bare network error). */
@@ -184,7 +193,14 @@ interface RestErrorLike {
 export function readRestError(error: unknown): RestErrorInfo | undefined {
   // The library's own errors carry `statusCode` and a library-level `code` too: they are not SDK errors.
   if (typeof error !== "object" || error === null || isStorageConcurrencyError(error)) return undefined;
-  const e = error as RestErrorLike;
+  try {
+    return readRestErrorObject(error);
+  } catch {
+    return undefined; // a thrown value whose properties cannot be read (a throwing getter, a revoked Proxy)
+  }
+}
+
+function readRestErrorObject(e: RestErrorLike): RestErrorInfo | undefined {
   const statusCode = typeof e.statusCode === "number" ? e.statusCode : undefined;
   const code = typeof e.code === "string" ? e.code : undefined;
   if (e.name !== "RestError" && statusCode === undefined && !(code && NETWORK_CODES.has(code))) return undefined;

@@ -5,6 +5,7 @@
  * Everything else is its message's first line. Every line is redacted of secrets.
  */
 import { readRestError, redactSecrets } from "../errors.js";
+import { describeError } from "../internal/describe-error.js";
 import { mayBeSecret, shownArgument } from "../internal/args.js";
 
 /** How a command's requests were signed, so that the advice on a refusal fits it. */
@@ -104,11 +105,11 @@ export function explain(error: unknown): string {
 
 function explainSignedIn(error: unknown, signIn: SignIn | undefined): string {
   const errors = chain(error);
-  const first = firstLine(error instanceof Error ? error.message : String(error));
+  const first = firstLine(describeError(error));
   for (const e of errors) {
     const name = (e as { name?: unknown }).name;
     if (name === "AuthenticationError") {
-      return redactSecrets(`Microsoft Entra ID sign-in failed: ${firstLine(String((e as Error).message))}`);
+      return redactSecrets(`Microsoft Entra ID sign-in failed: ${firstLine(describeError(e))}`);
     }
     if (typeof name === "string" && NO_CREDENTIAL.has(name)) {
       return redactSecrets(

@@ -18,6 +18,7 @@ import { eitherSignal, resolveLease, type FileLeaseRef } from "./lease-ref.js";
 import { readFileContent, type FileContent } from "./read.js";
 import { describeFile, type FileRequestOptions } from "./request.js";
 import { replaceFile, type FileWriteOptions } from "./write.js";
+import { describeError } from "../internal/describe-error.js";
 
 /** What `mutate` is told besides the current value. */
 export interface FileMutationContext {
@@ -114,7 +115,7 @@ export async function updateFileUnderLease<T = Buffer>(
     current = codec.decode(file.content);
   } catch (error) {
     throw new FileContentError(
-      `Could not update '${path}': its content is not valid ${codec.name} (${error instanceof Error ? error.message : String(error)}). Nothing was written.`,
+      `Could not update '${path}': its content is not valid ${codec.name} (${describeError(error)}). Nothing was written.`,
       { path, cause: error },
     );
   }

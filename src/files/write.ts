@@ -34,6 +34,7 @@ import { eitherSignal, resolveLease, type FileLeaseRef, type ResolvedLease } fro
 import { ownRequest } from "./own-request.js";
 import { lowerCaseKeys, type FileHttpProperties, type FileSmbProperties } from "./read.js";
 import { describeFile, filesCall, leaseRefusal, WRITE_ID_METADATA_KEY, type FileRequestOptions } from "./request.js";
+import { describeError } from "../internal/describe-error.js";
 
 /** The most one write carries: Create File with content takes at most 4 MiB. */
 export const MAX_FILE_WRITE_BYTES = 4 * 1024 * 1024;
@@ -225,7 +226,7 @@ async function findWrite(
     const { statusCode, serviceCode } = classifyError(writeError);
     throw new FileWriteNotConfirmedError(
       `Could not ${what}: the write got no definite answer and the file could not be read to check it ` +
-        `(${describeError(readError)}). It may or may not have been applied: look for write id '${writeId}' in the ` +
+        `(${describeFailure(readError)}). It may or may not have been applied: look for write id '${writeId}' in the ` +
         "file's metadata (readFileContent(...).writeId) before writing again.",
       { writeId, statusCode, serviceCode, cause: writeError },
     );
@@ -281,9 +282,9 @@ function withoutKeys(
   return rest;
 }
 
-function describeError(error: unknown): string {
+function describeFailure(error: unknown): string {
   const { statusCode, serviceCode } = classifyError(error);
   return statusCode === undefined
-    ? (serviceCode ?? String(error))
+    ? (serviceCode ?? describeError(error))
     : `${statusCode}${serviceCode ? ` ${serviceCode}` : ""}`;
 }

@@ -13,6 +13,10 @@
  * Every line passes through {@link redactSecrets} (an error message may quote a URL with a SAS),
  * and is computed into one string, so `AzureLogger.log` receives the whole line as its only argument
  * after the namespace.
+ *
+ * Logging never throws into the library: a log sink that throws (`AzureLogger.log` pointed at a
+ * broken writer) loses that line, and nothing else. Describe thrown values with
+ * `describeError` (`./describe-error.ts`), never `String(error)`: the line is built before it gets here.
  */
 import { createClientLogger } from "@azure/logger";
 import { redactSecrets } from "../errors.js";
@@ -24,7 +28,11 @@ type Level = "verbose" | "info" | "warning" | "error";
 function at(level: Level): (message: string) => void {
   const debug = azureLogger[level];
   return (message) => {
-    if (debug.enabled) debug(redactSecrets(message));
+    try {
+      if (debug.enabled) debug(redactSecrets(message));
+    } catch {
+      // The application's log sink threw: the line is lost, the library goes on.
+    }
   };
 }
 

@@ -10,6 +10,7 @@
  * deadline and the lease duration is the lock's safety margin, so it must be at least the margin a
  * lock gets by default (10% of the duration, at least one second).
  */
+import { describeError } from "../internal/describe-error.js";
 import { noteLeaderChange } from "../observability/instrument.js";
 import { logger } from "../internal/logger.js";
 import { sleep, uniform } from "../internal/sleep.js";
@@ -130,7 +131,7 @@ export function startLeaderElection(leasable: Leasable, options: LeaderElectionO
     try {
       await callback?.();
     } catch (error) {
-      logger.error(`leader election on ${leasable.description}: ${name} threw: ${String(error)}`);
+      logger.error(`leader election on ${leasable.description}: ${name} threw: ${describeError(error)}`);
     }
   };
   const seeLeader = (seen: string | undefined) => {
@@ -143,19 +144,19 @@ export function startLeaderElection(leasable: Leasable, options: LeaderElectionO
   const lead = async (handle: LockHandle) => {
     isLeader = true;
     seeLeader(identity);
-    noteLeaderChange(leasable.description, identity, "elected");
     const leading = new AbortController();
     const end = () => leading.abort(handle.abortSignal.aborted ? handle.abortSignal.reason : stopping.signal.reason);
     handle.abortSignal.addEventListener("abort", end, { once: true });
     stopping.signal.addEventListener("abort", end, { once: true });
     if (stopping.signal.aborted) end();
+    noteLeaderChange(leasable.description, identity, "elected"); // telemetry once the loss is wired to the signal
     const work = (async () => {
       try {
         await options.onStartedLeading?.(leading.signal, handle);
       } catch (error) {
         // A leader that cannot do its work must not keep others from doing it.
         logger.error(
-          `leader election on ${leasable.description}: onStartedLeading threw, stepping down: ${String(error)}`,
+          `leader election on ${leasable.description}: onStartedLeading threw, stepping down: ${describeError(error)}`,
         );
         leading.abort(error);
       }
@@ -167,9 +168,9 @@ export function startLeaderElection(leasable: Leasable, options: LeaderElectionO
     stopping.signal.removeEventListener("abort", end);
     await work; // the leader's work has wound down before anyone else can be let in
     isLeader = false;
-    noteLeaderChange(leasable.description, identity, "stepped-down");
-    logger.info(`leader election on ${leasable.description}: ${identity} stopped leading`);
     await handle.release().catch(() => undefined);
+    logger.info(`leader election on ${leasable.description}: ${identity} stopped leading`);
+    noteLeaderChange(leasable.description, identity, "stepped-down"); // telemetry after the lock is given back
     await call("onStoppedLeading", options.onStoppedLeading);
   };
 

@@ -245,9 +245,10 @@ class HeldLease implements LockHandle {
     const refused = wasLost && isLeaseLostError(reason) && reason.reason === "renewal-rejected";
     this.#status = wasLost ? "lost" : "released";
     await this.#stopRenewing();
-    if (!wasLost) noteLockEnded(this.#leasable.description, this.acquiredAt);
-    if (!wasLost)
+    if (!wasLost) {
       this.#controller.abort(new DOMException(`The lock on ${this.#leasable.description} was released.`, "AbortError"));
+      noteLockEnded(this.#leasable.description, this.acquiredAt); // telemetry after the signal
+    }
     if (refused) return this.#ended(false); // the service already said this lease id holds nothing
     let released = false;
     try {
@@ -333,7 +334,7 @@ class HeldLease implements LockHandle {
       },
       (error: unknown) => {
         if (this.#status !== "held" || controller.signal.aborted) return;
-        noteRenewalFailed(this.#leasable.description, error);
+        // State and signal first (a refusal loses the lock at once), telemetry after.
         if (isLeaseGone(error)) {
           const code = [statusOf(error), serviceCodeOf(error)].filter(Boolean).join(" ");
           // An infinite lease cannot expire: only a break, or a release or change by someone who
@@ -347,14 +348,16 @@ class HeldLease implements LockHandle {
                   `${code ? ` (${code})` : ""}; it was broken (for example by \`lock break\`), or released or changed by someone else.`,
             error,
           );
+          noteRenewalFailed(this.#leasable.description, error);
           return;
         }
         const timeLeft = this.#guard ? this.#guard.timeLeftInMs() : Infinity;
         const retryInMs = Math.min(2_000, Math.max(100, timeLeft / 4)) * uniform(0.8, 1.2);
+        this.#scheduleRenewal(retryInMs);
         logger.warning(
           `renewing the lease on ${this.#leasable.description} failed (${describeFailure(error)}); trying again in ${Math.round(retryInMs)} ms`,
         );
-        this.#scheduleRenewal(retryInMs);
+        noteRenewalFailed(this.#leasable.description, error);
       },
     );
     const tracked = {
@@ -371,8 +374,6 @@ class HeldLease implements LockHandle {
     clearTimeout(this.#renewTimer);
     this.#guard?.stop();
     this.#inflight?.controller.abort(new DOMException("The lock was lost.", "AbortError"));
-    logger.warning(message);
-    noteLockEnded(this.#leasable.description, this.acquiredAt, { reason, error: cause });
     this.#controller.abort(
       new LeaseLostError(message, {
         reason,
@@ -382,6 +383,9 @@ class HeldLease implements LockHandle {
         cause,
       }),
     );
+    // The signal is aborted: only now the log line and telemetry (neither can throw, nor delay it).
+    logger.warning(message);
+    noteLockEnded(this.#leasable.description, this.acquiredAt, { reason, error: cause });
   }
 }
 

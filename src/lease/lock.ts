@@ -22,7 +22,7 @@
  * `unreachableTimeoutInMs` (`./wait-failures.ts`).
  */
 import { classifyError, wrapStorageError } from "../retry/classify.js";
-import { isStorageConcurrencyError, redactSecrets } from "../errors.js";
+import { isStorageConcurrencyError } from "../errors.js";
 import { noteLockAttempt, noteLockBusy, traceAcquire } from "../observability/instrument.js";
 import { logger } from "../internal/logger.js";
 import { sleep, uniform } from "../internal/sleep.js";
@@ -35,6 +35,7 @@ import { LockRequests } from "./lock-requests.js";
 import { resolveLeaseLockOptions, type LeaseLockOptions, type ResolvedLeaseLockOptions } from "./options.js";
 import { describeFailure, WaitFailures } from "./wait-failures.js";
 import { openWaitingRoom, waitingRoom } from "./waiting-room.js";
+import { describeError } from "../internal/describe-error.js";
 
 /** Options for {@link LeaseLock.tryAcquire}. */
 export interface TryAcquireOptions {
@@ -319,7 +320,7 @@ export class LeaseLock {
         const { durationInSeconds } = this.options;
         logger.warning(
           `${this.leasable.description}: the work under the lock succeeded, but releasing the lease failed ` +
-            `(${redactSecrets(String(error))}); ` +
+            `(${describeError(error)}); ` +
             (durationInSeconds === Infinity
               ? "an infinite lease stays until it is broken (azure-storage-concurrency lock break)"
               : `it expires by itself within ${durationInSeconds} s`),

@@ -8,6 +8,7 @@
 import { StorageRequestError, statusOf } from "../errors.js";
 import { logger } from "../internal/logger.js";
 import { classifyError } from "../retry/classify.js";
+import { describeError } from "../internal/describe-error.js";
 
 /** The failures of one `acquire` wait; see the module's description. */
 export class WaitFailures {
@@ -62,6 +63,6 @@ export class WaitFailures {
 /** A failure in a few words for a log line: `503 ServerBusy`, `network ECONNREFUSED`, … */
 export function describeFailure(error: unknown): string {
   const { kind, statusCode, serviceCode } = classifyError(error);
-  if (kind === "other") return error instanceof Error ? error.message : String(error);
+  if (kind === "other") return describeError(error);
   return [statusCode ?? kind, serviceCode].filter((part) => part !== undefined).join(" ");
 }

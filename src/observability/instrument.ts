@@ -2,15 +2,23 @@
  * The library's instrumented operations, one helper per call site, so that each site stays one line
  * (`src/optimistic`, `src/lease`, `src/tables`, `src/queue`). Each helper costs a property read when
  * OpenTelemetry is off (see `otel.ts`), and builds attributes only for a recording span.
+ *
+ * No helper can throw into the library or change what an operation answers: every OpenTelemetry
+ * object is a fail-safe wrapper (`guard.ts`), the library's own instrumentation code runs inside
+ * {@link instrumentation}, and a wrapped operation (`traceAcquire`, `traceBatch`, `traceMessage`,
+ * `finishUpdate`) passes its own result or error through unchanged. Call sites change state and
+ * signal first, and call these after.
  */
 import { hostname } from "node:os";
 import type { Attributes } from "@opentelemetry/api";
+import { stringProperty } from "../internal/describe-error.js";
 import { ATTR, EVENT, EVENT_ATTR, MESSAGING_SYSTEM, SPAN } from "./names.js";
 import { loadOpenTelemetry, openTelemetryLoaded, telemetry } from "./otel.js";
 import {
   currentScope,
   endScope,
   errorType,
+  instrumentation,
   momentSpan,
   openScope,
   runInScope,
@@ -40,13 +48,14 @@ export function noteConflict(
   attempt: number,
   delayInMs: number,
 ): void {
-  for (const { settings } of participants) {
-    const scope = settings.observation;
-    if (!scope) continue;
-    scope.count += 1;
-    if (scope.recording)
-      scope.span!.addEvent(EVENT.conflict, { [ATTR.attempts]: attempt, [EVENT_ATTR.delay]: delayInMs / 1000 });
-  }
+  instrumentation(() => {
+    for (const { settings } of participants) {
+      const scope = settings.observation;
+      if (!scope) continue;
+      scope.count += 1;
+      scope.span?.addEvent(EVENT.conflict, () => ({ [ATTR.attempts]: attempt, [EVENT_ATTR.delay]: delayInMs / 1000 }));
+    }
+  }, undefined);
 }
 
 /** Ends the update's span and records its metrics when `outcome` settles; the promise itself when off. */
@@ -55,29 +64,33 @@ export function finishUpdate<R extends UpdateResult>(scope: Scope | undefined, o
   const instruments = scope.telemetry.instruments;
   return outcome.then(
     (result) => {
-      instruments?.updateAttempts.record(result.attempts);
-      instruments?.updateConflicts.record(scope.count);
-      endScope(scope, result.written ? "written" : "skipped", () => ({
-        [ATTR.attempts]: result.attempts,
-        [ATTR.conflicts]: scope.count,
-        [ATTR.coalesced]: result.coalesced,
-        [ATTR.recoveredLostResponse]: result.recoveredLostResponse,
-      }));
+      instrumentation(() => {
+        instruments?.updateAttempts.record(result.attempts);
+        instruments?.updateConflicts.record(scope.count);
+        endScope(scope, result.written ? "written" : "skipped", () => ({
+          [ATTR.attempts]: result.attempts,
+          [ATTR.conflicts]: scope.count,
+          [ATTR.coalesced]: result.coalesced,
+          [ATTR.recoveredLostResponse]: result.recoveredLostResponse,
+        }));
+      }, undefined);
       return result;
     },
     (error: unknown) => {
-      const code = codeOf(error);
-      const outcome =
-        code === "OptimisticOutcomeUnknown"
-          ? "unknown"
-          : code === "OptimisticConflict"
-            ? "conflict"
-            : isAbort(error)
-              ? "cancelled"
-              : "failed";
-      if (outcome === "unknown") instruments?.unknownOutcomes.add(1);
-      instruments?.updateConflicts.record(scope.count);
-      endScope(scope, outcome, () => ({ [ATTR.conflicts]: scope.count }), error);
+      instrumentation(() => {
+        const code = codeOf(error);
+        const outcome =
+          code === "OptimisticOutcomeUnknown"
+            ? "unknown"
+            : code === "OptimisticConflict"
+              ? "conflict"
+              : isAbort(error)
+                ? "cancelled"
+                : "failed";
+        if (outcome === "unknown") instruments?.unknownOutcomes.add(1);
+        instruments?.updateConflicts.record(scope.count);
+        endScope(scope, outcome, () => ({ [ATTR.conflicts]: scope.count }), error);
+      }, undefined);
       throw error;
     },
   );
@@ -148,45 +161,53 @@ export function noteLockAttempt(): void {
 export function noteLockBusy(holder: Holder | undefined): void {
   const scope = currentScope();
   if (!scope || holder === undefined) return;
-  const described = describeHolder(holder);
-  if (described === scope.detail) return;
-  scope.detail = described;
-  if (scope.recording) scope.span!.addEvent(EVENT.lockBusy, { [ATTR.previousHolder]: described });
+  instrumentation(() => {
+    const described = describeHolder(holder);
+    if (described === scope.detail) return;
+    scope.detail = described;
+    scope.span?.addEvent(EVENT.lockBusy, () => ({ [ATTR.previousHolder]: described }));
+  }, undefined);
 }
 
 /** A held lock ended: released (`lost` undefined) or lost. Records the hold time, and a loss. */
 export function noteLockEnded(description: string, acquiredAt: Date, lost?: { reason: string; error: unknown }): void {
   const on = telemetryIfLoaded();
   if (!on) return;
-  const heldFor = Math.max(0, (Date.now() - acquiredAt.getTime()) / 1000);
-  on.instruments?.lockHold.record(heldFor, { [ATTR.outcome]: lost ? "lost" : "released" });
-  if (!lost) return;
-  on.instruments?.lockLosses.add(1, { [ATTR.lossReason]: lost.reason });
-  momentSpan(
-    SPAN.lockLost,
-    () => ({ [ATTR.target]: description, [ATTR.lossReason]: lost.reason, [ATTR.heldFor]: heldFor }),
-    lost.error,
-  );
+  instrumentation(() => {
+    const heldFor = Math.max(0, (Date.now() - acquiredAt.getTime()) / 1000);
+    on.instruments?.lockHold.record(heldFor, { [ATTR.outcome]: lost ? "lost" : "released" });
+    if (!lost) return;
+    on.instruments?.lockLosses.add(1, { [ATTR.lossReason]: lost.reason });
+    momentSpan(
+      SPAN.lockLost,
+      () => ({ [ATTR.target]: description, [ATTR.lossReason]: lost.reason, [ATTR.heldFor]: heldFor }),
+      lost.error,
+    );
+  }, undefined);
 }
 
 /** A background renewal failed (and will be tried again, or the lock is lost: see {@link noteLockEnded}). */
 export function noteRenewalFailed(description: string, error: unknown): void {
   const on = telemetryIfLoaded();
   if (!on) return;
-  on.instruments?.renewalFailures.add(1, { [ATTR.errorType]: errorType(error) });
-  momentSpan(SPAN.lockRenewalFailed, () => ({ [ATTR.target]: description }), error);
+  instrumentation(() => {
+    on.instruments?.renewalFailures.add(1, { [ATTR.errorType]: errorType(error) });
+    momentSpan(SPAN.lockRenewalFailed, () => ({ [ATTR.target]: description }), error);
+  }, undefined);
 }
 
 /** This process became leader, or stepped down. */
 export function noteLeaderChange(description: string, identity: string, transition: "elected" | "stepped-down"): void {
   const on = telemetryIfLoaded();
   if (!on) return;
-  on.instruments?.leaderChanges.add(1, { [ATTR.leaderTransition]: transition });
-  momentSpan(SPAN.leaderChange, () => ({
-    [ATTR.target]: description,
-    [ATTR.leaderIdentity]: identity,
-    [ATTR.leaderTransition]: transition,
-  }));
+  instrumentation(() => {
+    on.instruments?.leaderChanges.add(1, { [ATTR.leaderTransition]: transition });
+    momentSpan(SPAN.leaderChange, () => ({
+      [ATTR.target]: description,
+      [ATTR.leaderIdentity]: identity,
+      [ATTR.leaderTransition]: transition,
+    }));
+  }, undefined);
 }
 
 function describeHolder(holder: Holder): string {
@@ -275,12 +296,13 @@ export function traceMessage<A>(
     "consumer",
   );
   if (!scope) return process(step);
-  const end = (error?: unknown) => {
-    // Unsettled: the consumer stopped, or the message was lost to another consumer.
-    const outcome = error === undefined ? (scope.detail ?? "unsettled") : "failed";
-    scope.telemetry.instruments?.messages.add(1, { [ATTR.outcome]: outcome, [ATTR.messagingDestination]: queue });
-    endScope(scope, outcome, undefined, error ?? scope.failure);
-  };
+  const end = (error?: unknown) =>
+    instrumentation(() => {
+      // Unsettled: the consumer stopped, or the message was lost to another consumer.
+      const outcome = error === undefined ? (scope.detail ?? "unsettled") : "failed";
+      scope.telemetry.instruments?.messages.add(1, { [ATTR.outcome]: outcome, [ATTR.messagingDestination]: queue });
+      endScope(scope, outcome, undefined, error ?? scope.failure);
+    }, undefined);
   return runInScope(scope, () => process(step)).then(
     () => end(),
     (error: unknown) => {
@@ -304,6 +326,7 @@ export function noteConsumerEvent(event: string, payload: unknown): void {
   const { error, reason } = payload as { error?: unknown; reason?: string };
   scope.detail = event;
   // A failure (a retry's or a poison's) marks the span failed; the error's `error.type` says why.
+  // (`undefined` can be thrown too: then the event's reason, or its name, stands for it.)
   scope.failure = event === "failed" || event === "poisoned" ? (error ?? new Error(reason ?? event)) : undefined;
 }
 
@@ -316,7 +339,10 @@ export function noteHandlerCall(durationInMs: number): void {
 // ---------------------------------------------------------------------------------------------
 // Shared
 
-/** Runs `fn` in the scope and ends its span with `describe`'s outcome (or the error). */
+/**
+ * Runs `fn` in the scope and ends its span with `describe`'s outcome (or the error). Answers what
+ * `fn` answers, or throws what it throws: telemetry after the operation, and never in its way.
+ */
 async function traced<R>(
   scope: Scope,
   fn: () => Promise<R>,
@@ -327,12 +353,16 @@ async function traced<R>(
   try {
     result = await runInScope(scope, fn);
   } catch (error) {
-    onError?.(error);
-    endScope(scope, isAbort(error) ? "cancelled" : "failed", undefined, error);
+    instrumentation(() => {
+      onError?.(error);
+      endScope(scope, isAbort(error) ? "cancelled" : "failed", undefined, error);
+    }, undefined);
     throw error;
   }
-  const { outcome, attributes } = describe(result);
-  endScope(scope, outcome, attributes);
+  instrumentation(() => {
+    const { outcome, attributes } = describe(result);
+    endScope(scope, outcome, attributes);
+  }, undefined);
   return result;
 }
 
@@ -342,10 +372,9 @@ function telemetryIfLoaded() {
 }
 
 function codeOf(error: unknown): string | undefined {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === "string" ? code : undefined;
+  return stringProperty(error, "code");
 }
 
 function isAbort(error: unknown): boolean {
-  return (error as { name?: unknown } | null)?.name === "AbortError";
+  return stringProperty(error, "name") === "AbortError";
 }

@@ -11,33 +11,46 @@
  * The API keeps its providers in one global, shared by every copy of the package (ESM and CommonJS
  * builds, several versions 1.x), so the application's `trace.setGlobalTracerProvider(...)` (or the
  * NodeSDK's `start()`) is seen here whichever copy it went through.
+ *
+ * Every OpenTelemetry object is wrapped here as it is got (`./guard.ts`): what {@link telemetry}
+ * answers holds only fail-safe wrappers, so a tracer, span processor, exporter, meter or context
+ * manager that throws never reaches the library's code.
  */
 import type * as OtelApi from "@opentelemetry/api";
+import {
+  failSafe,
+  safeCounter,
+  safeHistogram,
+  SafeContext,
+  SafeTracer,
+  type SafeCounter,
+  type SafeHistogram,
+} from "./guard.js";
 import { METRIC, SCOPE_NAME } from "./names.js";
 
 type Api = typeof OtelApi;
 
 /** The instruments of {@link METRIC}, made from one meter. */
 interface Instruments {
-  readonly updateAttempts: OtelApi.Histogram;
-  readonly updateConflicts: OtelApi.Histogram;
-  readonly unknownOutcomes: OtelApi.Counter;
-  readonly lockWait: OtelApi.Histogram;
-  readonly lockHold: OtelApi.Histogram;
-  readonly lockLosses: OtelApi.Counter;
-  readonly lockHandoffs: OtelApi.Counter;
-  readonly renewalFailures: OtelApi.Counter;
-  readonly leaderChanges: OtelApi.Counter;
-  readonly transactionSize: OtelApi.Histogram;
-  readonly messages: OtelApi.Counter;
-  readonly handlerDuration: OtelApi.Histogram;
-  readonly emptyReceives: OtelApi.Counter;
+  readonly updateAttempts: SafeHistogram;
+  readonly updateConflicts: SafeHistogram;
+  readonly unknownOutcomes: SafeCounter;
+  readonly lockWait: SafeHistogram;
+  readonly lockHold: SafeHistogram;
+  readonly lockLosses: SafeCounter;
+  readonly lockHandoffs: SafeCounter;
+  readonly renewalFailures: SafeCounter;
+  readonly leaderChanges: SafeCounter;
+  readonly transactionSize: SafeHistogram;
+  readonly messages: SafeCounter;
+  readonly handlerDuration: SafeHistogram;
+  readonly emptyReceives: SafeCounter;
 }
 
-/** What is on: the API, a tracer when a tracer provider is registered, instruments when a meter provider is. */
+/** What is on: the context API, a tracer when a tracer provider is registered, instruments when a meter provider is. */
 export interface Telemetry {
-  readonly api: Api;
-  readonly tracer: OtelApi.Tracer | undefined;
+  readonly context: SafeContext;
+  readonly tracer: SafeTracer | undefined;
   readonly instruments: Instruments | undefined;
 }
 
@@ -62,11 +75,17 @@ export function loadOpenTelemetry(load: () => Promise<Api> = () => import("@open
       // The CommonJS build seen from ESM puts the exports under `default`.
       const found =
         (typeof module.trace === "object" ? module : (module as unknown as { default?: Api }).default) ?? null;
-      api = found;
-      if (found) {
-        noopTracerProvider = new found.ProxyTracerProvider().getDelegate();
-        noopMeter = found.createNoopMeter();
-      }
+      api = failSafe(
+        "tracer provider",
+        () => {
+          if (found) {
+            noopTracerProvider = new found.ProxyTracerProvider().getDelegate();
+            noopMeter = found.createNoopMeter();
+          }
+          return found;
+        },
+        null, // an API this library cannot use: stay off
+      );
     },
     () => void (api = null), // not installed (or not loadable): stay off
   ));
@@ -77,14 +96,19 @@ export function loadOpenTelemetry(load: () => Promise<Api> = () => import("@open
  * provider registered). Cheap: compares the two global providers with the ones seen last time.
  */
 export function telemetry(): Telemetry | undefined {
-  if (!api) return undefined;
-  const tracerProvider = api.trace.getTracerProvider();
-  const meterProvider = api.metrics.getMeterProvider();
+  const otel = api;
+  if (!otel) return undefined;
+  return failSafe("tracer provider", () => current(otel), undefined);
+}
+
+function current(otel: Api): Telemetry | undefined {
+  const tracerProvider = otel.trace.getTracerProvider();
+  const meterProvider = otel.metrics.getMeterProvider();
   if (cache?.tracerProvider === tracerProvider && cache.meterProvider === meterProvider) {
     // The proxy stays the same object when a tracer provider is registered later: look behind it.
     if (cache.telemetry?.tracer || delegateOf(tracerProvider) === noopTracerProvider) return cache.telemetry;
   }
-  cache = { tracerProvider, meterProvider, telemetry: build(api, tracerProvider, meterProvider) };
+  cache = { tracerProvider, meterProvider, telemetry: build(otel, tracerProvider, meterProvider) };
   return cache.telemetry;
 }
 
@@ -101,18 +125,29 @@ function delegateOf(provider: OtelApi.TracerProvider): OtelApi.TracerProvider {
   return typeof proxy.getDelegate === "function" ? proxy.getDelegate() : provider;
 }
 
+/** Wraps what the providers give: a provider that throws leaves its half off (a tracer, or the instruments). */
 function build(otel: Api, tracerProvider: OtelApi.TracerProvider, meterProvider: OtelApi.MeterProvider) {
-  const tracer = delegateOf(tracerProvider) === noopTracerProvider ? undefined : tracerProvider.getTracer(SCOPE_NAME);
-  const meter = meterProvider.getMeter(SCOPE_NAME);
-  const instruments = meter === noopMeter ? undefined : makeInstruments(meter);
-  return tracer || instruments ? { api: otel, tracer, instruments } : undefined;
+  const tracer = failSafe(
+    "tracer provider",
+    () => (delegateOf(tracerProvider) === noopTracerProvider ? undefined : tracerProvider.getTracer(SCOPE_NAME)),
+    undefined,
+  );
+  const meter = failSafe("meter provider", () => meterProvider.getMeter(SCOPE_NAME), undefined);
+  const instruments = meter === undefined || meter === null || meter === noopMeter ? undefined : makeInstruments(meter);
+  return tracer || instruments
+    ? { context: new SafeContext(otel), tracer: tracer ? new SafeTracer(otel, tracer) : undefined, instruments }
+    : undefined;
 }
 
 function makeInstruments(meter: OtelApi.Meter): Instruments {
-  const seconds = (name: string, description: string) => meter.createHistogram(name, { description, unit: "s" });
-  const count = (name: string, description: string, unit: string) => meter.createCounter(name, { description, unit });
+  const seconds = (name: string, description: string) =>
+    safeHistogram(() => meter.createHistogram(name, { description, unit: "s" }));
+  const count = (name: string, description: string, unit: string) =>
+    safeCounter(() => meter.createCounter(name, { description, unit }));
   const sizes = (name: string, description: string, unit: string) =>
-    meter.createHistogram(name, { description, unit, advice: { explicitBucketBoundaries: SMALL_COUNTS } });
+    safeHistogram(() =>
+      meter.createHistogram(name, { description, unit, advice: { explicitBucketBoundaries: SMALL_COUNTS } }),
+    );
   return {
     updateAttempts: sizes(METRIC.updateAttempts, "Read-modify-write rounds per optimistic update", "{attempt}"),
     updateConflicts: sizes(METRIC.updateConflicts, "Conflicts met per optimistic update", "{conflict}"),

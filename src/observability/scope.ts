@@ -8,16 +8,18 @@
  * `undefined` and nothing is allocated.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
-import type { Attributes, Context, Span } from "@opentelemetry/api";
-import { redactSecrets } from "../errors.js";
+import type { Attributes, Context } from "@opentelemetry/api";
+import { failSafe, type SafeSpan } from "./guard.js";
 import { ATTR } from "./names.js";
 import { telemetry, type Telemetry } from "./otel.js";
+
+export { errorType } from "./guard.js";
 
 /** One instrumented operation. */
 export interface Scope {
   readonly telemetry: Telemetry;
-  /** Its span, when a tracer is registered. */
-  readonly span: Span | undefined;
+  /** Its span, when a tracer is registered (and started it). */
+  readonly span: SafeSpan | undefined;
   /** True when the span records (sampled): only then are attributes built. */
   readonly recording: boolean;
   /** The context holding the span, and what SDK calls made inside pass on. */
@@ -38,36 +40,26 @@ const scopes = new AsyncLocalStorage<Scope>();
 /**
  * Opens a scope (and its span, child of the active span or of the enclosing library scope), or
  * answers `undefined` when nothing would record. `attributes` runs only for a recording span.
+ * Never throws: a tracer that throws leaves a scope without a span (metrics still recorded).
  */
 export function openScope(name: string, attributes?: () => Attributes, kind?: "consumer"): Scope | undefined {
   const on = telemetry();
   if (!on) return undefined;
   const startedAt = performance.now();
-  if (!on.tracer)
-    return {
-      telemetry: on,
-      span: undefined,
-      recording: false,
-      context: undefined,
-      tracingOptions: undefined,
-      startedAt,
-      count: 0,
-      detail: undefined,
-      failure: undefined,
-    };
-  const { api } = on;
-  const active = api.context.active();
-  const parent = api.trace.getSpan(active) ? active : (scopes.getStore()?.context ?? active);
-  const span = on.tracer.startSpan(name, kind ? { kind: api.SpanKind.CONSUMER } : undefined, parent);
-  const recording = span.isRecording();
-  if (recording && attributes) span.setAttributes(attributes());
-  const context = api.trace.setSpan(parent, span);
+  let span: SafeSpan | undefined;
+  let context: Context | undefined;
+  if (on.tracer) {
+    const active = on.context.active();
+    const parent = on.context.hasSpan(active) ? active : (scopes.getStore()?.context ?? active);
+    span = on.tracer.startSpan(name, parent, attributes, kind);
+    context = span?.contextFrom(parent);
+  }
   return {
     telemetry: on,
     span,
-    recording,
+    recording: span?.recording ?? false,
     context,
-    tracingOptions: { tracingContext: context },
+    tracingOptions: context ? { tracingContext: context } : undefined,
     startedAt,
     count: 0,
     detail: undefined,
@@ -75,12 +67,15 @@ export function openScope(name: string, attributes?: () => Attributes, kind?: "c
   };
 }
 
-/** Runs `fn` inside the scope (its context is the active one for the SDK and for the application's code). */
+/**
+ * Runs `fn` inside the scope (its context is the active one for the SDK and for the application's
+ * code): once, whatever the context manager does, with `fn`'s own answer or error.
+ */
 export function runInScope<R>(scope: Scope | undefined, fn: () => R): R {
   if (!scope) return fn();
   const { context } = scope;
   if (!context) return scopes.run(scope, fn); // metrics only: the scope still collects the outcome
-  return scopes.run(scope, () => scope.telemetry.api.context.with(context, fn));
+  return scopes.run(scope, () => scope.telemetry.context.run(context, fn));
 }
 
 /** The scope the caller runs in, if a traced operation of the library is under way. */
@@ -102,40 +97,28 @@ export function sdkTracing(): { readonly tracingContext: Context } | undefined {
 export function detached<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R {
   const on = telemetry();
   if (!on?.tracer) return fn;
-  const { api } = on;
-  return (...args) => scopes.exit(() => api.context.with(api.ROOT_CONTEXT, () => fn(...args)));
+  const { context } = on;
+  return (...args) => scopes.exit(() => context.run(context.root, () => fn(...args)));
 }
 
-/** Ends the scope's span with an outcome; `error` marks it failed. */
+/** Ends the scope's span with an outcome; `error` marks it failed. Never throws. */
 export function endScope(scope: Scope, outcome: string, attributes?: () => Attributes, error?: unknown): void {
   const { span } = scope;
   if (!span) return;
-  if (scope.recording) {
-    span.setAttribute(ATTR.outcome, outcome);
-    if (attributes) span.setAttributes(attributes());
-    if (error !== undefined) markFailed(scope.telemetry, span, error);
-  }
+  span.setAttribute(ATTR.outcome, outcome);
+  if (attributes) span.setAttributes(attributes);
+  if (error !== undefined) span.fail(error);
   span.end();
 }
 
-/** A short span for a moment (a loss, a failed renewal, a leadership change), in a trace of its own. */
+/** A short span for a moment (a loss, a failed renewal, a leadership change), in a trace of its own. Never throws. */
 export function momentSpan(name: string, attributes: () => Attributes, error?: unknown): void {
   const on = telemetry();
   if (!on?.tracer) return;
-  const span = on.tracer.startSpan(name, undefined, on.api.ROOT_CONTEXT);
-  if (span.isRecording()) {
-    span.setAttributes(attributes());
-    if (error !== undefined) markFailed(on, span, error);
-  }
+  const span = on.tracer.startSpan(name, on.context.root, attributes);
+  if (!span) return;
+  if (error !== undefined) span.fail(error);
   span.end();
-}
-
-/** Marks the span failed; the message is redacted of secrets (an SDK error may quote a URL with a SAS). */
-function markFailed({ api }: Telemetry, span: Span, error: unknown): void {
-  const message = redactSecrets(error instanceof Error ? error.message : String(error));
-  span.recordException({ name: error instanceof Error ? error.name : "Error", message });
-  span.setAttribute(ATTR.errorType, errorType(error));
-  span.setStatus({ code: api.SpanStatusCode.ERROR, message });
 }
 
 /** Seconds since the scope opened. */
@@ -143,9 +126,10 @@ export function secondsSince(startedAt: number): number {
   return (performance.now() - startedAt) / 1000;
 }
 
-/** The `error.type` of an error: its `code` (the library's errors), else its name. */
-export function errorType(error: unknown): string {
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code === "string" && code) return code;
-  return error instanceof Error ? error.name : typeof error;
+/**
+ * Runs the library's own instrumentation code (building attributes, choosing an outcome) so that a
+ * bug in it is logged once and costs only telemetry: `instrumentation(() => ..., fallback)`.
+ */
+export function instrumentation<R>(call: () => R, fallback: R): R {
+  return failSafe("instrumentation", call, fallback);
 }

@@ -20,6 +20,7 @@ import { serviceCodeOf, statusOf } from "../errors.js";
 import { readStream } from "../internal/stream.js";
 import { countSends, NOT_MODIFIED, OPTIMISTIC_LOG_KEY, type CellVersion, type VersionedCell } from "./cell.js";
 import { CellContentError } from "./errors.js";
+import { describeError } from "../internal/describe-error.js";
 
 /** Options for the blob cells. */
 export interface BlobCellOptions {
@@ -124,7 +125,7 @@ export function blobJsonCell<T = unknown>(
       try {
         return JSON.parse(text) as T;
       } catch (error) {
-        throw new CellContentError(cell, "InvalidJson", error instanceof Error ? error.message : String(error), error);
+        throw new CellContentError(cell, "InvalidJson", describeError(error), error);
       }
     },
     encode(value, cell) {
@@ -132,12 +133,9 @@ export function blobJsonCell<T = unknown>(
       try {
         text = JSON.stringify(value);
       } catch (error) {
-        throw new TypeError(
-          `The value for ${cell} cannot be written as JSON: ${error instanceof Error ? error.message : String(error)}.`,
-          {
-            cause: error,
-          },
-        );
+        throw new TypeError(`The value for ${cell} cannot be written as JSON: ${describeError(error)}.`, {
+          cause: error,
+        });
       }
       if (text === undefined)
         throw new TypeError(`The value for ${cell} cannot be written as JSON (got ${typeof value}).`);

@@ -12,6 +12,7 @@
  * cannot succeed.
  */
 import { MessageDecodeError } from "./errors.js";
+import { describeError } from "../internal/describe-error.js";
 
 /** Turns message text into a value and back. */
 export interface MessageCodec<T> {
@@ -116,7 +117,7 @@ export function jsonCodec<T = unknown>(options: JsonCodecOptions<T> = {}): Messa
         parsed = JSON.parse(json);
       } catch (error) {
         throw new MessageDecodeError(
-          `The message body is not valid JSON${base64 ? " inside base64" : ""}: ${(error as Error).message} (${describeText(json)}).`,
+          `The message body is not valid JSON${base64 ? " inside base64" : ""}: ${describeError(error)} (${describeText(json)}).`,
           { codec: name, cause: error },
         );
       }
@@ -124,7 +125,7 @@ export function jsonCodec<T = unknown>(options: JsonCodecOptions<T> = {}): Messa
       try {
         return options.validate(parsed);
       } catch (error) {
-        const why = error instanceof Error ? error.message : String(error);
+        const why = describeError(error);
         throw new MessageDecodeError(`The message body was rejected by the codec's validate(): ${why}`, {
           codec: name,
           cause: error,

@@ -51,6 +51,7 @@ import type {
   StopOptions,
   StopResult,
 } from "./types.js";
+import { describeError } from "../internal/describe-error.js";
 
 /**
  * Consumes a queue with bounded concurrency, visibility heartbeats, poison handling and optional
@@ -520,5 +521,5 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
 }
 
 function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  return describeError(error);
 }

@@ -3,8 +3,9 @@
  * listener can be removed with `dispose()` or `using`. A listener that throws is logged and never
  * breaks the consumer.
  */
-import { noteConsumerEvent } from "../observability/instrument.js";
+import { describeError } from "../internal/describe-error.js";
 import { logger } from "../internal/logger.js";
+import { noteConsumerEvent } from "../observability/instrument.js";
 
 /** Removes the listener it was returned for. */
 export interface ListenerDisposable extends Disposable {
@@ -31,17 +32,14 @@ export class TypedEvents<E extends object> {
   }
 
   emit<K extends keyof E>(event: K, payload: E[K]): void {
-    noteConsumerEvent(String(event), payload);
     const set = this.#listeners.get(event);
-    if (!set) return;
-    for (const listener of [...set]) {
+    for (const listener of set ? [...set] : []) {
       try {
         (listener as Listener<E[K]>)(payload);
       } catch (error) {
-        logger.warning(
-          `A '${String(event)}' listener threw: ${error instanceof Error ? error.message : String(error)}`,
-        );
+        logger.warning(`A '${String(event)}' listener threw: ${describeError(error)}`);
       }
     }
+    noteConsumerEvent(String(event), payload); // telemetry after the application has heard it
   }
 }

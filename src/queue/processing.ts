@@ -101,15 +101,16 @@ export class MessageProcessor<T, TEffect> {
 
   /** Runs the handler on `works`, calls `returned` (one per Work) and settles each of them. */
   async #run(works: readonly Work<T, TEffect>[], returned: readonly (() => void)[]): Promise<void> {
+    let durationInMs: number | undefined;
     try {
       const started = performance.now();
       const outcomes = await this.#invoke(works);
-      const durationInMs = performance.now() - started;
+      durationInMs = performance.now() - started;
       for (const handlerReturned of returned) handlerReturned();
-      noteHandlerCall(durationInMs);
       await this.#attempt.settle(works, outcomes, durationInMs);
     } finally {
       await Promise.all(works.map((work) => this.#attempt.finish(work)));
+      if (durationInMs !== undefined) noteHandlerCall(durationInMs); // telemetry after the messages are settled
     }
   }
 

@@ -20,6 +20,7 @@
 import { serviceCodeOf, statusOf } from "../errors.js";
 import { classifyError } from "../retry/classify.js";
 import { ConsumerResourceError, type ConsumerResource } from "./errors.js";
+import { describeError, stringProperty } from "../internal/describe-error.js";
 
 /** The request may have been applied, and trying again may succeed: a network failure, a 5xx, a time limit. */
 export function isAmbiguous(error: unknown): boolean {
@@ -99,7 +100,5 @@ export function resourceError(
 }
 
 function describeFailure(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
-  const code = (error as { code?: unknown }).code;
-  return typeof code === "string" ? code : error.message.split("\n")[0]!;
+  return stringProperty(error, "code") ?? describeError(error).split("\n")[0]!;
 }

@@ -14,6 +14,7 @@
  */
 import type { QueueClient } from "@azure/storage-queue";
 import { redactSecrets } from "../errors.js";
+import { describeError, errorCodeOf } from "../internal/describe-error.js";
 import { logger } from "../internal/logger.js";
 import { isConsumerResourceError, type MessageOwnershipLostError } from "./errors.js";
 import type { TypedEvents } from "./events.js";
@@ -85,16 +86,7 @@ export class MessageSettler {
       return;
     }
     const writer = this.poisonWriter;
-    const code =
-      typeof error === "object" && error !== null
-        ? ((error as { code?: unknown }).code ?? (error as Error).name)
-        : undefined;
-    const { text } = buildPoisonMessageText(
-      message,
-      this.#queue.name,
-      reason,
-      typeof code === "string" ? code : undefined,
-    );
+    const { text } = buildPoisonMessageText(message, this.#queue.name, reason, errorCodeOf(error));
     try {
       await writer.send(text, {
         requestTimeoutInMs: this.#options.requestTimeoutInMs,
@@ -169,7 +161,5 @@ export class MessageSettler {
   }
 }
 
-/** An error's message, or the value as text. */
-export function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
+/** An error's message, or the value as text, redacted; never throws (`../internal/describe-error.ts`). */
+export const describe: (error: unknown) => string = describeError;

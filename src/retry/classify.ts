@@ -194,7 +194,11 @@ const SMB_DELETE_PENDING_CODES: ReadonlySet<string> = new Set(["DeletePending", 
 
 /** An `AbortError` (from the SDK or a signal), or the `TimeoutError` of `AbortSignal.timeout()`. */
 function isCancellation(error: unknown): boolean {
-  return error instanceof Error && (error.name === "AbortError" || error.name === "TimeoutError");
+  try {
+    return error instanceof Error && (error.name === "AbortError" || error.name === "TimeoutError");
+  } catch {
+    return false; // a revoked Proxy (instanceof throws), a throwing `name` getter: not a cancellation
+  }
 }
 
 function verdict(

@@ -18,6 +18,7 @@ import { sendTransaction, type TransactionClient } from "./transaction.js";
 import { checkActions, type TableAction } from "./validation.js";
 import { newTableWriteId } from "./read-back.js";
 import { stampActions, stampedReadBack } from "./write-id.js";
+import { describeError } from "../internal/describe-error.js";
 
 /** Options for {@link writeAtomic}. */
 export interface WriteAtomicOptions {
@@ -95,7 +96,7 @@ export async function writeAtomic(
 /** {@link sendTransaction}, logging a failure at verbose level: a conflict is often an expected outcome (multi-index rows). */
 export async function sendAtomic(...args: Parameters<typeof sendTransaction>): ReturnType<typeof sendTransaction> {
   return sendTransaction(...args).catch((error: unknown) => {
-    logger.verbose(error instanceof Error ? error.message : String(error));
+    logger.verbose(describeError(error));
     throw error;
   });
 }

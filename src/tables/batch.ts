@@ -18,6 +18,7 @@ import { sendTransaction, type TransactionClient } from "./transaction.js";
 import { checkActions, type TableAction } from "./validation.js";
 import { newTableWriteId } from "./read-back.js";
 import { stampActions, stampedReadBack } from "./write-id.js";
+import { describeError } from "../internal/describe-error.js";
 
 /** Options for {@link writeBatch}. */
 export interface WriteBatchOptions extends PlanTransactionsOptions {
@@ -201,7 +202,7 @@ async function sendPlans(
       return true;
     } catch (error) {
       const failure = error as TableTransactionError;
-      logger.warning(failure.message);
+      logger.warning(describeError(error));
       settle(index, {
         partitionKey: plan.partitionKey,
         actionIndexes: plan.actionIndexes,

@@ -25,6 +25,7 @@ import {
 } from "./multi-index-history.js";
 import { newTableWriteId, readEntityBack, type ReadBack } from "./read-back.js";
 import type { TransactionClient } from "./transaction.js";
+import { describeError } from "../internal/describe-error.js";
 
 /** The system properties a multi-index row carries besides the record. */
 const INDEX = "_index";
@@ -248,7 +249,7 @@ export async function purgeTombstones(
       } catch (error) {
         const status = statusOf(error);
         if (status !== 404 && status !== 412)
-          logger.warning(`tombstone ${partitionKey}/${rowKey} left in place: ${String(error)}`);
+          logger.warning(`tombstone ${partitionKey}/${rowKey} left in place: ${describeError(error)}`);
       }
     }),
   );

@@ -18,6 +18,7 @@ import { statusOf } from "../errors.js";
 import { decorrelatedJitterBackoff } from "../retry/backoff.js";
 import { withTimeLimit } from "../internal/time-limit.js";
 import { retryPolicy, type RetryPolicy } from "../retry/retry.js";
+import { describeError } from "../internal/describe-error.js";
 
 /** How long a read-back may take, retries included, before the outcome is reported as unknown. */
 const READ_BACK_TIMEOUT_IN_MS = 30_000;
@@ -129,7 +130,7 @@ export async function runReadBack(
       operationName: `read back the ${what}`,
     });
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = describeError(error);
     return { kind: "unknown", reason: `reading it back failed too (${reason})` };
   }
 }

@@ -26,6 +26,7 @@ import type { RetryPolicy } from "../retry/retry.js";
 import { TableTransactionError } from "./errors.js";
 import type { TableLocation } from "./plan.js";
 import { runReadBack, type ReadBack, type ReadBackVerdict } from "./read-back.js";
+import { describeError } from "../internal/describe-error.js";
 
 /** The part of a `TableClient` the transaction writers use: `getEntity` reads back a transaction whose answer was lost. */
 export type TransactionClient = TableLocation & Pick<TableClient, "submitTransaction" | "getEntity">;
@@ -121,7 +122,7 @@ function describe(transaction: TransactionToSend): string {
 }
 
 function messageOf(error: unknown): string {
-  return readRestError(error)?.message ?? (error instanceof Error ? error.message : String(error));
+  return readRestError(error)?.message ?? describeError(error);
 }
 
 /** Reads the failed operation's position out of the service's "N:message" text. */
@@ -163,7 +164,7 @@ function transactionError(
   if (classification.kind === "cancelled") {
     message = `The ${where} was cancelled; if it had reached the service it may have been applied: read before trying again.`;
   } else if (info?.statusCode === undefined) {
-    const why = info?.networkCode ?? (error instanceof Error ? error.message : "unknown failure");
+    const why = info?.networkCode ?? describeError(error);
     message = readBack
       ? `The ${where} got no answer (${why}). ${afterReadBack(readBack, doubt)}`
       : `The ${where} got no answer (${why}); it may or may not have been applied: read before trying again.`;

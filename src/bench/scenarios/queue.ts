@@ -36,6 +36,7 @@ import { buildConnectionString, createFaultProxy, type FaultProxy } from "../../
 import { median, round, type BenchScenario } from "../harness.js";
 import { growthOf } from "../stats.js";
 import { inFlightMemory, queueScale, rawDrain } from "./queue-scale.js";
+import { describeError } from "../../internal/describe-error.js";
 
 /** Messages a consumer holds at once for the memory figure. */
 const IN_FLIGHT = 1_000;
@@ -195,7 +196,7 @@ async function consumerRun(
   consumer.on("processed", settle);
   consumer.on("duplicate", settle);
   consumer.on("error", ({ error, operation }) =>
-    process.stderr.write(`[queue] consumer could not ${operation}: ${String(error)}\n`),
+    process.stderr.write(`[queue] consumer could not ${operation}: ${describeError(error)}\n`),
   );
   const cpu = cpuMeter();
   const started = performance.now();

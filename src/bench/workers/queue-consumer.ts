@@ -21,6 +21,7 @@ import {
   type QueueWorkerReport,
 } from "../scenarios/queue-scale.js";
 import { workerConnectionString } from "../workers.js";
+import { describeError } from "../../internal/describe-error.js";
 
 /** Counts this process's receive, delete and update calls on `queue` (the consumer's and the raw loop's alike). */
 function countRequests(queue: QueueClient): QueueRequestCounts {
@@ -64,7 +65,9 @@ async function consume(queue: QueueClient, concurrency: number, handled: string[
     { batchSize: Math.min(32, concurrency), concurrency, visibilityTimeoutInSeconds: 30 },
   );
   consumer.on("processed", stamp);
-  consumer.on("error", ({ error, operation }) => process.stderr.write(`could not ${operation}: ${String(error)}\n`));
+  consumer.on("error", ({ error, operation }) =>
+    process.stderr.write(`could not ${operation}: ${describeError(error)}\n`),
+  );
   const empty = new Promise<void>((resolve) => consumer.on("empty", () => resolve()));
   await consumer.start();
   await empty;

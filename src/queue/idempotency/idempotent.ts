@@ -31,6 +31,7 @@ import { IdempotencyInProgressError, IdempotencyPayloadMismatchError } from "./e
 import { resolveIdempotentOptions, type IdempotentOptions } from "./idempotent-options.js";
 import { payloadHash } from "./payload-hash.js";
 import { serializeResult, type ClaimRequest, type IdempotencyClaim } from "./store.js";
+import { describeError } from "../../internal/describe-error.js";
 
 /** What `fn` is given besides its input. */
 export interface IdempotentContext<TEffect = never> {
@@ -250,7 +251,8 @@ function extendWhileRunning(claimDurationInMs: number, beat: () => Promise<boole
           (held) => {
             if (!held) stopped = true;
           },
-          (error: unknown) => logger.warning(`idempotent(): could not extend a claim, trying again: ${String(error)}`),
+          (error: unknown) =>
+            logger.warning(`idempotent(): could not extend a claim, trying again: ${describeError(error)}`),
         )
         .finally(() => {
           inFlight = undefined;
@@ -275,7 +277,7 @@ async function release<TEffect>(calls: StoreCalls<TEffect>, claim: IdempotencyCl
     await calls.release(claim);
   } catch (error) {
     logger.warning(
-      `idempotent(): could not release the claim on '${claim.key}' (it expires by itself): ${String(error)}`,
+      `idempotent(): could not release the claim on '${claim.key}' (it expires by itself): ${describeError(error)}`,
     );
   }
 }

@@ -5,6 +5,7 @@
  * absent. A payload that JSON cannot hold (a bigint, a cycle) is a TypeError, before any request.
  */
 import { createHash } from "node:crypto";
+import { describeError } from "../../internal/describe-error.js";
 
 /** The payload's hash, as `sha256:<base64url>`. */
 export function payloadHash(payload: unknown): string {
@@ -21,7 +22,7 @@ export function payloadHash(payload: unknown): string {
     );
   } catch (error) {
     throw new TypeError(
-      `The payload of an idempotent call must be JSON-serialisable to be compared with later calls: ${(error as Error).message}. ` +
+      `The payload of an idempotent call must be JSON-serialisable to be compared with later calls: ${describeError(error)}. ` +
         "Pass `payload` to pick the part that identifies the request.",
       { cause: error },
     );

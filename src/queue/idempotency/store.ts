@@ -34,6 +34,7 @@
  * Implementations: {@link TableIdempotencyStore} (Azure Table Storage, the inbox table) and
  * {@link MemoryIdempotencyStore} (one process; tests).
  */
+import { describeError } from "../../internal/describe-error.js";
 
 /** What {@link IdempotencyStore.claim} is asked to claim. */
 export interface ClaimRequest {
@@ -254,7 +255,7 @@ export function serializeResult(key: string, result: unknown): string | undefine
   try {
     json = JSON.stringify(result);
   } catch (error) {
-    throw new TypeError(`The handler's result for key '${key}' is not JSON-serialisable: ${(error as Error).message}.`);
+    throw new TypeError(`The handler's result for key '${key}' is not JSON-serialisable: ${describeError(error)}.`);
   }
   if (json === undefined) throw new TypeError(`The handler's result for key '${key}' is not JSON-serialisable.`);
   if (json.length > MAX_RESULT_JSON_LENGTH) {

@@ -17,6 +17,7 @@ import { logger } from "../../internal/logger.js";
 import { estimateActionBytes, tableUrlBytes, transactionBytes, TRANSACTION_LIMITS } from "../../tables/payload.js";
 import { checkEffects, doneMark } from "./table-rows.js";
 import { serializeResult, type CompleteEntry, type IdempotencyStoreCallOptions } from "./store.js";
+import { describeError } from "../../internal/describe-error.js";
 
 /** One claim's part of a transaction: its effects, then its done mark. */
 interface Part {
@@ -55,7 +56,7 @@ export async function completeGrouped(
         for (const p of parts) committed[p.index] = true;
       } catch (error) {
         logger.verbose(
-          `a transaction of ${parts.length} done marks did not commit (${error instanceof Error ? error.message : String(error)}); each is completed by itself`,
+          `a transaction of ${parts.length} done marks did not commit (${describeError(error)}); each is completed by itself`,
         );
       }
     }),

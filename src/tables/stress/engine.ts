@@ -22,6 +22,7 @@ import { sleep } from "../../internal/sleep.js";
 import { classifyError } from "../../retry/classify.js";
 import { writeBatch } from "../batch.js";
 import { resolveDesign, type BuiltInStressDesign, type StressKeyDesign } from "./designs.js";
+import { describeError } from "../../internal/describe-error.js";
 
 /** The scalability target of one partition, in entities per second (the design guide). */
 export const PARTITION_TARGET_ENTITIES_PER_SEC = 500;
@@ -456,11 +457,7 @@ async function runDesign(
         const { kind: failure } = classifyError(error);
         if (failure === "throttled" || failure === "timeout") totals.throttled += 1;
         if (errorSamples.size < 5)
-          errorSamples.add(
-            redactSecrets(
-              `${statusOf(error) ?? failure}: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`,
-            ),
-          );
+          errorSamples.add(redactSecrets(`${statusOf(error) ?? failure}: ${describeError(error).split("\n")[0]}`));
         return;
       }
       const ms = performance.now() - t0;
