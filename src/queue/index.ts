@@ -14,6 +14,7 @@ export {
   HandlerTimeoutError,
   isHandlerTimeoutError,
   type ConsumerResource,
+  type IdempotencyClaimLossReason,
 } from "./errors.js";
 export { parsePoisonMessage, poisonQueueNameOf, type PoisonEnvelope } from "./poison.js";
 export type { ListenerDisposable } from "./events.js";
