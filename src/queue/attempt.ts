@@ -59,7 +59,8 @@ export class AttemptSettler<T, TEffect> {
   /** Completes the claims of processed messages (grouped where the store can), then deletes the messages. */
   async #complete(processed: readonly { work: Work<T, TEffect>; result: unknown }[], durationInMs: number) {
     const store = this.#c.store;
-    const withClaims = store ? processed.filter(({ work }) => work.claim) : [];
+    // A claim whose guard has passed gets no done mark (its work is reported lost, below).
+    const withClaims = store ? processed.filter(({ work }) => work.claim && !work.claimGuard?.check()) : [];
     const committed = store
       ? await store.completeMany(
           withClaims.map(({ work, result }) => ({ claim: work.claim!, result, effects: work.effects })),
@@ -69,6 +70,7 @@ export class AttemptSettler<T, TEffect> {
       const { message, hold, claim } = work;
       const index = withClaims.findIndex((p) => p.work === work);
       if (store && claim && !committed[index]) {
+        if (work.claimGuard?.check()) return this.#c.settle.lost(message, work.lostError!); // given up: see claim-guard.ts
         try {
           await store.complete(claim, result, work.effects, hold);
         } catch (error) {
@@ -152,6 +154,7 @@ export class AttemptSettler<T, TEffect> {
   /** Ends a Work: its heartbeat stopped, its controller forgotten, its `addEffects` closed. */
   async finish(work: Work<T, TEffect>): Promise<void> {
     work.closed = true;
+    work.claimGuard?.stop();
     this.#c.controllers.delete(work.controller);
     await work.heartbeat.stop();
   }

@@ -20,6 +20,7 @@
  *   and the time the work needs to stop once aborted.
  */
 import { ExpiryGuard, sentNow, systemClock, type GuardClock, type GuardExpiry, type SentAt } from "../lease/guard.js";
+import { IdempotencyClaimLostError } from "./errors.js";
 
 /** The safety margin of a claim or a visibility window of `durationInMs`: 1 s, at most a quarter of it. */
 export function safetyMarginInMs(durationInMs: number): number {
@@ -72,4 +73,18 @@ export class ClaimGuard {
   stop(): void {
     this.#guard.stop();
   }
+}
+
+/** The loss a claim's guard reports: no extension landed within the claim's duration less its margin. */
+export function claimGivenUp(key: string, durationInMs: number, expiry: GuardExpiry): IdempotencyClaimLostError {
+  const lifetimeInMs = Math.round(durationInMs - safetyMarginInMs(durationInMs));
+  return new IdempotencyClaimLostError(
+    `Gave up the claim on idempotency key '${key}': no extension succeeded within ${lifetimeInMs} ms` +
+      (expiry === "wall"
+        ? " by the wall clock (the monotonic clock did not see that time pass: the machine was probably suspended)"
+        : "") +
+      ", so the claim may expire and another caller take the key over. The work's signal is aborted and " +
+      "no done mark is written for it: the key runs again later.",
+    { key, reason: "expiry-guard" },
+  );
 }

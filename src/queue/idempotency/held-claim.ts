@@ -19,9 +19,9 @@
 import { logger } from "../../internal/logger.js";
 import { uniform } from "../../internal/sleep.js";
 import { systemClock, type GuardClock, type GuardExpiry, type SentAt } from "../../lease/guard.js";
-import { ClaimGuard, safetyMarginInMs } from "../claim-guard.js";
+import { ClaimGuard, claimGivenUp, safetyMarginInMs } from "../claim-guard.js";
 import type { HoldWindow, StoreCalls } from "../claims.js";
-import { IdempotencyClaimLostError, isIdempotencyClaimLostError } from "../errors.js";
+import { isIdempotencyClaimLostError, type IdempotencyClaimLostError } from "../errors.js";
 import { describe } from "../settle.js";
 import type { IdempotencyClaim } from "./store.js";
 
@@ -137,19 +137,7 @@ export class HeldClaim<TEffect> {
   }
 
   #expired(expiry: GuardExpiry): void {
-    const lifetimeInMs = Math.round(this.#durationInMs - safetyMarginInMs(this.#durationInMs));
-    const key = this.#claim.key;
-    this.#lose(
-      new IdempotencyClaimLostError(
-        `Gave up the claim on idempotency key '${key}': no extension succeeded within ${lifetimeInMs} ms` +
-          (expiry === "wall"
-            ? " by the wall clock (the monotonic clock did not see that time pass: the machine was probably suspended)"
-            : "") +
-          ", so the claim may expire and another call take the key over. The call's signal was aborted; " +
-          "no done record is written for it, and a later call with this key runs the function again.",
-        { key, reason: "expiry-guard" },
-      ),
-    );
+    this.#lose(claimGivenUp(this.#claim.key, this.#durationInMs, expiry));
   }
 
   /** The claim is lost: signal first (the caller aborts `fn`), then stop, then log. */
