@@ -26,16 +26,16 @@ it("reports the loss when the hold's window closes, while a hanging update still
       );
     },
   } as unknown as QueueClient;
-  // Visibility 2 s, margin 500 ms: the window closes 1.5 s after the receive. The first update (at
-  // 200 ms) is given up at its time limit, 1.9 s later: well after the window.
+  // Visibility 1 s, margin 250 ms: the window closes 750 ms after the receive. The first update (at
+  // 100 ms) is given up at its time limit, 900 ms later: well after the window.
   const hold = new MessageHold(queue, "m-1", "receipt", markNow(), {
-    visibilityTimeoutInSeconds: 2,
-    requestTimeoutInMs: 1_900,
+    visibilityTimeoutInSeconds: 1,
+    requestTimeoutInMs: 900,
   });
   let lost: { error: MessageOwnershipLostError; updatesInFlight: number } | undefined;
   const heartbeat = new VisibilityHeartbeat(hold, {
-    intervalInMs: 200,
-    visibilityTimeoutInSeconds: 2,
+    intervalInMs: 100,
+    visibilityTimeoutInSeconds: 1,
     onLost: (error) => (lost ??= { error, updatesInFlight: updates.filter((u) => !u.settled).length }),
     onError: () => undefined,
   });
