@@ -123,8 +123,9 @@ export class HeldClaim<TEffect> {
         if (isIdempotencyClaimLostError(error)) return this.#lose(error);
         const retryInMs = Math.min(2_000, Math.max(100, this.#guard.timeLeftInMs() / 4)) * uniform(0.8, 1.2);
         this.#schedule(retryInMs);
-        logger.warning(
-          `idempotent(): could not extend the claim on '${this.#claim.key}' (${describe(error)}); ` +
+        warn(
+          () =>
+            `could not extend the claim on '${this.#claim.key}' (${describe(error)}); ` +
             `trying again in ${Math.round(retryInMs)} ms, ${Math.round(this.#guard.timeLeftInMs())} ms before giving it up`,
         );
       },
@@ -148,10 +149,16 @@ export class HeldClaim<TEffect> {
     this.#clock.clearTimer(this.#timer);
     this.#guard.stop();
     this.#inFlight?.controller.abort(new DOMException("The claim was lost.", "AbortError"));
-    try {
-      this.#onLost(error);
-    } finally {
-      logger.warning(`idempotent(): ${error.message}`);
-    }
+    this.#onLost(error);
+    warn(() => error.message);
+  }
+}
+
+/** Logs a warning; a log line never decides anything, so a failure to write one is ignored. */
+function warn(line: () => string): void {
+  try {
+    logger.warning(`idempotent(): ${line()}`);
+  } catch {
+    // nothing to do: the outcome is the operation's, not the log's
   }
 }
