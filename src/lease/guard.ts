@@ -1,6 +1,7 @@
 /**
- * The local expiry guard of a held finite lease: the moment after which the holder may no longer
- * count on its lease, and a timer that says so on time.
+ * The local expiry guard of a held finite lease (and of an idempotency claim:
+ * `../queue/claim-guard.ts`): the moment after which the holder may no longer count on its lease,
+ * and a timer that says so on time.
  *
  * The deadline is `sent + lifetime` for the latest successful renewal (or the acquire), where
  * `sent` is when that request was sent and `lifetime` is the lease duration minus the safety margin.
@@ -32,7 +33,7 @@ export interface GuardClock {
 }
 
 /** The system's clocks, with `unref`'d timers. */
-const systemClock: GuardClock = {
+export const systemClock: GuardClock = {
   monotonic: () => performance.now(),
   wall: () => Date.now(),
   setTimer: (callback, delayInMs) => setTimeout(callback, delayInMs).unref(),
@@ -128,4 +129,32 @@ export class ExpiryGuard {
       if (!this.check()) this.#arm();
     }, delayInMs);
   }
+}
+
+/**
+ * `signal` itself, whose `aborted`, `reason` and `throwIfAborted()` run `check` first. A timer
+ * cannot fire while the event loop is blocked or the machine suspended; code that reads the signal
+ * right after such a pause (its own, or the SDK's before a request) must still see the loss.
+ */
+export function checkedOnRead(signal: AbortSignal, check: () => void): AbortSignal {
+  Object.defineProperties(signal, {
+    aborted: {
+      get: () => (check(), Reflect.get(AbortSignal.prototype, "aborted", signal) === true),
+      configurable: true,
+    },
+    reason: {
+      get: () => (check(), Reflect.get(AbortSignal.prototype, "reason", signal) as unknown),
+      configurable: true,
+    },
+    throwIfAborted: {
+      value: () => {
+        check();
+        if (Reflect.get(AbortSignal.prototype, "aborted", signal))
+          throw Reflect.get(AbortSignal.prototype, "reason", signal);
+      },
+      configurable: true,
+      writable: true,
+    },
+  });
+  return signal;
 }

@@ -32,7 +32,7 @@ import { uniform } from "../internal/sleep.js";
 import { withTimeLimit } from "../internal/time-limit.js";
 import { classifyError, wrapStorageError } from "../retry/classify.js";
 import { isLeaseLostError, LeaseLostError, LockNotHeldError, type LeaseLossReason } from "./errors.js";
-import { ExpiryGuard, sentNow, type GuardExpiry, type SentAt } from "./guard.js";
+import { checkedOnRead, ExpiryGuard, sentNow, type GuardExpiry, type SentAt } from "./guard.js";
 import { INFINITE_LEASE_SECONDS, type Leasable, type LeasableRequestOptions } from "./leasable.js";
 import type { ResolvedLeaseLockOptions } from "./options.js";
 import { describeFailure } from "./wait-failures.js";
@@ -391,34 +391,6 @@ class HeldLease implements LockHandle {
 
 /** The shortest time limit a renewal gets, however close the guard is. */
 const MIN_RENEWAL_LIMIT_IN_MS = 50;
-
-/**
- * `signal` itself, whose `aborted`, `reason` and `throwIfAborted()` run `check` first. A timer
- * cannot fire while the event loop is blocked or the machine suspended; code that reads the signal
- * right after such a pause (its own, or the SDK's before a request) must still see the loss.
- */
-function checkedOnRead(signal: AbortSignal, check: () => void): AbortSignal {
-  Object.defineProperties(signal, {
-    aborted: {
-      get: () => (check(), Reflect.get(AbortSignal.prototype, "aborted", signal) === true),
-      configurable: true,
-    },
-    reason: {
-      get: () => (check(), Reflect.get(AbortSignal.prototype, "reason", signal) as unknown),
-      configurable: true,
-    },
-    throwIfAborted: {
-      value: () => {
-        check();
-        if (Reflect.get(AbortSignal.prototype, "aborted", signal))
-          throw Reflect.get(AbortSignal.prototype, "reason", signal);
-      },
-      configurable: true,
-      writable: true,
-    },
-  });
-  return signal;
-}
 
 /** A fresh lease id to propose. */
 export function newLeaseId(): string {

@@ -65,7 +65,8 @@ export class AttemptSettler<T, TEffect> {
   async #complete(processed: readonly { work: Work<T, TEffect>; result: unknown }[], durationInMs: number) {
     const store = this.#c.store;
     const marks = processed.map(({ work, result }) => ({ work, result, ...doneMarkResult(work, result) }));
-    const withClaims = store ? marks.filter(({ work }) => work.claim) : [];
+    // A claim whose guard has passed gets no done mark (its work is reported lost, below).
+    const withClaims = store ? marks.filter(({ work }) => work.claim && !work.claimGuard?.check()) : [];
     const committed = store
       ? await store.completeMany(
           withClaims.map(({ work, kept }) => ({ claim: work.claim!, result: kept, effects: work.effects })),
@@ -75,6 +76,7 @@ export class AttemptSettler<T, TEffect> {
       const { message, hold, claim } = work;
       const index = withClaims.findIndex((p) => p.work === work);
       if (store && claim && !committed[index]) {
+        if (work.claimGuard?.check()) return this.#c.settle.lost(message, work.lostError!); // given up: see claim-guard.ts
         try {
           await store.complete(claim, kept, work.effects, hold);
         } catch (error) {
@@ -186,6 +188,7 @@ export class AttemptSettler<T, TEffect> {
   /** Ends a Work: its heartbeat stopped, its controller forgotten, its `addEffects` closed. */
   async finish(work: Work<T, TEffect>): Promise<void> {
     work.closed = true;
+    work.claimGuard?.stop();
     this.#c.controllers.delete(work.controller);
     await work.heartbeat.stop();
   }

@@ -75,9 +75,18 @@ export class StoreCalls<TEffect> {
     );
   }
 
-  extend(claim: IdempotencyClaim, ttlInMs: number, hold: HoldWindow): Promise<IdempotencyClaim> {
-    return this.#call(`extend the claim on idempotency key '${claim.key}'`, hold, (signal) =>
-      this.store.extend(claim, ttlInMs, { abortSignal: signal }),
+  /** `abortSignal` abandons the extension (its holder gave the claim up). */
+  extend(
+    claim: IdempotencyClaim,
+    ttlInMs: number,
+    hold: HoldWindow,
+    abortSignal?: AbortSignal,
+  ): Promise<IdempotencyClaim> {
+    return this.#call(
+      `extend the claim on idempotency key '${claim.key}'`,
+      hold,
+      (signal) => this.store.extend(claim, ttlInMs, { abortSignal: signal }),
+      abortSignal,
     );
   }
 

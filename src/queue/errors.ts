@@ -98,17 +98,35 @@ export function isMessageOwnershipLostError(error: unknown): error is MessageOwn
 }
 
 /**
- * An idempotency claim is no longer this consumer's: its record changed since it was claimed
- * (another consumer took it over after it expired), or it was deleted. Thrown by
- * {@link IdempotencyStore} `extend` and `complete`; nothing was written when it is thrown.
+ * Why an idempotency claim was given up: `"record-changed"`, its record changed since it was
+ * claimed (another caller took it over after it expired) or is gone; `"expiry-guard"`, no extension
+ * succeeded in time, so the claim may expire and go to another caller at any moment (the holder
+ * gives it up before it can, as a lock gives up its lease).
+ */
+export type IdempotencyClaimLossReason = "record-changed" | "expiry-guard";
+
+/**
+ * An idempotency claim is no longer this caller's: its record changed since it was claimed
+ * (another consumer took it over after it expired), or it was deleted (`reason` `"record-changed"`);
+ * or no extension succeeded before the claim could expire (`"expiry-guard"`). Thrown by
+ * {@link IdempotencyStore} `extend` and `complete`, and by `idempotent()`; nothing was written when
+ * it is thrown. `idempotent()` aborts `fn`'s signal with it.
  */
 export class IdempotencyClaimLostError extends StorageConcurrencyError {
   /** The idempotency key. */
   readonly key: string;
+  /** Why the claim was given up. */
+  readonly reason: IdempotencyClaimLossReason;
 
   constructor(
     message: string,
-    options: { key: string; statusCode?: number | undefined; serviceCode?: string | undefined; cause?: unknown },
+    options: {
+      key: string;
+      reason?: IdempotencyClaimLossReason | undefined;
+      statusCode?: number | undefined;
+      serviceCode?: string | undefined;
+      cause?: unknown;
+    },
   ) {
     super(message, {
       code: "IdempotencyClaimLost",
@@ -118,6 +136,7 @@ export class IdempotencyClaimLostError extends StorageConcurrencyError {
     });
     this.name = "IdempotencyClaimLostError";
     this.key = options.key;
+    this.reason = options.reason ?? "record-changed";
   }
 }
 

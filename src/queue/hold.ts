@@ -31,7 +31,10 @@
  * Times are measured from when each request was *sent* (the service can only apply it later, so
  * its timeout ends later, never earlier), on both the monotonic and the wall clock (the larger of
  * the two elapsed times counts, so a machine that slept does not think it still holds the message),
- * less {@link VISIBILITY_MARGIN_IN_MS} for the service's clock granularity.
+ * less a safety margin (1 s, at most a quarter of the visibility timeout: `claim-guard.ts`) for the
+ * service's clock granularity, and for a handler to stop once told. The heartbeat (`heartbeat.ts`)
+ * reports the loss when this window closes with no update known to have landed, even while an update
+ * is still in flight.
  */
 import { sdkTracing } from "../observability/scope.js";
 import type { QueueClient } from "@azure/storage-queue";
@@ -39,10 +42,9 @@ import { withTimeLimit } from "../internal/time-limit.js";
 import { sleep } from "../internal/sleep.js";
 import { MessageOwnershipLostError } from "./errors.js";
 import { statusOf, serviceCodeOf } from "../errors.js";
+import { safetyMarginInMs } from "./claim-guard.js";
 import { isAmbiguous, isMessageGone, isReceiptMismatch, isResourceFailure, resourceError } from "./requests.js";
 
-/** How much earlier than its visibility timeout a message is taken as possibly visible to others. */
-const VISIBILITY_MARGIN_IN_MS = 1_000;
 /** Tries of one update or delete whose outcome stays ambiguous. */
 export const MAX_TRIES = 3;
 
@@ -93,6 +95,8 @@ export class MessageHold {
   /** When the request that last hid the message (for `#hiddenForMs`) was sent. */
   #hiddenFrom: TimeMark;
   #hiddenForMs: number;
+  /** How much earlier than its visibility timeout the message is taken as possibly visible to others. */
+  readonly #marginInMs: number;
   #state: HoldState = "held";
   /**
    * Updates sent since the last one known to have landed, whose outcome is not known: the earliest
@@ -113,6 +117,7 @@ export class MessageHold {
     this.#popReceipt = popReceipt;
     this.#hiddenFrom = receivedAt;
     this.#hiddenForMs = options.visibilityTimeoutInSeconds * 1000;
+    this.#marginInMs = safetyMarginInMs(options.visibilityTimeoutInSeconds * 1000);
     this.#options = options;
   }
 
@@ -133,7 +138,7 @@ export class MessageHold {
 
   /** How long the message is certainly still hidden from other consumers (≤ 0: it may not be). */
   remainingInMs(): number {
-    return this.#hiddenForMs - VISIBILITY_MARGIN_IN_MS - elapsedSince(this.#hiddenFrom);
+    return this.#hiddenForMs - this.#marginInMs - elapsedSince(this.#hiddenFrom);
   }
 
   /** Hides the message for `seconds` from now (0: visible at once). */

@@ -16,6 +16,7 @@ export {
   EffectsRefusedError,
   isEffectsRefusedError,
   type ConsumerResource,
+  type IdempotencyClaimLossReason,
 } from "./errors.js";
 export { parsePoisonMessage, poisonQueueNameOf, type PoisonEnvelope } from "./poison.js";
 export type { ListenerDisposable } from "./events.js";

@@ -10,13 +10,15 @@ import { logger } from "../internal/logger.js";
 import { currentScope } from "../observability/scope.js";
 import { sleep } from "../internal/sleep.js";
 import type { AttemptSettler } from "./attempt.js";
+import { sentNow } from "../lease/guard.js";
+import { ClaimGuard, claimGivenUp } from "./claim-guard.js";
 import { claimLost, type StoreCalls } from "./claims.js";
 import {
   isConsumerResourceError,
   isIdempotencyClaimLostError,
   isMessageDecodeError,
   MessageDecodeError,
-  type MessageOwnershipLostError,
+  MessageOwnershipLostError,
 } from "./errors.js";
 import { VisibilityHeartbeat } from "./heartbeat.js";
 import { MessageHold, type TimeMark } from "./hold.js";
@@ -84,10 +86,7 @@ export class MessageReception<T, TEffect> {
     const { options, settle, store } = this.#c;
     const controller = new AbortController();
     this.#c.controllers.add(controller);
-    const loseOwnership = (error: MessageOwnershipLostError) => {
-      work.lostError ??= error;
-      if (!controller.signal.aborted) controller.abort(error);
-    };
+    const loseOwnership = (error: MessageOwnershipLostError) => loseOwnershipOf(work, error);
     // The callbacks run on the first beat at the earliest, once `work` exists.
     const heartbeat = new VisibilityHeartbeat(hold, {
       intervalInMs: options.heartbeatIntervalInMs,
@@ -100,7 +99,9 @@ export class MessageReception<T, TEffect> {
       onBeat: async () => {
         if (!work.claim || !store || work.lostError) return;
         try {
+          work.claimGuard?.extending();
           work.claim = await store.extend(work.claim, options.visibilityTimeoutInSeconds * 1000, hold);
+          work.claimGuard?.extended();
         } catch (error) {
           if (!isIdempotencyClaimLostError(error)) throw error;
           loseOwnership(claimLost(message.messageId, "extend-claim", error));
@@ -114,6 +115,7 @@ export class MessageReception<T, TEffect> {
       controller,
       heartbeat,
       claim: undefined,
+      claimGuard: undefined,
       lostError: undefined,
       effects: [],
       closed: false,
@@ -163,6 +165,7 @@ export class MessageReception<T, TEffect> {
     };
     for (;;) {
       let outcome;
+      const sent = sentNow(); // the claim lasts its duration from here at least (see claim-guard.ts)
       try {
         outcome = await store.claim(request, hold, controller.signal);
       } catch (error) {
@@ -179,10 +182,27 @@ export class MessageReception<T, TEffect> {
       }
       if (outcome.status === "claimed") {
         work.claim = outcome.claim;
-        if (message.dequeueCount <= options.maxDequeueCount) return true;
-        await heartbeat.stop();
-        await this.#attempt.poisonClaimed(work, receivedTooOften(message, options.maxDequeueCount));
-        return false;
+        if (message.dequeueCount > options.maxDequeueCount) {
+          await heartbeat.stop();
+          await this.#attempt.poisonClaimed(work, receivedTooOften(message, options.maxDequeueCount));
+          return false;
+        }
+        // A first delivery's claim wrote no record: nobody but a redelivery can take its key, and the hold guards that.
+        if (outcome.claim.etag !== undefined) {
+          work.claimGuard = new ClaimGuard(request.ttlInMs, sent, (expiry) => {
+            const cause = claimGivenUp(key, request.ttlInMs, expiry);
+            loseOwnershipOf(
+              work,
+              new MessageOwnershipLostError(`${cause.message} (message '${message.messageId}')`, {
+                messageId: message.messageId,
+                lost: "claim",
+                operation: "expiry-guard",
+                cause,
+              }),
+            );
+          });
+        }
+        return true;
       }
       if (outcome.status === "done") {
         await heartbeat.stop();
@@ -213,6 +233,12 @@ function receivedTooOften(message: ReceivedQueueMessage, maxDequeueCount: number
     `The message was received ${message.dequeueCount} times (maxDequeueCount ${maxDequeueCount}) without being settled: ` +
     "its consumers stopped or crashed while processing it."
   );
+}
+
+/** The message or its claim is lost: the handler is told (its signal aborted), once. */
+function loseOwnershipOf(work: Work<unknown, unknown>, error: MessageOwnershipLostError): void {
+  work.lostError ??= error;
+  if (!work.controller.signal.aborted) work.controller.abort(error);
 }
 
 export function toReceived(item: DequeuedMessageItem): ReceivedQueueMessage {

@@ -6,6 +6,7 @@
  */
 import type { QueueClient } from "@azure/storage-queue";
 import type { Scope } from "../observability/scope.js";
+import type { ClaimGuard } from "./claim-guard.js";
 import type { StoreCalls } from "./claims.js";
 import type { ConsumerResourceError, MessageOwnershipLostError } from "./errors.js";
 import type { TypedEvents } from "./events.js";
@@ -45,6 +46,11 @@ export interface Work<T, TEffect> {
   readonly controller: AbortController;
   readonly heartbeat: VisibilityHeartbeat;
   claim: IdempotencyClaim | undefined;
+  /**
+   * The claim's local expiry guard (a claim with a record: not a first delivery's): it gives the
+   * claim up, aborting the handler, when no extension landed in time (`claim-guard.ts`).
+   */
+  claimGuard: ClaimGuard | undefined;
   /** Set once the heartbeat (or the claim's extension) found the message or its claim lost. */
   lostError: MessageOwnershipLostError | undefined;
   /** Effects added by the handler, committed with the done mark. */

@@ -40,7 +40,10 @@ export interface IdempotentOptions<I, TEffect = never> {
   readonly waitTimeoutInMs?: number;
   /**
    * How long a claim lasts unless extended: the running call extends it every third of it, so this
-   * is how soon another call can take over from a call whose process died.
+   * is how soon another call can take over from a call whose process died. A call none of whose
+   * extensions lands within it, less a margin of 1 s (at most a quarter of it), counted from the
+   * send of the claim or of the last extension that landed, gives the claim up before it can
+   * expire: `fn`'s signal is aborted with an {@link IdempotencyClaimLostError} and nothing is recorded.
    * @default 30000
    */
   readonly claimDurationInMs?: number;

@@ -9,8 +9,11 @@
  *    hash matches, and with an {@link IdempotencyPayloadMismatchError} when it does not. A key held
  *    by another call right now gets an {@link IdempotencyInProgressError} at once, or after
  *    waiting for that call (`whenInProgress: "wait"`).
- * 3. While `fn` runs, its claim is extended every third of `claimDurationInMs`; a claim taken over
- *    meanwhile (its holder stalled past the duration) aborts `fn`'s signal and refuses its done mark.
+ * 3. While `fn` runs, its claim is extended every third of `claimDurationInMs` (`held-claim.ts`).
+ *    A local expiry guard on two clocks gives the claim up before it can expire when no extension
+ *    lands in time (the store unreachable, its answers hanging), as a lock gives up its lease; a
+ *    claim given up, or taken over by another call meanwhile, aborts `fn`'s signal with an
+ *    {@link IdempotencyClaimLostError} and refuses its done mark.
  * 4. `fn`'s result is kept with the done record (JSON, at most {@link MAX_RESULT_JSON_LENGTH}
  *    characters), together with its effects (`addEffects`, the Table store: in the same entity
  *    group transaction). A result that cannot be kept still marks the key done: every call with
@@ -25,9 +28,12 @@ import { randomUUID } from "node:crypto";
 import { logger } from "../../internal/logger.js";
 import { sleep } from "../../internal/sleep.js";
 import { checkNonEmptyString, checkOptionalSignal } from "../../internal/validate.js";
+import { checkedOnRead, sentNow, type SentAt } from "../../lease/guard.js";
+import { safetyMarginInMs } from "../claim-guard.js";
 import { StoreCalls, type HoldWindow } from "../claims.js";
 import { isIdempotencyClaimLostError } from "../errors.js";
 import { IdempotencyInProgressError, IdempotencyPayloadMismatchError } from "./errors.js";
+import { HeldClaim } from "./held-claim.js";
 import { resolveIdempotentOptions, type IdempotentOptions } from "./idempotent-options.js";
 import { payloadHash } from "./payload-hash.js";
 import { serializeResult, type ClaimRequest, type IdempotencyClaim } from "./store.js";
@@ -39,7 +45,15 @@ export interface IdempotentContext<TEffect = never> {
   readonly key: string;
   /** The record's partition (Table store): effects committed with the done record must be in it. */
   readonly partitionKey: string;
-  /** Aborted when the caller's `abortSignal` aborts, or when the claim is lost (an {@link IdempotencyClaimLostError}). */
+  /**
+   * Aborted when the caller's `abortSignal` aborts, or when the claim can no longer be counted on
+   * (an {@link IdempotencyClaimLostError}: another call took the key over, or no extension landed
+   * in time and the claim was given up before it could expire). Pass it to everything `fn` awaits
+   * and check it before each external effect: once it is aborted, another call may run `fn` for
+   * the same key, and this call's result is not recorded. Reading `aborted` (or `reason`,
+   * `throwIfAborted()`) checks the claim's expiry guard first, so it is up to date even after the
+   * event loop was blocked or the machine suspended.
+   */
   readonly abortSignal: AbortSignal;
   /** The call whose claim this one took over (it stalled or died), if any. */
   readonly takenOverFrom: string | undefined;
@@ -64,8 +78,6 @@ export type IdempotentFunction<I, R> = (input: I, options?: IdempotentCallOption
 
 /** Marks a done record whose result could not be kept. */
 const REFUSED_RESULT = "__azureStorageConcurrencyRefusedResult";
-/** How much earlier than its expiry a claim is taken as possibly lost (clock granularity). */
-const CLAIM_MARGIN_IN_MS = 1_000;
 
 /**
  * Makes `fn` exactly-once per key: a duplicate call returns the stored result without running
@@ -126,7 +138,7 @@ export function idempotent<I, R, TEffect = never>(
     };
     const acquired = await acquire(calls, request, o, abortSignal);
     if (acquired.done) return resultOf<R>(key, acquired.result);
-    return runHeld(calls, acquired.claim, (context) => fn(input, context), o.claimDurationInMs, abortSignal);
+    return runHeld(calls, acquired, (context) => fn(input, context), o.claimDurationInMs, abortSignal);
   };
 }
 
@@ -140,16 +152,18 @@ async function acquire<TEffect>(
     readonly waitTimeoutInMs: number;
   },
   abortSignal: AbortSignal,
-): Promise<{ done: true; result: unknown } | { done: false; claim: IdempotencyClaim }> {
+): Promise<{ done: true; result: unknown } | { done: false; claim: IdempotencyClaim; sent: SentAt }> {
   const started = performance.now();
+  const lifetimeInMs = o.claimDurationInMs - safetyMarginInMs(o.claimDurationInMs);
   let pollInMs = 50;
   for (;;) {
-    const sent = performance.now();
+    // The claim lasts its duration from this send at least: the store computes its expiry later.
+    const sent = sentNow();
     const window: HoldWindow = {
-      remainingInMs: () => o.claimDurationInMs - CLAIM_MARGIN_IN_MS - (performance.now() - sent),
+      remainingInMs: () => lifetimeInMs - Math.max(performance.now() - sent.monotonic, Date.now() - sent.wall),
     };
     const outcome = await calls.claim(request, window, abortSignal);
-    if (outcome.status === "claimed") return { done: false, claim: outcome.claim };
+    if (outcome.status === "claimed") return { done: false, claim: outcome.claim, sent };
     if (outcome.payloadHash !== undefined && outcome.payloadHash !== request.payloadHash) {
       throw new IdempotencyPayloadMismatchError(request.key, outcome.status === "done" ? "done" : "in progress");
     }
@@ -170,105 +184,70 @@ async function acquire<TEffect>(
   }
 }
 
-/** Runs `run` while extending the claim, then writes the done record with its result and effects. */
+/**
+ * Runs `run` while its claim is held (extended, and given up by its expiry guard: `held-claim.ts`),
+ * then writes the done record with its result and effects, only while the claim still holds.
+ */
 async function runHeld<R, TEffect>(
   calls: StoreCalls<TEffect>,
-  claim: IdempotencyClaim,
+  acquired: { readonly claim: IdempotencyClaim; readonly sent: SentAt },
   run: (context: IdempotentContext<TEffect>) => Promise<R>,
   claimDurationInMs: number,
   abortSignal: AbortSignal,
 ): Promise<R> {
+  const { claim } = acquired;
   const controller = new AbortController();
+  const held = new HeldClaim(calls, claim, acquired.sent, claimDurationInMs, (lost) => controller.abort(lost));
   const onAbort = () => controller.abort(abortSignal.reason);
   abortSignal.addEventListener("abort", onAbort, { once: true });
   if (abortSignal.aborted) onAbort();
-  let current = claim;
-  const window: HoldWindow = { remainingInMs: () => current.expiresOn.getTime() - CLAIM_MARGIN_IN_MS - Date.now() };
   const effects: TEffect[] = [];
   let open = true;
-  const heartbeat = extendWhileRunning(claimDurationInMs, async () => {
+  try {
+    let result: R;
     try {
-      current = await calls.extend(current, claimDurationInMs, window);
+      result = await run({
+        key: claim.key,
+        partitionKey: claim.partitionKey,
+        abortSignal: checkedOnRead(controller.signal, () => held.lost),
+        takenOverFrom: claim.takenOverFrom,
+        addEffects: (...added: TEffect[]) => {
+          if (!open) throw new Error(`addEffects() after the call with key '${claim.key}' ended: not committed.`);
+          effects.push(...added);
+        },
+      });
     } catch (error) {
-      if (!isIdempotencyClaimLostError(error)) throw error;
-      if (!controller.signal.aborted) controller.abort(error);
-      return false;
+      open = false;
+      await held.stopExtending();
+      await release(calls, held.claim);
+      throw error;
+    } finally {
+      abortSignal.removeEventListener("abort", onAbort);
     }
-    return true;
-  });
-  let result: R;
-  try {
-    result = await run({
-      key: claim.key,
-      partitionKey: claim.partitionKey,
-      abortSignal: controller.signal,
-      takenOverFrom: claim.takenOverFrom,
-      addEffects: (...added: TEffect[]) => {
-        if (!open) throw new Error(`addEffects() after the call with key '${claim.key}' ended: not committed.`);
-        effects.push(...added);
-      },
-    });
-  } catch (error) {
     open = false;
-    await heartbeat.stop();
-    await release(calls, current);
-    throw error;
+    await held.stopExtending();
+    // Taken over, or given up by the guard: nothing is recorded (the done mark checks again before it is sent).
+    const lost = held.lost;
+    if (lost) throw lost;
+    let refused: Error | undefined;
+    let stored: unknown = result;
+    try {
+      serializeResult(claim.key, result);
+    } catch (error) {
+      refused = error as Error;
+      stored = { [REFUSED_RESULT]: refused.message };
+    }
+    try {
+      await held.complete(stored, effects);
+    } catch (error) {
+      if (!isIdempotencyClaimLostError(error)) await release(calls, held.claim);
+      throw error;
+    }
+    if (refused) throw refusedResult(claim.key, refused.message);
+    return result;
   } finally {
-    abortSignal.removeEventListener("abort", onAbort);
+    held.end();
   }
-  open = false;
-  await heartbeat.stop();
-  const reason: unknown = controller.signal.reason;
-  if (isIdempotencyClaimLostError(reason)) throw reason; // someone took the key over: nothing is recorded
-  let refused: Error | undefined;
-  let stored: unknown = result;
-  try {
-    serializeResult(claim.key, result);
-  } catch (error) {
-    refused = error as Error;
-    stored = { [REFUSED_RESULT]: refused.message };
-  }
-  try {
-    await calls.complete(current, stored, effects, window);
-  } catch (error) {
-    if (!isIdempotencyClaimLostError(error)) await release(calls, current);
-    throw error;
-  }
-  if (refused) throw refusedResult(claim.key, refused.message);
-  return result;
-}
-
-/** Extends the claim every third of its duration until stopped; `beat` resolves false when the claim is lost. */
-function extendWhileRunning(claimDurationInMs: number, beat: () => Promise<boolean>): { stop(): Promise<void> } {
-  let timer: NodeJS.Timeout | undefined;
-  let inFlight: Promise<void> | undefined;
-  let stopped = false;
-  const schedule = () => {
-    if (stopped) return;
-    timer = setTimeout(() => {
-      inFlight = beat()
-        .then(
-          (held) => {
-            if (!held) stopped = true;
-          },
-          (error: unknown) =>
-            logger.warning(`idempotent(): could not extend a claim, trying again: ${describeError(error)}`),
-        )
-        .finally(() => {
-          inFlight = undefined;
-          schedule();
-        });
-    }, claimDurationInMs / 3);
-    timer.unref();
-  };
-  schedule();
-  return {
-    async stop() {
-      stopped = true;
-      clearTimeout(timer);
-      await inFlight;
-    },
-  };
 }
 
 /** Gives the claim up after a failure (it expires by itself anyway); a failure here is logged, never thrown. */

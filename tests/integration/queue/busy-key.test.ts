@@ -38,6 +38,8 @@ it("a message deferred because its key is busy is never poisoned and ends as a d
         codec: jsonCodec<Order>(),
         idempotency: { store: new TableIdempotencyStore(inbox), key: (order) => order.orderId },
         visibilityTimeoutInSeconds: 2,
+        // Updates well inside the hold's window (1.5 s from the last one that landed), on a busy machine.
+        heartbeatIntervalInMs: 400,
         // One reception only: a deferral that counted as a delivery would poison the second message.
         maxDequeueCount: 1,
         batchSize: 2,

@@ -26,7 +26,7 @@ describe("visibility heartbeat", () => {
       ASC_QUEUE: queueName,
       ASC_INBOX: inbox.tableName,
       ASC_VISIBILITY_S: "2",
-      ASC_HEARTBEAT_MS: "500",
+      ASC_HEARTBEAT_MS: "300", // well inside the hold's window (1.5 s from the last update that landed), on a busy machine
     });
     const second = new QueueConsumer(queue, async () => undefined, {
       visibilityTimeoutInSeconds: 2,

@@ -6,7 +6,8 @@
  */
 import { afterEach, expect, jest } from "@jest/globals";
 import { isLeaseLostError, LeaseLock, type Leasable } from "../../../src/index.js";
-import { ExpiryGuard, type GuardClock } from "../../../src/lease/guard.js";
+import { ExpiryGuard } from "../../../src/lease/guard.js";
+import { fakeClock } from "../../support/fake-clock.js";
 
 /** A leasable in memory: acquires and writes succeed at once; renewals never answer (and ignore their signal). */
 function hangingRenewals(): Leasable & { renewals: number } {
@@ -99,52 +100,6 @@ describe("the lock's expiry guard", () => {
     await handle.release();
   });
 });
-
-/** A clock whose timers run when the test says, and whose timers can be told to fire early. */
-function fakeClock() {
-  let monotonic = 1_000;
-  let wall = 1_700_000_000_000;
-  const timers = new Map<number, { at: number; delayInMs: number; callback: () => void }>();
-  let next = 0;
-  const clock: GuardClock = {
-    monotonic: () => monotonic,
-    wall: () => wall,
-    setTimer: (callback, delayInMs) => {
-      timers.set(++next, { at: monotonic + delayInMs, delayInMs, callback });
-      return next;
-    },
-    clearTimer: (id) => void timers.delete(id as number),
-  };
-  return {
-    clock,
-    /**
-     * Moves both clocks on by `ms`, firing due timers up to `earlyByMs` before they are due (but
-     * always at least a millisecond after they were set, as a real timer does).
-     */
-    advance(ms: number, earlyByMs = 0) {
-      const target = monotonic + ms;
-      const firesAt = (t: { at: number; delayInMs: number }) => t.at - Math.min(earlyByMs, t.delayInMs - 1);
-      for (;;) {
-        const due = [...timers]
-          .filter(([, t]) => firesAt(t) <= target)
-          .sort((a, b) => firesAt(a[1]) - firesAt(b[1]))[0];
-        if (!due) break;
-        const [id, timer] = due;
-        const at = Math.max(monotonic, firesAt(timer));
-        wall += at - monotonic;
-        monotonic = at;
-        timers.delete(id);
-        timer.callback();
-      }
-      wall += target - monotonic;
-      monotonic = target;
-    },
-    suspend(ms: number) {
-      wall += ms;
-    },
-    pending: () => timers.size,
-  };
-}
 
 describe("ExpiryGuard", () => {
   it("fires once at its deadline; a timer that fires early is armed again for the rest", () => {
