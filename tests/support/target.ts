@@ -30,5 +30,10 @@ export function liveConnectionString(): string | undefined {
 /** True when the run is live but has no account to run on: storage tests are skipped. */
 export const liveWithoutAccount = storageTarget === "live" && liveConnectionString() === undefined;
 
-/** `describe` for tests that talk to storage: on Azurite, or live; skipped when live has no account. */
-export const describeStorage: typeof describe = liveWithoutAccount ? describe.skip : describe;
+/**
+ * `describe` for tests that talk to storage: on Azurite, or live; skipped when live has no account.
+ * Looked up when called, not when this module loads: worker processes import this module (through
+ * storage.ts) outside jest, where there is no `describe`.
+ */
+export const describeStorage = ((name: string, fn: () => void) =>
+  liveWithoutAccount ? describe.skip(name, fn) : describe(name, fn)) as typeof describe;
