@@ -146,6 +146,56 @@ export function isStorageRequestError(error: unknown): error is StorageRequestEr
   return isStorageConcurrencyError(error) && hasBrand(error, REQUEST_BRAND);
 }
 
+/**
+ * A request failed (throttled, timed out, refused by a busy service) and was not retried because
+ * its {@link RetryBudget} is empty: retries had outrun successes, so the service is overloaded and
+ * another retry would only add to it. `statusCode`, `serviceCode` and `cause` are the failure's;
+ * the code is `"RetryBudgetExhausted"`. Not transient for the one classifier: an outer retry loop
+ * must not retry it either.
+ *
+ * @example
+ * ```ts
+ * import { retry, RetryBudget, isRetryBudgetExhaustedError } from "azure-storage-concurrency";
+ *
+ * const budget = new RetryBudget();
+ * await retry(({ abortSignal }) => blob.getProperties({ abortSignal }), { budget }).catch((error: unknown) => {
+ *   if (isRetryBudgetExhaustedError(error)) console.warn(`${error.budget}: ${error.statusCode} ${error.serviceCode}`);
+ *   throw error;
+ * });
+ * ```
+ */
+export class RetryBudgetExhaustedError extends StorageConcurrencyError {
+  /** The budget's name. */
+  readonly budget: string;
+  /** The tokens it had left (fewer than one retry costs). */
+  readonly tokens: number;
+
+  constructor(
+    message: string,
+    options: Omit<StorageConcurrencyErrorOptions, "code"> & { readonly budget: string; readonly tokens: number },
+  ) {
+    super(message, { ...options, code: "RetryBudgetExhausted" });
+    this.name = "RetryBudgetExhaustedError";
+    this.budget = options.budget;
+    this.tokens = options.tokens;
+  }
+}
+
+/**
+ * True when `error` is a {@link RetryBudgetExhaustedError} (by its code, so two copies of the package agree).
+ *
+ * @example
+ * ```ts
+ * import { isRetryBudgetExhaustedError } from "azure-storage-concurrency";
+ *
+ * declare const error: unknown;
+ * if (isRetryBudgetExhaustedError(error)) console.log(error.budget, error.tokens);
+ * ```
+ */
+export function isRetryBudgetExhaustedError(error: unknown): error is RetryBudgetExhaustedError {
+  return isStorageConcurrencyError(error) && error.code === "RetryBudgetExhausted";
+}
+
 /** What the library reads out of an SDK `RestError` (or a bare network error). */
 export interface RestErrorInfo {
   /** HTTP status, absent for network failures. */

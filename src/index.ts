@@ -9,6 +9,8 @@ export {
   StorageRequestError,
   isStorageConcurrencyError,
   isStorageRequestError,
+  RetryBudgetExhaustedError,
+  isRetryBudgetExhaustedError,
   readRestError,
   statusOf,
   serviceCodeOf,
@@ -23,3 +25,4 @@ export * from "./lease/index.js";
 export * from "./tables/index.js";
 export * from "./queue/index.js";
 export * from "./optimistic/index.js";
+export * from "./throttling/index.js";

@@ -55,6 +55,17 @@ export function checkOptionalSignal(name: string, value: unknown): void {
   }
 }
 
+/**
+ * Checks that `value`, when given, is an object with the method `method` (duck-typed, so that
+ * objects from two copies of the package pass): `what` names what was expected, e.g. "an AdaptiveRateLimiter".
+ */
+export function checkOptionalInstance(name: string, value: unknown, method: string, what: string): void {
+  if (value === undefined) return;
+  if (typeof value !== "object" || value === null || typeof (value as Record<string, unknown>)[method] !== "function") {
+    throw new TypeError(`\`${name}\` must be ${what}, got ${describeValue(value)}.`);
+  }
+}
+
 /** Checks that `value` is a non-empty string. */
 export function checkNonEmptyString(name: string, value: unknown): string {
   if (typeof value !== "string" || value.length === 0) {

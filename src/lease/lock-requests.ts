@@ -8,6 +8,7 @@ import { classifyError } from "../retry/classify.js";
 import { serviceCodeOf, statusOf } from "../errors.js";
 import { logger } from "../internal/logger.js";
 import { withTimeLimit } from "../internal/time-limit.js";
+import { runThrottled, throttleScopeOf } from "../throttling/index.js";
 import { LeaseTargetNotFoundError } from "./errors.js";
 import { sentNow } from "./guard.js";
 import { isLeaseGone, releaseLease, startHandle, type LockHandle } from "./handle.js";
@@ -228,8 +229,13 @@ export class LockRequests {
     { mayWaitOutConflicts = false } = {},
   ): Promise<T> {
     const conflictWaitInMs = mayWaitOutConflicts ? (this.leasable.conflictWaitInMs ?? 0) : 0;
-    return withTimeLimit(operation, this.options.requestTimeoutInMs + conflictWaitInMs, abortSignal, call, {
-      waitOnCancel: conflictWaitInMs > 0,
-    });
+    const send = () =>
+      withTimeLimit(operation, this.options.requestTimeoutInMs + conflictWaitInMs, abortSignal, call, {
+        waitOnCancel: conflictWaitInMs > 0,
+      });
+    // Paced by the lock's limiter, when it has one and can tell what the service throttles it by (its URL).
+    const { key } = this.leasable;
+    const limiter = typeof key === "string" ? this.options.rateLimiter : undefined;
+    return runThrottled(limiter, () => throttleScopeOf(key!), send, abortSignal);
   }
 }

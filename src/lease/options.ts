@@ -2,7 +2,8 @@
  * The lease lock's options, their defaults, and the checks that reject impossible combinations
  * before any request is made.
  */
-import { checkNumber, describeValue, optionalNumber } from "../internal/validate.js";
+import { checkNumber, checkOptionalInstance, describeValue, optionalNumber } from "../internal/validate.js";
+import type { AdaptiveRateLimiter } from "../throttling/index.js";
 import type { Leasable } from "./leasable.js";
 
 /** Options for {@link LeaseLock}. */
@@ -65,6 +66,13 @@ export interface LeaseLockOptions {
    * @default true
    */
   readonly createIfMissing?: boolean;
+  /**
+   * Send the requests of `acquire` and `tryAcquire` (the looks at the lease while waiting, the
+   * acquires, the holder record) when the lock blob's adaptive rate allows (see
+   * docs/throttling.md). Renewals and releases are never held back: they keep the lock.
+   * @default undefined (requests go out at once)
+   */
+  readonly rateLimiter?: AdaptiveRateLimiter;
 }
 
 /** A lock's {@link LeaseLockOptions} with the defaults filled in and checked ({@link LeaseLock.options}). */
@@ -85,6 +93,8 @@ export interface ResolvedLeaseLockOptions {
   readonly holderName: string | undefined;
   /** Whether a missing lock blob (and container) is created. */
   readonly createIfMissing: boolean;
+  /** The limiter that paces the acquisition's requests, if one was given. */
+  readonly rateLimiter: AdaptiveRateLimiter | undefined;
 }
 
 /**
@@ -146,6 +156,7 @@ export function resolveLeaseLockOptions(leasable: Leasable, options: LeaseLockOp
   if (options.createIfMissing !== undefined && typeof options.createIfMissing !== "boolean") {
     throw new TypeError("`createIfMissing` must be a boolean.");
   }
+  checkOptionalInstance("rateLimiter", options.rateLimiter, "run", "an AdaptiveRateLimiter");
   return {
     durationInSeconds,
     renewIntervalInMs,
@@ -155,6 +166,7 @@ export function resolveLeaseLockOptions(leasable: Leasable, options: LeaseLockOp
     unreachableTimeoutInMs,
     holderName,
     createIfMissing: options.createIfMissing ?? true,
+    rateLimiter: options.rateLimiter,
   };
 }
 

@@ -225,6 +225,13 @@ export function safeHistogram(create: () => OtelApi.Histogram): SafeHistogram {
   };
 }
 
+/** Makes an up-down counter with `create` and guards its `add`, as {@link safeCounter} does. */
+export function safeUpDownCounter(create: () => OtelApi.UpDownCounter): SafeCounter {
+  const counter = failSafe("meter", create, undefined);
+  if (!counter) return NO_COUNTER;
+  return { add: (value, attributes) => failSafe("instrument", () => counter.add(value, attributes), undefined) };
+}
+
 /** Makes a counter with `create` and guards its `add`; a creation that throws gives one that counts nothing. */
 export function safeCounter(create: () => OtelApi.Counter): SafeCounter {
   const counter = failSafe("meter", create, undefined);

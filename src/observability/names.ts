@@ -86,6 +86,12 @@ export const ATTR = {
   handlerTimeout: "asc.queue.handler_timeout_seconds",
   /** Error type, per the general conventions: the error's `code`, or its class name. */
   errorType: "error.type",
+  /** Retry budget: its name (`RetryBudgetOptions.name`). */
+  retryBudget: "asc.retry_budget.name",
+  /** Rate limiter: its name (`AdaptiveRateLimiterOptions.name`). */
+  rateLimiter: "asc.throttling.limiter",
+  /** Rate limiter: what kind of key was cut (`table`, `queue`, `blob`, `file`, `account`). */
+  throttledScope: "asc.throttling.scope",
 } as const;
 
 /** Span events. */
@@ -133,4 +139,10 @@ export const METRIC = {
   handlerDuration: "asc.queue.handler.duration",
   /** Counter: receives that found the queue empty. */
   emptyReceives: "asc.queue.empty_receives",
+  /** Up-down counter: the tokens a retry budget holds (attribute `asc.retry_budget.name`). */
+  budgetTokens: "asc.retry_budget.tokens",
+  /** Counter: retries a budget was asked to pay for (attributes `asc.retry_budget.name`, `asc.outcome`: `allowed`, `refused`). */
+  budgetRetries: "asc.retry_budget.retries",
+  /** Counter: throttling answers that cut a rate limiter's rate (attributes `asc.throttling.limiter`, `asc.throttling.scope`). */
+  rateCuts: "asc.throttling.rate_cuts",
 } as const;

@@ -21,6 +21,7 @@ import {
   failSafe,
   safeCounter,
   safeHistogram,
+  safeUpDownCounter,
   SafeContext,
   SafeTracer,
   type SafeCounter,
@@ -45,6 +46,9 @@ interface Instruments {
   readonly messages: SafeCounter;
   readonly handlerDuration: SafeHistogram;
   readonly emptyReceives: SafeCounter;
+  readonly budgetTokens: SafeCounter;
+  readonly budgetRetries: SafeCounter;
+  readonly rateCuts: SafeCounter;
 }
 
 /** What is on: the context API, a tracer when a tracer provider is registered, instruments when a meter provider is. */
@@ -162,6 +166,11 @@ function makeInstruments(meter: OtelApi.Meter): Instruments {
     messages: count(METRIC.messages, "Messages settled by the consumer, by outcome", "{message}"),
     handlerDuration: seconds(METRIC.handlerDuration, "Time the handler took per call (one message, or a batch)"),
     emptyReceives: count(METRIC.emptyReceives, "Receives that found the queue empty", "{receive}"),
+    budgetTokens: safeUpDownCounter(() =>
+      meter.createUpDownCounter(METRIC.budgetTokens, { description: "Tokens a retry budget holds", unit: "{token}" }),
+    ),
+    budgetRetries: count(METRIC.budgetRetries, "Retries a retry budget was asked to pay for", "{retry}"),
+    rateCuts: count(METRIC.rateCuts, "Throttling answers that cut a rate limiter's rate", "{cut}"),
   };
 }
 

@@ -11,7 +11,7 @@
  */
 import { finishUpdate, startUpdate } from "../observability/instrument.js";
 import { loadOpenTelemetry, openTelemetryLoaded } from "../observability/otel.js";
-import { checkNumber, checkOptionalFunction, checkOptionalSignal } from "../internal/validate.js";
+import { checkNumber, checkOptionalFunction, checkOptionalInstance, checkOptionalSignal } from "../internal/validate.js";
 import { backoffPresets } from "../retry/backoff.js";
 import { wrapStorageError } from "../retry/classify.js";
 import { NOT_MODIFIED, type VersionedCell } from "./cell.js";
@@ -19,6 +19,7 @@ import { enqueue, join, openRound, type Settings } from "./coalescing.js";
 import { acquireSlot, forgetVersion, releaseSlot, rememberVersion } from "./process-state.js";
 import { SKIP_WRITE, type Mutation, type OptimisticUpdateOptions, type OptimisticUpdateResult } from "./types.js";
 import { writeAndSettle } from "./write-outcome.js";
+import { throttledCell } from "./throttled-cell.js";
 import { formatWriteLog, newWriteId, nextWriteLog, parseWriteLog } from "./write-log.js";
 
 /**
@@ -69,8 +70,9 @@ export async function optimisticUpdate<T>(
   if (!openTelemetryLoaded()) await loadOpenTelemetry();
   const settings = checkOptions(options, cell);
   const { participant, promise } = join(mutate, settings);
-  if (settings.coalesce) enqueue(cell, participant);
-  else void openRound(cell, [participant]);
+  const sent = throttledCell(cell, options.rateLimiter);
+  if (settings.coalesce) enqueue(sent, participant);
+  else void openRound(sent, [participant]);
   return finishUpdate(settings.observation, promise);
 }
 
@@ -294,6 +296,7 @@ export async function writeLastWriterWins<T>(
 function checkOptions<T>(options: OptimisticUpdateOptions, cell: VersionedCell<T>): Settings {
   checkOptionalSignal("abortSignal", options.abortSignal);
   checkOptionalFunction("onConflict", options.onConflict);
+  checkOptionalInstance("rateLimiter", options.rateLimiter, "run", "an AdaptiveRateLimiter");
   const backoff = options.backoff ?? backoffPresets.contention;
   if (typeof backoff?.delayInMs !== "function") {
     throw new TypeError("`backoff` must be a BackoffStrategy, such as `backoffPresets.contention`.");

@@ -3,6 +3,7 @@
  * {@link optimisticUpdate} and its result.
  */
 import type { BackoffStrategy } from "../retry/backoff.js";
+import type { AdaptiveRateLimiter } from "../throttling/index.js";
 
 /**
  * Return this from `mutate` to leave the cell as it is (the update resolves with `written: false`).
@@ -54,6 +55,12 @@ export interface OptimisticConflictEvent {
 export interface OptimisticUpdateOptions {
   /** Cancels the update. A write already sent may still be applied. */
   readonly abortSignal?: AbortSignal;
+  /**
+   * Send the update's reads and writes when the cell's partition's adaptive rate allows (see
+   * docs/throttling.md): a partition the service throttles is slowed down, not hammered.
+   * @default undefined (requests go out at once)
+   */
+  readonly rateLimiter?: AdaptiveRateLimiter;
   /**
    * How many read-modify-write rounds to try before giving up with {@link OptimisticConflictError}.
    * On a contended cell a writer waiting for its turn tries every few request times, so several

@@ -28,6 +28,7 @@
  */
 import type { DequeuedMessageItem, QueueClient } from "@azure/storage-queue";
 import { withTimeLimit } from "../internal/time-limit.js";
+import { runThrottled, throttleScopeOf } from "../throttling/index.js";
 import { logger } from "../internal/logger.js";
 import { sleep } from "../internal/sleep.js";
 import { StoreCalls } from "./claims.js";
@@ -444,17 +445,20 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
         let items: DequeuedMessageItem[];
         const receivedAt = markNow();
         try {
-          const response = await withTimeLimit(
-            `receive messages from queue '${this.#queue.name}'`,
-            this.#o.requestTimeoutInMs,
-            this.#hardAbort.signal,
-            (abortSignal) =>
-              this.#queue.receiveMessages({
-                numberOfMessages: Math.min(this.#o.batchSize, this.#o.concurrency - this.#active),
-                visibilityTimeout: this.#o.visibilityTimeoutInSeconds,
-                abortSignal,
-              }),
-          );
+          const receive = () =>
+            withTimeLimit(
+              `receive messages from queue '${this.#queue.name}'`,
+              this.#o.requestTimeoutInMs,
+              this.#hardAbort.signal,
+              (abortSignal) =>
+                this.#queue.receiveMessages({
+                  numberOfMessages: Math.min(this.#o.batchSize, this.#o.concurrency - this.#active),
+                  visibilityTimeout: this.#o.visibilityTimeoutInSeconds,
+                  abortSignal,
+                }),
+            );
+          const scope = () => throttleScopeOf(this.#queue.url, { service: "queue" });
+          const response = await runThrottled(this.#o.rateLimiter, scope, receive, this.#hardAbort.signal);
           items = response.receivedMessageItems;
         } catch (error) {
           if (this.#hardAbort.signal.aborted) break;

@@ -39,6 +39,7 @@
 import { sdkTracing } from "../observability/scope.js";
 import type { QueueClient } from "@azure/storage-queue";
 import { withTimeLimit } from "../internal/time-limit.js";
+import { runThrottled, throttleScopeOf, type AdaptiveRateLimiter } from "../throttling/index.js";
 import { sleep } from "../internal/sleep.js";
 import { MessageOwnershipLostError } from "./errors.js";
 import { statusOf, serviceCodeOf } from "../errors.js";
@@ -84,6 +85,8 @@ type HoldState = "held" | "receiptLost" | "lost" | "deleted";
 interface MessageHoldOptions {
   readonly visibilityTimeoutInSeconds: number;
   readonly requestTimeoutInMs: number;
+  /** The delete waits for a token of the queue (updates keep the hold: they never wait). */
+  readonly rateLimiter?: AdaptiveRateLimiter | undefined;
 }
 
 /** One received message, as held by this consumer. */
@@ -143,7 +146,7 @@ export class MessageHold {
 
   /** Hides the message for `seconds` from now (0: visible at once). */
   update(seconds: number, operation: string): Promise<HoldOutcome> {
-    return this.#tryRepeatedly(operation, async (abortSignal) => {
+    return this.#tryRepeatedly(operation, false, async (abortSignal) => {
       const sent = markNow();
       this.#unconfirmed = {
         since: this.#unconfirmed?.since ?? sent,
@@ -169,7 +172,7 @@ export class MessageHold {
 
   /** Deletes the message. */
   delete(operation: string): Promise<HoldOutcome> {
-    return this.#tryRepeatedly(operation, async (abortSignal) => {
+    return this.#tryRepeatedly(operation, true, async (abortSignal) => {
       try {
         await this.#queue.deleteMessage(this.messageId, this.#popReceipt, {
           abortSignal,
@@ -238,19 +241,24 @@ export class MessageHold {
 
   async #tryRepeatedly(
     operation: string,
+    throttled: boolean,
     attempt: (abortSignal: AbortSignal) => Promise<HoldOutcome>,
   ): Promise<HoldOutcome> {
+    const limiter = throttled ? this.#options.rateLimiter : undefined;
+    const scope = () => throttleScopeOf(this.#queue.url, { service: "queue" });
     if (this.#state !== "held")
       return { status: "unknown", error: new Error(`the message is no longer held (${this.#state})`) };
     let lastError: unknown;
     for (let tries = 1; tries <= MAX_TRIES; tries++) {
       try {
-        return await withTimeLimit(
-          `${operation} message '${this.messageId}'`,
-          this.#options.requestTimeoutInMs,
-          undefined,
-          attempt,
-        );
+        const send = () =>
+          withTimeLimit(
+            `${operation} message '${this.messageId}'`,
+            this.#options.requestTimeoutInMs,
+            undefined,
+            attempt,
+          );
+        return await runThrottled(limiter, scope, send);
       } catch (error) {
         if (isResourceFailure(error))
           throw resourceError("queue", this.#queue.name, `${operation} message '${this.messageId}'`, error);

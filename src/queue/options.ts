@@ -12,9 +12,11 @@ import {
   checkNonEmptyString,
   checkNumber,
   checkOptionalFunction,
+  checkOptionalInstance,
   checkOptionalSignal,
   optionalNumber,
 } from "../internal/validate.js";
+import type { AdaptiveRateLimiter } from "../throttling/index.js";
 import { textCodec, type MessageCodec } from "./codecs.js";
 import { checkRetention } from "./idempotency/purge.js";
 import type { IdempotencyStore } from "./idempotency/store.js";
@@ -59,6 +61,7 @@ export interface ResolvedOptions<T, TEffect> {
   readonly keepAlive: boolean;
   readonly consumerId: string;
   readonly abortSignal: AbortSignal | undefined;
+  readonly rateLimiter: AdaptiveRateLimiter | undefined;
 }
 
 export function resolveOptions<T, TEffect>(
@@ -165,6 +168,7 @@ export function resolveOptions<T, TEffect>(
       ? `consumer-${randomUUID()}`
       : checkNonEmptyString("consumerId", options.consumerId);
   checkOptionalSignal("abortSignal", options.abortSignal);
+  checkOptionalInstance("rateLimiter", options.rateLimiter, "run", "an AdaptiveRateLimiter");
 
   return {
     codec,
@@ -188,6 +192,7 @@ export function resolveOptions<T, TEffect>(
     keepAlive: options.keepAlive ?? true,
     consumerId,
     abortSignal: options.abortSignal,
+    rateLimiter: options.rateLimiter,
   };
 }
 

@@ -50,6 +50,7 @@ export class MessageReception<T, TEffect> {
     const hold = new MessageHold(this.#c.queue, message.messageId, item.popReceipt, receivedAt, {
       visibilityTimeoutInSeconds: options.visibilityTimeoutInSeconds,
       requestTimeoutInMs: options.requestTimeoutInMs,
+      rateLimiter: options.rateLimiter,
     });
     events.emit("received", { message });
     if (await settle.settleRemembered(message, hold)) return undefined;

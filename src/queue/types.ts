@@ -3,6 +3,7 @@
  */
 import type { QueueClient } from "@azure/storage-queue";
 import type { BackoffStrategy } from "../retry/backoff.js";
+import type { AdaptiveRateLimiter } from "../throttling/index.js";
 import type { MessageCodec } from "./codecs.js";
 import type { IdempotencyStore, PurgeResult } from "./idempotency/store.js";
 
@@ -209,6 +210,14 @@ export interface QueueConsumerOptions<T, TEffect = never> {
   readonly consumerId?: string;
   /** Stops the consumer when aborted (same as calling `stop()`). */
   readonly abortSignal?: AbortSignal;
+  /**
+   * Send the consumer's receives and deletes when the queue's adaptive rate allows (see
+   * docs/throttling.md): a queue the service throttles is polled and settled more slowly instead of
+   * hammered. Visibility updates (the heartbeat, a retry's delay, a release) are never held back:
+   * they keep the message's hold.
+   * @default undefined (requests go out at once)
+   */
+  readonly rateLimiter?: AdaptiveRateLimiter;
 }
 
 /**

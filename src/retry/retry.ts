@@ -13,6 +13,7 @@ import { sleep } from "../internal/sleep.js";
 import { checkNumber, checkOptionalFunction, checkOptionalSignal } from "../internal/validate.js";
 import { backoffPresets, type BackoffStrategy } from "./backoff.js";
 import { classifyError, wrapStorageError, type ErrorClassification } from "./classify.js";
+import type { AdaptiveRateLimiter, RetryBudget, ThrottleScope } from "../throttling/index.js";
 
 /** What {@link RetryOptions.onRetry} is told before each retry. */
 export interface RetryEvent {
@@ -66,6 +67,21 @@ export interface RetryOptions {
   readonly honorRetryAfter?: boolean;
   /** Called before each retry, e.g. to log it. */
   readonly onRetry?: (event: RetryEvent) => void;
+  /**
+   * A retry budget shared by the operations of one client or account: each retry is paid for from
+   * it, a first-try success credits it, and when it cannot pay, the failure is not retried and
+   * the call rejects with a {@link RetryBudgetExhaustedError} saying why.
+   * @default undefined (no budget: `maxRetries` alone limits the retries)
+   */
+  readonly budget?: RetryBudget;
+  /**
+   * Sends every attempt through this limiter, under `throttleScope`: the attempt waits for a token
+   * of its partition (once the service has throttled it) and the answer teaches the limiter.
+   * @default undefined (attempts go out at once)
+   */
+  readonly rateLimiter?: AdaptiveRateLimiter;
+  /** What the attempts are throttled by (`throttleScopeOf(url)`); needed with `rateLimiter`. */
+  readonly throttleScope?: ThrottleScope;
 }
 
 /** Per-call options for {@link RetryPolicy.execute}. */
@@ -79,10 +95,14 @@ export interface ExecuteOptions {
   readonly operationName?: string;
 }
 
+/** The options of {@link RetryOptions} without a default value. */
+type OptionalRetryOption = "onRetry" | "budget" | "rateLimiter" | "throttleScope";
+
 /** A retry policy: an immutable value that runs operations with the same retry settings. */
 export interface RetryPolicy {
   /** The settings, with defaults filled in. */
-  readonly options: Readonly<Required<Omit<RetryOptions, "onRetry">>> & Pick<RetryOptions, "onRetry">;
+  readonly options: Readonly<Required<Omit<RetryOptions, OptionalRetryOption>>> &
+    Pick<RetryOptions, OptionalRetryOption>;
   /**
    * Runs `operation`, retrying transient failures. When it gives up, a storage failure is thrown as
    * a {@link StorageRequestError} (with `attempts`); anything else the operation rejected with (an
@@ -110,12 +130,16 @@ export function retryPolicy(options: RetryOptions = {}): RetryPolicy {
     shouldRetry: options.shouldRetry ?? ((classification: ErrorClassification) => classification.transient),
     honorRetryAfter: options.honorRetryAfter ?? true,
     onRetry: options.onRetry,
+    budget: options.budget,
+    rateLimiter: options.rateLimiter,
+    throttleScope: options.throttleScope,
   };
   if (typeof settled.backoff?.delayInMs !== "function") {
     throw new TypeError("`backoff` must be a BackoffStrategy, such as `exponentialBackoff()`.");
   }
   checkOptionalFunction("shouldRetry", options.shouldRetry);
   checkOptionalFunction("onRetry", options.onRetry);
+  checkThrottling(options);
   const policyOptions = Object.freeze(settled);
   return Object.freeze({
     options: policyOptions,
@@ -159,15 +183,23 @@ async function execute<T>(
   const start = performance.now();
   let attempts = 0;
   let previousDelayInMs = 0;
+  let budgetRefused = false;
+  const { budget, rateLimiter, throttleScope } = options;
   try {
     return await pRetry(
       async (attempt) => {
         attempts = attempt;
+        let result: T;
         try {
-          return await operation({ attempt, abortSignal: attemptSignal });
+          const send = () => operation({ attempt, abortSignal: attemptSignal });
+          result = await (rateLimiter && throttleScope
+            ? rateLimiter.run(throttleScope, send, { abortSignal })
+            : send());
         } catch (error) {
           throw new AttemptFailure(error);
         }
+        if (attempt === 1) budget?.credit();
+        return result;
       },
       {
         retries: options.maxRetries,
@@ -182,6 +214,10 @@ async function execute<T>(
             delayInMs = Math.max(delayInMs, classification.retryAfterInMs);
           }
           if (performance.now() - start + delayInMs >= options.deadlineInMs) return false;
+          if (budget && !budget.trySpend()) {
+            budgetRefused = true;
+            return false;
+          }
           previousDelayInMs = delayInMs;
           logger.verbose(
             `retrying "${operationName}" after attempt ${attemptNumber} failed (${describeFailure(classification)}); waiting ${Math.round(delayInMs)} ms`,
@@ -194,6 +230,10 @@ async function execute<T>(
     );
   } catch (boxed) {
     const error = unbox(boxed);
+    if (budgetRefused) {
+      logger.warning(`did not retry "${operationName}" after attempt ${attempts}: the retry budget is empty`);
+      throw budget!.exhausted(error, operationName);
+    }
     const classification = classifyError(error);
     // A failure the policy would retry, but the retry budget or the deadline ran out.
     let retriable = false;
@@ -210,6 +250,18 @@ async function execute<T>(
     }
     throw wrapStorageError(error, operationName, attempts);
   }
+}
+
+/** Checks the throttling options by what they must do (two copies of the package agree). */
+function checkThrottling({ budget, rateLimiter, throttleScope }: RetryOptions): void {
+  if (budget !== undefined && (typeof budget?.trySpend !== "function" || typeof budget.exhausted !== "function"))
+    throw new TypeError("`budget` must be a RetryBudget.");
+  if (rateLimiter !== undefined && typeof rateLimiter?.run !== "function")
+    throw new TypeError("`rateLimiter` must be an AdaptiveRateLimiter.");
+  if (rateLimiter !== undefined && throttleScope === undefined)
+    throw new TypeError(
+      "`rateLimiter` needs `throttleScope`, what the attempts are throttled by: `throttleScopeOf(client.url)`.",
+    );
 }
 
 /**

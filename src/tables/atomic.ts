@@ -9,7 +9,7 @@
  */
 import type { TransactionAction } from "@azure/data-tables";
 import { logger } from "../internal/logger.js";
-import { checkOptionalSignal } from "../internal/validate.js";
+import { checkOptionalInstance, checkOptionalSignal } from "../internal/validate.js";
 import { retryPolicy, type RetryOptions } from "../retry/retry.js";
 import { TransactionRefusedError } from "./errors.js";
 import { estimateActionBytes, tableUrlBytes, transactionBytes, TRANSACTION_LIMITS } from "./payload.js";
@@ -19,6 +19,7 @@ import { checkActions, type TableAction } from "./validation.js";
 import { newTableWriteId } from "./read-back.js";
 import { stampActions, stampedReadBack } from "./write-id.js";
 import { describeError } from "../internal/describe-error.js";
+import type { AdaptiveRateLimiter } from "../throttling/index.js";
 
 /** Options for {@link writeAtomic}. */
 export interface WriteAtomicOptions {
@@ -30,6 +31,11 @@ export interface WriteAtomicOptions {
   readonly retry?: RetryOptions;
   /** Cancels the request, or the wait between retries. */
   readonly abortSignal?: AbortSignal;
+  /**
+   * Send the transaction when its partition's adaptive rate allows (see docs/throttling.md).
+   * @default undefined
+   */
+  readonly rateLimiter?: AdaptiveRateLimiter;
 }
 
 /** What {@link writeAtomic} committed. */
@@ -81,6 +87,7 @@ export async function writeAtomic(
   options: WriteAtomicOptions = {},
 ): Promise<WriteAtomicResult> {
   checkOptionalSignal("abortSignal", options.abortSignal);
+  checkOptionalInstance("rateLimiter", options.rateLimiter, "run", "an AdaptiveRateLimiter");
   const policy = options.retry ? retryPolicy(options.retry) : undefined;
   const { partitionKey, transaction, estimatedBytes } = checkAtomic(client, actions);
   const writeId = newTableWriteId();
@@ -89,6 +96,7 @@ export async function writeAtomic(
     policy,
     abortSignal: options.abortSignal,
     readBack: stampedReadBack(client, partitionKey, stamped.actions, writeId),
+    rateLimiter: options.rateLimiter,
   });
   return { partitionKey, etags: committed.etags, attempts: committed.attempts, estimatedBytes };
 }

@@ -9,7 +9,12 @@
  */
 import { traceBatch } from "../observability/instrument.js";
 import { runPool } from "../internal/pool.js";
-import { checkNumber, checkOptionalFunction, checkOptionalSignal } from "../internal/validate.js";
+import {
+  checkNumber,
+  checkOptionalFunction,
+  checkOptionalInstance,
+  checkOptionalSignal,
+} from "../internal/validate.js";
 import { logger } from "../internal/logger.js";
 import { retryPolicy, type RetryOptions, type RetryPolicy } from "../retry/retry.js";
 import { TableTransactionError } from "./errors.js";
@@ -19,6 +24,7 @@ import { checkActions, type TableAction } from "./validation.js";
 import { newTableWriteId } from "./read-back.js";
 import { stampActions, stampedReadBack } from "./write-id.js";
 import { describeError } from "../internal/describe-error.js";
+import type { AdaptiveRateLimiter } from "../throttling/index.js";
 
 /** Options for {@link writeBatch}. */
 export interface WriteBatchOptions extends PlanTransactionsOptions {
@@ -45,6 +51,12 @@ export interface WriteBatchOptions extends PlanTransactionsOptions {
   readonly retry?: RetryOptions;
   /** Stops sending: transactions not yet sent are reported as `not-sent`. */
   readonly abortSignal?: AbortSignal;
+  /**
+   * Send each transaction when its partition's adaptive rate allows (see docs/throttling.md): a
+   * partition the service throttles is slowed down, not hammered.
+   * @default undefined (transactions go out as fast as `maxConcurrency` allows)
+   */
+  readonly rateLimiter?: AdaptiveRateLimiter;
   /** Called as each transaction settles, e.g. for progress. */
   readonly onTransaction?: (outcome: TransactionOutcome) => void;
 }
@@ -140,6 +152,7 @@ export async function writeBatch(
   const preserveOrder = options.preserveOrder ?? true;
   checkOptionalSignal("abortSignal", options.abortSignal);
   checkOptionalFunction("onTransaction", options.onTransaction);
+  checkOptionalInstance("rateLimiter", options.rateLimiter, "run", "an AdaptiveRateLimiter");
   const policy = options.retry ? retryPolicy(options.retry) : undefined;
   const checked = checkActions(actions);
   if (!preserveOrder) {
@@ -190,6 +203,7 @@ async function sendPlans(
         policy,
         abortSignal: options.abortSignal,
         readBack: stampedReadBack(client, plan.partitionKey, stamped.actions, writeId),
+        rateLimiter: options.rateLimiter,
       });
       settle(index, {
         partitionKey: plan.partitionKey,

@@ -26,6 +26,7 @@ import {
 import { newTableWriteId, readEntityBack, type ReadBack } from "./read-back.js";
 import type { TransactionClient } from "./transaction.js";
 import { describeError } from "../internal/describe-error.js";
+import type { AdaptiveRateLimiter } from "../throttling/index.js";
 
 /** The system properties a multi-index row carries besides the record. */
 const INDEX = "_index";
@@ -137,6 +138,8 @@ interface RowsCommit {
   /** The ETags of the record's rows as read (empty for a create). */
   readonly expected: ReadonlyMap<string, string>;
   readonly write: Write;
+  /** Sends the commit's transaction through this limiter. */
+  readonly rateLimiter?: AdaptiveRateLimiter | undefined;
 }
 
 /**
@@ -149,7 +152,7 @@ interface RowsCommit {
  */
 export async function commitRows(
   client: RowsClient,
-  { partitionKey, desired, expected, write }: RowsCommit,
+  { partitionKey, desired, expected, write, rateLimiter }: RowsCommit,
   call: { abortSignal?: AbortSignal },
 ): Promise<Map<string, string>> {
   const etags = new Map(expected);
@@ -164,7 +167,7 @@ export async function commitRows(
     try {
       const { transaction } = checkAtomic(client, actions);
       const readBack = rowsReadBack(client, partitionKey, rowKeys, new Map(etags), write);
-      const result = await sendAtomic(client, transaction, { ...call, readBack });
+      const result = await sendAtomic(client, transaction, { ...call, readBack, rateLimiter });
       return new Map(rowKeys.map((rowKey, i) => [rowKey, result.etags[i]!]));
     } catch (error) {
       if (!isTableTransactionError(error) || error.mayHaveBeenApplied) throw error;

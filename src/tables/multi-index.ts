@@ -28,7 +28,8 @@
 import type { TableClient, TableEntity } from "@azure/data-tables";
 import { sleep } from "../internal/sleep.js";
 import { logger } from "../internal/logger.js";
-import { checkNumber, checkOptionalSignal } from "../internal/validate.js";
+import { checkNumber, checkOptionalInstance, checkOptionalSignal } from "../internal/validate.js";
+import type { AdaptiveRateLimiter } from "../throttling/index.js";
 import { decorrelatedJitterBackoff, type BackoffStrategy } from "../retry/backoff.js";
 import { isMultiIndexConflictError, MultiIndexConflictError, TransactionRefusedError } from "./errors.js";
 import { formatHistory } from "./multi-index-history.js";
@@ -63,6 +64,12 @@ export interface MultiIndexOptions<T extends MultiIndexRecord> {
    * be scanned as a range. Names: letters, digits and `_`.
    */
   readonly indexes: Readonly<Record<string, (record: T) => string>>;
+  /**
+   * Send each commit (create, update, delete) when its partition's adaptive rate allows (see
+   * docs/throttling.md).
+   * @default undefined
+   */
+  readonly rateLimiter?: AdaptiveRateLimiter;
 }
 
 /** A record as read, with what an ETag-checked write of it needs. */
@@ -223,6 +230,8 @@ export function multiIndexTable<T extends MultiIndexRecord>(
   }
 
   const rowKeyOf = (index: string, key: string) => `${index}:${key}`;
+  checkOptionalInstance("rateLimiter", options.rateLimiter, "run", "an AdaptiveRateLimiter");
+  const { rateLimiter } = options;
 
   const keysOf = (record: T) => {
     if (typeof record !== "object" || record === null) throw new TypeError("`record` must be an object.");
@@ -271,7 +280,8 @@ export function multiIndexTable<T extends MultiIndexRecord>(
       const desired = new Map(
         indexNames.map((index) => [rowKeys[index]!, rowOf(partitionKey, rowKeys[index]!, index, record, write)]),
       );
-      const etags = await commitRows(client, { partitionKey, desired, expected: new Map(), write }, signalOf(call));
+      const commit = { partitionKey, desired, expected: new Map(), write, rateLimiter };
+      const etags = await commitRows(client, commit, signalOf(call));
       return snapshotOf(record, partitionKey, rowKeys, etags, write);
     },
 
@@ -324,7 +334,7 @@ export function multiIndexTable<T extends MultiIndexRecord>(
       for (const rowKey of expected.keys()) desired.set(rowKey, tombstoneOf(partitionKey, rowKey, write));
       for (const index of indexNames)
         desired.set(rowKeys[index]!, rowOf(partitionKey, rowKeys[index]!, index, next, write));
-      const etags = await commitRows(client, { partitionKey, desired, expected, write }, signalOf(call));
+      const etags = await commitRows(client, { partitionKey, desired, expected, write, rateLimiter }, signalOf(call));
       const vacated = new Map([...etags].filter(([rowKey]) => desired.get(rowKey)![DELETED] === true));
       await purgeTombstones(client, partitionKey, vacated, signalOf(call));
       return snapshotOf(next, partitionKey, rowKeys, etags, write);
@@ -338,7 +348,7 @@ export function multiIndexTable<T extends MultiIndexRecord>(
       );
       const etags = await commitRows(
         client,
-        { partitionKey: snapshot.partitionKey, desired, expected, write },
+        { partitionKey: snapshot.partitionKey, desired, expected, write, rateLimiter },
         signalOf(call),
       );
       await purgeTombstones(client, snapshot.partitionKey, etags, signalOf(call));

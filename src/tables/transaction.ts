@@ -26,6 +26,7 @@ import type { RetryPolicy } from "../retry/retry.js";
 import { TableTransactionError } from "./errors.js";
 import type { TableLocation } from "./plan.js";
 import { runReadBack, type ReadBack, type ReadBackVerdict } from "./read-back.js";
+import { runThrottled, throttleScopeOf, type AdaptiveRateLimiter } from "../throttling/index.js";
 import { describeError } from "../internal/describe-error.js";
 
 /** The part of a `TableClient` the transaction writers use: `getEntity` reads back a transaction whose answer was lost. */
@@ -52,6 +53,8 @@ interface SendOptions {
   readonly abortSignal?: AbortSignal | undefined;
   /** Decides a doubtful outcome; without it, a doubtful outcome is reported as such. */
   readonly readBack?: ReadBack | undefined;
+  /** Each attempt waits for a token of the transaction's partition, and its answer teaches the limiter. */
+  readonly rateLimiter?: AdaptiveRateLimiter | undefined;
 }
 
 /** Statuses a resend of an applied transaction meets: its own entity (409), its own new ETag (412), its own delete (404). */
@@ -61,17 +64,21 @@ const RESEND_STATUSES: ReadonlySet<number> = new Set([404, 409, 412]);
 export async function sendTransaction(
   client: TransactionClient,
   transaction: TransactionToSend,
-  { policy, abortSignal, readBack }: SendOptions,
+  { policy, abortSignal, readBack, rateLimiter }: SendOptions,
 ): Promise<CommittedTransaction> {
   let attempts = 0;
   let inDoubt = false; // an attempt got no answer, or a 500/502/504
   const attempt = async (signal: AbortSignal | undefined) => {
     attempts += 1;
     try {
-      return await client.submitTransaction([...transaction.actions], {
-        ...(signal ? { abortSignal: signal } : {}),
-        tracingOptions: sdkTracing(),
-      });
+      const { partitionKey } = transaction;
+      const scope = () => throttleScopeOf(`${client.url}/${client.tableName}`, { service: "table", partitionKey });
+      const send = () =>
+        client.submitTransaction([...transaction.actions], {
+          ...(signal ? { abortSignal: signal } : {}),
+          tracingOptions: sdkTracing(),
+        });
+      return await runThrottled(rateLimiter, scope, send, signal);
     } catch (error) {
       if (mayHaveBeenApplied(error)) inDoubt = true;
       throw error;

@@ -13,10 +13,21 @@
  * - `hang`: never answer (optionally after forwarding), until the client gives up or the proxy closes:
  *   what a client-side time limit is for;
  * - `reset`: cut the connection without forwarding.
+ *
+ * With `throttling`, the proxy is also a model of the service's throttling (`throttling-model.ts`):
+ * each partition and the account are served at a configured rate, and requests past it are
+ * answered 503 ServerBusy (or 500 OperationTimedOut) as the service answers them. Rules are tried
+ * first; a request no rule takes goes through the model.
  */
 import { createServer, request as httpRequest, Agent, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { checkNumber } from "../internal/validate.js";
+import {
+  ThrottlingModelState,
+  throttledAnswer,
+  type ThrottlingModel,
+  type ThrottlingModelOptions,
+} from "./throttling-model.js";
 
 /** What a rule does to a matching request. */
 export type FaultAction =
@@ -112,8 +123,8 @@ export interface FaultRule {
 
 /** One request the proxy saw, and what became of it. */
 export interface ProxiedRequest extends Omit<FaultRequestInfo, "headers"> {
-  /** The fault applied, or `"forwarded"`. */
-  readonly outcome: FaultAction["type"] | "forwarded";
+  /** The fault applied, `"throttled"` when the throttling model refused it, or `"forwarded"`. */
+  readonly outcome: FaultAction["type"] | "throttled" | "forwarded";
   /** The status the service answered (for requests it saw: forwarded, dropped, replaced or held back), or the injected one. */
   readonly statusCode: number | undefined;
   /** With `delay`: how long this request was held, in milliseconds. */
@@ -131,6 +142,13 @@ export interface FaultProxyOptions {
    * @default Math.random
    */
   readonly random?: () => number;
+  /**
+   * Model the service's throttling: serve each partition (table partition, queue, blob) and the
+   * account at these rates, and answer requests past them 503 ServerBusy as the service does.
+   * `{}` models today's published targets (2,000 per partition, 20,000 per account, per second).
+   * @default undefined (no throttling)
+   */
+  readonly throttling?: ThrottlingModelOptions;
 }
 
 /** A running fault proxy. */
@@ -145,6 +163,8 @@ export interface FaultProxy extends AsyncDisposable {
   readonly requests: readonly ProxiedRequest[];
   /** Forgets the request log. */
   clearLog(): void;
+  /** The throttling model, when the proxy was started with `throttling`: its rates and what it counted. */
+  readonly throttling: ThrottlingModel | undefined;
   /** Stops listening and closes every connection; resolves when done. */
   close(): Promise<void>;
 }
@@ -175,6 +195,8 @@ export async function createFaultProxy(options: FaultProxyOptions): Promise<Faul
     );
   }
   const random = options.random ?? Math.random;
+  const model =
+    options.throttling === undefined ? undefined : new ThrottlingModelState({ random, ...options.throttling });
   const rules: LiveRule[] = [];
   const log: ProxiedRequest[] = [];
   // A fresh connection to the service for each request: a pooled one can be closed by the service
@@ -217,6 +239,7 @@ export async function createFaultProxy(options: FaultProxyOptions): Promise<Faul
       });
     switch (action?.type) {
       case undefined:
+        if (model) return throttle(model, req, res, target, agent, record);
         return forward(req, res, target, agent, (status) => record("forwarded", status));
       case "delay": {
         const jitter = action.jitterInMs ?? 0;
@@ -278,9 +301,47 @@ export async function createFaultProxy(options: FaultProxyOptions): Promise<Faul
       return log;
     },
     clearLog: () => void log.splice(0, log.length),
+    throttling: model,
     close,
     [Symbol.asyncDispose]: close,
   };
+}
+
+/** Puts a request no rule took through the throttling model: forwarded, or answered as the service refuses. */
+function throttle(
+  model: ThrottlingModelState,
+  req: IncomingMessage,
+  res: ServerResponse,
+  target: URL,
+  agent: Agent,
+  record: (outcome: ProxiedRequest["outcome"], statusCode: number | undefined) => void,
+): void {
+  const decide = (body: Buffer | undefined) => {
+    const request = { method: req.method ?? "GET", url: `${target.origin}${req.url ?? "/"}`, headers: req.headers };
+    const decision = model.decide({ ...request, body: body?.toString("utf8") });
+    const forwarded = body === undefined ? {} : { body };
+    if (decision.kind === "admit")
+      return forward(req, res, target, agent, (status) => record("forwarded", status), forwarded);
+    const table = req.headers["dataserviceversion"] !== undefined;
+    const { statusCode, headers, body: errorBody } = throttledAnswer(decision, req, table);
+    const answer = () => {
+      res.writeHead(statusCode, headers);
+      res.end(errorBody);
+    };
+    if (decision.afterApply)
+      return forward(req, res, target, agent, () => record("throttled", statusCode), { ...forwarded, answer });
+    record("throttled", statusCode);
+    if (body === undefined) req.resume();
+    answer();
+  };
+  // A table insert's or transaction's PartitionKey is in its body: read it before deciding.
+  if (req.method === "POST" && req.headers["dataserviceversion"] !== undefined) {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.once("end", () => decide(Buffer.concat(chunks)));
+    return;
+  }
+  decide(undefined);
 }
 
 function forward(
@@ -291,9 +352,12 @@ function forward(
   done: (statusCode: number | undefined) => void,
   {
     answer = "pass",
+    body,
   }: {
     /** What reaches the client: the service's answer, nothing (connection cut), nothing ever, or another answer. */
     answer?: "pass" | "drop" | "hold" | (() => void);
+    /** The request body, when it was read already (else the request is piped through). */
+    body?: Buffer;
   } = {},
 ): void {
   const headers: Record<string, string | string[] | undefined> = { ...req.headers, host: target.host };
@@ -332,7 +396,8 @@ function forward(
     done(undefined);
     req.socket.destroy();
   });
-  req.pipe(upstream);
+  if (body === undefined) req.pipe(upstream);
+  else upstream.end(body);
 }
 
 function answerError(
