@@ -6,10 +6,14 @@
  *   costs a few numbers (its measured send rate). That is the AWS SDKs' adaptive mode too ("the
  *   token bucket is enabled on the first throttling response").
  * - A throttling answer (`verdict.ts`) cuts the key's rate to β times the rate it was sending at
- *   (the lower of its limit and its measured send rate), once per round trip: an answer to a request
- *   sent before the last cut says nothing about the new rate and is not counted again (TCP's "one
- *   reduction per window"). Without that rule, the 64 answers in flight when a partition saturates
- *   would cut the rate to 0.7⁶⁴ of itself.
+ *   (the lower of its limit and its measured send rate), once per congestion event: an answer to a
+ *   request sent before the last cut, or within a tenth of the growth time after it, says nothing
+ *   about the new rate and is not counted again (TCP's "one reduction per window"). Without that
+ *   rule, the 64 answers in flight when a partition saturates would cut the rate to 0.7⁶⁴ of
+ *   itself; and without the tenth, the requests sent just after a cut, which meet a partition still
+ *   working off the excess sent before it, cut it again and again (measured: four cuts in 40 ms,
+ *   from 92 to 31 requests per second, on a partition serving 100). After a cut the key saves up
+ *   no burst: the new rate starts at once.
  * - Answers that are not throttling grow the rate back along the CUBIC curve (`cubic.ts`), never above
  *   twice the measured send rate (a key used at 10 requests per second does not learn that 10,000
  *   are fine).
@@ -24,6 +28,7 @@
  */
 import { checkNumber, checkOptionalSignal } from "../internal/validate.js";
 import { rateAfterCut, rateSinceCut, type CubicCurve } from "./cubic.js";
+import { RateMeter } from "./meter.js";
 import { noteRateCut } from "./telemetry.js";
 import type { ThrottleScope } from "./scope.js";
 import { verdictOfOutcome, type ThrottleVerdict } from "./verdict.js";
@@ -42,6 +47,15 @@ export interface AdaptiveRateLimiterOptions {
    * @default 1000
    */
   readonly growthTimeInMs?: number;
+  /**
+   * How many requests the growth back takes at least: a slow key (a partition taking 6 requests a
+   * second) grows back over this many requests rather than over `growthTimeInMs`, so that a probe
+   * past its capacity, which costs a throttled request or two, comes once in this many (at most
+   * ten growth times). With the default, a partition serving fewer than 25 requests a second is
+   * probed less often than once a second.
+   * @default 25
+   */
+  readonly growthRequests?: number;
   /**
    * The lowest rate a key is cut to, in requests per second.
    * @default 1
@@ -114,9 +128,6 @@ const systemClock: LimiterClock = {
   clearTimer: (timer) => clearTimeout(timer as NodeJS.Timeout),
 };
 
-/** The send-rate measurement window (the AWS SDKs' 0.5 s) and the weight of its newest value. */
-const WINDOW_IN_MS = 500;
-const SMOOTHING = 0.8;
 /** How often at most the idle keys are swept, in milliseconds. */
 const SWEEP_EVERY_IN_MS = 1_000;
 
@@ -136,22 +147,29 @@ class KeyState {
   cutFrom = 0;
   cutAt = -Infinity;
   cuts = 0;
-  windowStart: number;
-  windowCount = 0;
-  measured = 0;
+  /** Requests sent, and answers that were served (not throttled). */
+  readonly sent: RateMeter;
+  readonly served: RateMeter;
+  /** K for this key since its last cut: the growth time, or longer for a slow key (`growthRequests`). */
+  growthInSec = 1;
   usedAt: number;
   readonly waiters: Waiter[] = [];
   timer: unknown = undefined;
 
   constructor(now: number) {
     this.refilledAt = now;
-    this.windowStart = now;
+    this.sent = new RateMeter(now);
+    this.served = new RateMeter(now);
     this.usedAt = now;
   }
 }
 
 interface Settings {
-  readonly curve: CubicCurve;
+  readonly decreaseFactor: number;
+  readonly growthTimeInSec: number;
+  readonly growthRequests: number;
+  /** Throttles of requests sent within this long after a cut do not cut again (a tenth of the growth time). */
+  readonly cutSpacingInMs: number;
   readonly minRatePerSec: number;
   readonly burstInMs: number;
   readonly idleTimeoutInMs: number;
@@ -187,6 +205,7 @@ export class AdaptiveRateLimiter {
     if (typeof options !== "object" || options === null) throw new TypeError("`options` must be an object.");
     const decreaseFactor = checkNumber("decreaseFactor", options.decreaseFactor ?? 0.7, { min: 0.1, max: 0.95 });
     const growthTimeInMs = checkNumber("growthTimeInMs", options.growthTimeInMs ?? 1_000, { min: 100, max: 60_000 });
+    const growthRequests = checkNumber("growthRequests", options.growthRequests ?? 25, { min: 0, max: 1e6 });
     const minRatePerSec = checkNumber("minRatePerSec", options.minRatePerSec ?? 1, { min: 0.01, max: 1e6 });
     const burstInMs = checkNumber("burstInMs", options.burstInMs ?? 50, { min: 0, max: 60_000 });
     const idleTimeoutInMs = checkNumber("idleTimeoutInMs", options.idleTimeoutInMs ?? 60_000, { min: 0 });
@@ -197,6 +216,7 @@ export class AdaptiveRateLimiter {
     this.options = Object.freeze({
       decreaseFactor,
       growthTimeInMs,
+      growthRequests,
       minRatePerSec,
       burstInMs,
       idleTimeoutInMs,
@@ -204,7 +224,10 @@ export class AdaptiveRateLimiter {
       name,
     });
     this.#settings = {
-      curve: { decreaseFactor, growthTimeInSec: growthTimeInMs / 1000 },
+      decreaseFactor,
+      growthTimeInSec: growthTimeInMs / 1000,
+      growthRequests,
+      cutSpacingInMs: growthTimeInMs / 10,
       minRatePerSec,
       burstInMs,
       idleTimeoutInMs,
@@ -338,7 +361,7 @@ export class AdaptiveRateLimiter {
     return {
       limited: state.limited,
       ratePerSec: state.rate,
-      measuredPerSec: this.#measuredRate(state, now),
+      measuredPerSec: state.sent.rate(now),
       waiting: state.waiters.length,
       cuts: state.cuts,
     };
@@ -355,7 +378,7 @@ export class AdaptiveRateLimiter {
   #take(key: string, abortSignal: AbortSignal | undefined): Promise<void> | void {
     const now = this.#clock.monotonic();
     const state = this.#state(key, now);
-    this.#countSend(state, now);
+    state.sent.count(now);
     if (!state.limited) return;
     this.#refill(state, now);
     if (state.waiters.length === 0 && state.tokens >= 1) {
@@ -393,50 +416,53 @@ export class AdaptiveRateLimiter {
     return state;
   }
 
-  /** Counts one send in the key's measured rate (an exponential average over half-second windows). */
-  #countSend(state: KeyState, now: number): void {
-    const elapsed = now - state.windowStart;
-    if (elapsed >= WINDOW_IN_MS) {
-      const rate = (state.windowCount * 1000) / elapsed;
-      state.measured = state.measured === 0 ? rate : SMOOTHING * rate + (1 - SMOOTHING) * state.measured;
-      state.windowStart = now;
-      state.windowCount = 0;
-    }
-    state.windowCount += 1;
-  }
-
-  /** The measured send rate: the average, or the window under way while no window has ended yet. */
-  #measuredRate(state: KeyState, now: number): number {
-    if (state.measured > 0) return state.measured;
-    const elapsed = Math.max(now - state.windowStart, 50);
-    return (state.windowCount * 1000) / elapsed;
-  }
-
   #cut(key: string, sentAt: number, now: number): void {
     const state = this.#keys.get(key);
     if (!state) return; // forgotten meanwhile: its next request starts afresh
-    if (state.limited && sentAt < state.cutAt) return; // sent at the old rate: already cut for
+    // Sent at the old rate, or so soon after the cut that the partition was still working off the
+    // excess sent before it: already cut for.
+    if (state.limited && sentAt < state.cutAt + this.#settings.cutSpacingInMs) return;
     this.#refill(state, now);
-    const measured = this.#measuredRate(state, now);
-    const from = Math.max(this.#settings.minRatePerSec, state.limited ? Math.min(state.rate, measured) : measured);
+    // The rate to cut from: what the key sent, no more than its limit, and no more than the
+    // partition served it lately (which is what the partition can take: a burst sent at ten times
+    // the capacity is cut from the capacity, not from the burst).
+    const sent = state.sent.rate(now);
+    const served = state.served.rate(now);
+    let from = state.limited ? Math.min(state.rate, sent) : sent;
+    if (served > 0) from = Math.min(from, served);
+    from = Math.max(this.#settings.minRatePerSec, from);
     state.limited = true;
     state.cutFrom = from;
+    state.growthInSec = Math.min(
+      10 * this.#settings.growthTimeInSec,
+      Math.max(this.#settings.growthTimeInSec, this.#settings.growthRequests / from),
+    );
     state.cutAt = now;
     state.cuts += 1;
-    this.#setRate(state, rateAfterCut(from, this.#settings.curve));
+    state.tokens = 0; // no burst right after a cut: the new rate starts now
+    this.#setRate(state, rateAfterCut(from, this.#curve(state)));
     noteRateCut(this.#settings.name, key.slice(0, key.indexOf(":")));
+    console.error(
+      `cut ${Math.round(now)} sentAt ${Math.round(sentAt)} from ${Math.round(from)} sent ${Math.round(sent)} served ${Math.round(served)} rate ${Math.round(state.rate)} K ${state.growthInSec}`,
+    );
   }
 
   #grow(key: string, sentAt: number, now: number): void {
     const state = this.#keys.get(key);
-    if (!state?.limited || sentAt < state.cutAt) return;
-    const curve = rateSinceCut(state.cutFrom, (now - state.cutAt) / 1000, this.#settings.curve);
-    const cap = 2 * this.#measuredRate(state, now);
+    if (!state) return;
+    state.served.count(now);
+    if (!state.limited || sentAt < state.cutAt) return;
+    const curve = rateSinceCut(state.cutFrom, (now - state.cutAt) / 1000, this.#curve(state));
+    const cap = 2 * state.sent.rate(now);
     const next = Math.min(curve, Math.max(cap, state.rate));
     if (next > state.rate) {
       this.#refill(state, now);
       this.#setRate(state, next);
     }
+  }
+
+  #curve(state: KeyState): CubicCurve {
+    return { decreaseFactor: this.#settings.decreaseFactor, growthTimeInSec: state.growthInSec };
   }
 
   #setRate(state: KeyState, rate: number): void {

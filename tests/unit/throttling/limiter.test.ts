@@ -92,6 +92,38 @@ describe("AdaptiveRateLimiter", () => {
     expect(limiter.stateOf(partition)!.ratePerSec).toBeLessThan(rateAfterFirst);
   });
 
+  it("cuts from what the partition served, not from a flood sent at ten times that", async () => {
+    const { limiter, send, time } = setUp();
+    await send(100, 10); // 100/s, all served
+    // A flood: 200 requests in 100 ms, answered later.
+    const flood = await Promise.all(Array.from({ length: 200 }, () => limiter.acquire(scope)));
+    time.advance(100);
+    limiter.record(flood[0]!, busy);
+    const rate = limiter.stateOf(partition)!.ratePerSec;
+    expect(rate).toBeGreaterThan(0.7 * 80);
+    expect(rate).toBeLessThan(0.7 * 120);
+  });
+
+  it("does not cut again for requests sent within a tenth of the growth time after a cut", async () => {
+    const { limiter, send, time } = setUp({ growthTimeInMs: 1000 });
+    await send(100, 10);
+    await send(1, 0, busy);
+    await send(1, 50, busy); // sent 0 ms after the cut: the partition still works off the excess
+    time.advance(100);
+    await send(1, 0, busy); // sent 150 ms after it
+    expect(limiter.stateOf(partition)!.cuts).toBe(2);
+  });
+
+  it("grows a slow key back over growthRequests requests rather than over growthTimeInMs", async () => {
+    const { limiter, send, time } = setUp({ growthTimeInMs: 1000, growthRequests: 50 });
+    await send(25, 200); // 5 requests per second
+    await send(1, 0, busy);
+    const cutTo = limiter.stateOf(partition)!.ratePerSec;
+    time.advance(2_000); // two growth times: a fast key would be past its old rate by now
+    await send(1, 0);
+    expect(limiter.stateOf(partition)!.ratePerSec).toBeLessThan(cutTo / 0.7);
+  });
+
   it("grows back along the curve while served, up to the rate it was cut from after K", async () => {
     const { limiter, send, time } = setUp({ growthTimeInMs: 1000 });
     await send(100, 10); // 100/s
