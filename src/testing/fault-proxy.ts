@@ -244,10 +244,11 @@ export async function createFaultProxy(options: FaultProxyOptions): Promise<Faul
       case "delay": {
         const jitter = action.jitterInMs ?? 0;
         const delayedInMs = Math.max(0, action.delayInMs + (random() * 2 - 1) * jitter);
-        return void setTimeout(
-          () => forward(req, res, target, agent, (status) => record("delay", status, delayedInMs)),
-          delayedInMs,
-        );
+        // Then as any other request: through the throttling model, when there is one.
+        const after = model
+          ? () => throttle(model, req, res, target, agent, (outcome, status) => record(outcome === "forwarded" ? "delay" : outcome, status, delayedInMs)) // prettier-ignore
+          : () => forward(req, res, target, agent, (status) => record("delay", status, delayedInMs));
+        return void setTimeout(after, delayedInMs);
       }
       case "dropResponse":
         return forward(req, res, target, agent, (status) => record("dropResponse", status), { answer: "drop" });

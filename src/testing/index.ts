@@ -1,7 +1,8 @@
 /**
  * `azure-storage-concurrency/testing`: what the library's own tests use, for users' tests too:
- * a real Azurite started on free ports (data in a temporary folder), a fault-injecting proxy, and an Azure Files REST
- * responder (Azurite does not emulate Azure Files).
+ * a real Azurite started on free ports (data in a temporary folder), a fault-injecting proxy (with a model of the
+ * service's throttling: `createFaultProxy({ target, throttling })`), and an Azure Files REST responder (Azurite does
+ * not emulate Azure Files).
  *
  * @packageDocumentation
  */
@@ -25,6 +26,7 @@ export {
   type FaultProxyOptions,
   type ProxiedRequest,
 } from "./fault-proxy.js";
+export type { ThrottlingModel, ThrottlingModelOptions, ThrottlingModelStats } from "./throttling-model.js";
 export {
   startFilesResponder,
   type FilesResponder,

@@ -103,6 +103,7 @@ function partitionOf(
   options: ThrottleScopeOptions,
 ): string | undefined {
   if (service === "table") {
+    if (segments[0] === "$batch" && options.body !== undefined) return partitionOfBatch(options.body);
     const table = tableOf(segments);
     if (table === undefined) return undefined;
     const key = options.partitionKey ?? partitionKeyInPath(segments) ?? partitionKeyInFilter(query.get("$filter"));
@@ -112,6 +113,22 @@ function partitionOf(
   if (segments.length === 0) return undefined; // a service-level call (properties, listing)
   if (service === "queue") return `queue:${account}/${segments[0]}`;
   return `${service}:${account}/${segments.join("/")}`;
+}
+
+/**
+ * An entity group transaction's partition: its operations' table and PartitionKey (one for all of
+ * them, as the service requires), from the first request line of its body and the key in it.
+ */
+function partitionOfBatch(body: string): string | undefined {
+  const line = /^(?:POST|PUT|MERGE|PATCH|DELETE|GET) (\S+) HTTP\/1\.1\r?$/m.exec(body);
+  if (!line) return undefined;
+  const partitionKey = partitionKeyInBody(body);
+  if (partitionKey === undefined) return undefined;
+  try {
+    return throttleScopeOf(line[1]!, { service: "table", partitionKey }).partition;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The table a table request is about: `orders` of `orders(...)` or `orders()`; none for `Tables` and `$batch`. */
