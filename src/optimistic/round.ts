@@ -98,7 +98,10 @@ export async function runRound<T>(
       settle(cell, pass, outcome.etag, attempt, false);
       return;
     }
-    forgetVersion(cell.key);
+    // A throttled write (503 ServerBusy, 429: refused for sure) leaves the cached version as good a
+    // guess as it was, its If-Match still the proof: the next attempt need not spend a read on a
+    // partition already over its limit (docs/throttling.md).
+    if (!(outcome.kind === "refused" && classifyError(outcome.error).kind === "throttled")) forgetVersion(cell.key);
     if (outcome.kind === "recognised") {
       logger.info(`a write to ${cell.description} whose response was lost had been applied; counted once`);
       const { now } = outcome;
