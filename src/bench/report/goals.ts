@@ -29,6 +29,10 @@ const UNORDERED_TURNS =
   "Turns under contention are taken by whichever waiting writer reads first after a hand-over: a failed conditional write leaves no trace on the blob, so waiting writers cannot announce themselves and nothing queues them (src/optimistic/turns.ts).";
 
 const GOALS: readonly Goal[] = [
+  { scenario: "throttling", figure: "adaptiveGoodputToCapacity", op: ">=", target: 0.9, source: "issue 26" },
+  { scenario: "throttling", figure: "adaptiveThrottledShare", op: "<=", target: 0.05, source: "issue 26" },
+  { scenario: "throttling", figure: "lost", op: "=", target: 0, source: "issue 26" },
+  { scenario: "throttling", figure: "doubled", op: "=", target: 0, source: "issue 26" },
   {
     scenario: "optimistic",
     figure: "singleWriterRatio",

@@ -6,6 +6,7 @@ import { lockSection } from "./lock.js";
 import { optimisticSection } from "./optimistic.js";
 import { queueSection } from "./queue.js";
 import { retrySection } from "./retry.js";
+import { throttlingSection } from "./throttling.js";
 import type { SectionWriter } from "./section.js";
 
 export { genericSection } from "./generic.js";
@@ -18,4 +19,5 @@ export const sectionWriters: Readonly<Record<string, SectionWriter>> = {
   inbox: inboxSection,
   batch: batchSection,
   files: filesSection,
+  throttling: throttlingSection,
 };
