@@ -9,6 +9,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { numberFlag, shownArgument, stringFlag, UsageError, type FlagSpec } from "../../internal/args.js";
 import { importSdk } from "../../internal/sdk.js";
 import { SDK_SINGLE_ATTEMPT } from "../../retry/retry.js";
+import { AdaptiveRateLimiter } from "../../throttling/index.js";
 import { stressDesigns, type BuiltInStressDesign } from "../../tables/stress/designs.js";
 import {
   PARTITION_TARGET_ENTITIES_PER_SEC,
@@ -50,6 +51,11 @@ Options:
   --from <file>           with --svg: draw the chart of a saved --out result, running nothing
   --json                  print the JSON result on stdout instead of the summary
   --keep                  keep the test tables (default: delete them)
+  --model <per-sec>       put the throttling model in front of the embedded Azurite: each partition
+                          serves this many requests per second and answers 503 ServerBusy past it,
+                          as Azure does (Azurite never throttles)
+  --limiter               send the load through an adaptive rate limiter per partition
+                          (docs/throttling.md); compare runs with and without it
 
 Target (the first line on stderr says which):
   (default)               an embedded Azurite started for this run (the azurite package must be
@@ -78,7 +84,19 @@ const flags: FlagSpec = {
   from: { type: "string" },
   json: { type: "boolean" },
   keep: { type: "boolean" },
+  model: { type: "string" },
+  limiter: { type: "boolean" },
 };
+
+/** The throttling model (the fault proxy's throttling mode) in front of the table endpoint of `connectionString`. */
+async function throttlingModel(connectionString: string, partitionRatePerSec: number) {
+  const endpoint = /(?:^|;)TableEndpoint=([^;]+)/.exec(connectionString)?.[1];
+  if (endpoint === undefined) throw new UsageError("--model needs a table endpoint in the connection string");
+  const { createFaultProxy } = await import("../../testing/index.js");
+  const proxy = await createFaultProxy({ target: endpoint, throttling: { partitionRatePerSec, service: "table" } });
+  setInterval(() => proxy.clearLog(), 1_000).unref(); // its figures are in its model's stats
+  return { proxy, connectionString: connectionString.replace(endpoint, proxy.endpoint) };
+}
 
 function parseMix(text: string | undefined): { read: number; insert: number; update: number } | undefined {
   if (text === undefined) return undefined;
@@ -144,11 +162,17 @@ export const stressCommand: Command = {
     if (!Number.isInteger(workers) || !Number.isInteger(preloadEntities))
       throw new UsageError("--workers and --preload take whole numbers");
     const target = chooseLoadTarget(flags);
+    const modelRate = flags["model"] === undefined ? undefined : numberFlag(flags, "model", 0, 0.01);
+    if (modelRate !== undefined && target.kind === "account")
+      throw new UsageError("--model stands in front of the embedded Azurite only: an account throttles for real");
+    const rateLimiter = flags["limiter"] === true ? new AdaptiveRateLimiter({ name: "stress" }) : undefined;
 
     progress(target.describe("table"));
     const { TableClient } = await importSdk(() => import("@azure/data-tables"), "@azure/data-tables");
     if (target.kind === "account") await checkReachable(target.account, ["table"]);
     const connection = target.kind === "account" ? accountConnection(target.account) : await openEmbeddedAzurite();
+    const model = modelRate === undefined ? undefined : await throttlingModel(connection.connectionString, modelRate);
+    const connectionString = model?.connectionString ?? connection.connectionString;
     const abort = new AbortController();
     const onSignal = () => {
       progress("stopping: finishing the measurements and deleting the test tables (Ctrl-C again to quit at once)");
@@ -160,8 +184,8 @@ export const stressCommand: Command = {
       progress(`stress test: designs ${designs.join(", ")}, ${durationInSeconds} s each, ${workers} workers`);
       const result = await runPartitionStressTest({
         createTableClient: (tableName) =>
-          TableClient.fromConnectionString(connection.connectionString, tableName, {
-            allowInsecureConnection: connection.connectionString.includes("http://"),
+          TableClient.fromConnectionString(connectionString, tableName, {
+            allowInsecureConnection: connectionString.includes("http://"),
             retryOptions: SDK_SINGLE_ATTEMPT.tables, // every ServerBusy is seen and counted
           }),
         designs: designs as BuiltInStressDesign[],
@@ -173,12 +197,21 @@ export const stressCommand: Command = {
         ...(rate === undefined ? {} : { targetOpsPerSec: rate }),
         ...(mix ? { mix } : {}),
         abortSignal: abort.signal,
+        ...(rateLimiter ? { rateLimiter } : {}),
         onProgress: (p) =>
           progress(
             `[${p.design}] ${p.atSec.toFixed(1).padStart(5)}s / ${p.durationInSeconds}s  GET ${p.getPerSec.toFixed(0).padStart(6)}/s  PUT ${p.putPerSec.toFixed(0).padStart(6)}/s  busiest partition ${p.busiestPartitionPerSec.toFixed(0).padStart(6)}/s (target ${PARTITION_TARGET_ENTITIES_PER_SEC})  errors ${p.errorsPerSec.toFixed(0)}/s`,
           ),
       });
-      const json = JSON.stringify(result, null, 2);
+      const stats = model?.proxy.throttling!.stats();
+      const withModel = stats
+        ? {
+            ...result,
+            throttlingModel: { partitionRatePerSec: modelRate, admitted: stats.admitted, serverBusy: stats.serverBusy },
+            rateLimiter: rateLimiter !== undefined,
+          }
+        : result;
+      const json = JSON.stringify(withModel, null, 2);
       if (outFile) {
         await writeFile(outFile, `${json}\n`);
         progress(`result written to ${outFile}`);
@@ -188,10 +221,14 @@ export const stressCommand: Command = {
         progress(`chart written to ${svgFile}`);
       }
       if (result.tablesKept) progress(`tables kept: ${result.designs.map((d) => d.table).join(", ")}`);
-      out(flags["json"] ? JSON.stringify(result) : summary(result));
+      const modelLine = stats
+        ? `\nThrottling model: ${modelRate} requests/s per partition; ${stats.serverBusy} of ${stats.admitted + stats.serverBusy} requests answered 503 ServerBusy (${((100 * stats.serverBusy) / Math.max(1, stats.admitted + stats.serverBusy)).toFixed(1)}%); adaptive limiter ${rateLimiter ? "on" : "off"}.`
+        : "";
+      out(flags["json"] ? JSON.stringify(withModel) : summary(result) + modelLine);
       return 0;
     } finally {
       process.off("SIGINT", onSignal);
+      await model?.proxy.close();
       await connection.close();
     }
   },

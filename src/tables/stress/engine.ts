@@ -17,12 +17,18 @@
  */
 import type { TableClient } from "@azure/data-tables";
 import { redactSecrets, statusOf } from "../../errors.js";
-import { checkNumber, checkOptionalFunction, checkOptionalSignal } from "../../internal/validate.js";
+import {
+  checkNumber,
+  checkOptionalFunction,
+  checkOptionalInstance,
+  checkOptionalSignal,
+} from "../../internal/validate.js";
 import { sleep } from "../../internal/sleep.js";
 import { classifyError } from "../../retry/classify.js";
 import { writeBatch } from "../batch.js";
 import { resolveDesign, type BuiltInStressDesign, type StressKeyDesign } from "./designs.js";
 import { describeError } from "../../internal/describe-error.js";
+import { runThrottled, throttleScopeOf, type AdaptiveRateLimiter } from "../../throttling/index.js";
 
 /** The scalability target of one partition, in entities per second (the design guide). */
 export const PARTITION_TARGET_ENTITIES_PER_SEC = 500;
@@ -83,6 +89,12 @@ export interface PartitionStressOptions {
   readonly onProgress?: (progress: StressProgress) => void;
   /** Stops the load early; the result holds what was measured and the tables are still cleaned up. */
   readonly abortSignal?: AbortSignal;
+  /**
+   * Send the load's operations through this limiter (docs/throttling.md): a partition the service
+   * throttles is slowed down instead of hammered. Compare runs with and without it.
+   * @default undefined
+   */
+  readonly rateLimiter?: AdaptiveRateLimiter;
 }
 
 /** One sample of throughput. */
@@ -297,6 +309,7 @@ export async function runPartitionStressTest(options: PartitionStressOptions): P
   if (mixTotal <= 0) throw new RangeError("`mix` must give at least one operation a share above 0.");
   checkOptionalFunction("onProgress", options.onProgress);
   checkOptionalSignal("abortSignal", options.abortSignal);
+  checkOptionalInstance("rateLimiter", options.rateLimiter, "run", "an AdaptiveRateLimiter");
 
   const runId = `${Date.now().toString(36)}${Math.floor(Math.random() * 36 ** 4).toString(36)}`;
   const startedAt = new Date().toISOString();
@@ -320,6 +333,7 @@ export async function runPartitionStressTest(options: PartitionStressOptions): P
         mix: { read: mix.read / mixTotal, insert: mix.insert / mixTotal, update: mix.update / mixTotal },
         onProgress: options.onProgress,
         abortSignal: options.abortSignal,
+        rateLimiter: options.rateLimiter,
       }),
     );
   }
@@ -358,6 +372,7 @@ interface DesignSettings {
   mix: Required<StressMix>;
   onProgress: ((progress: StressProgress) => void) | undefined;
   abortSignal: AbortSignal | undefined;
+  rateLimiter: AdaptiveRateLimiter | undefined;
 }
 
 async function runDesign(
@@ -372,10 +387,11 @@ async function runDesign(
   try {
     // Step 2: load it.
     const loaded = Array.from({ length: settings.preloadEntities }, (_, sequence) => design.keyOf(sequence));
+    // Transient failures (a throttled partition) are retried: the load, not the preload, is measured.
     const preload = await writeBatch(
       client,
       loaded.map((keys) => ["upsert", { ...keys, payload, counter: 0 }] as const),
-      { maxConcurrency: 8, ...signal },
+      { maxConcurrency: 8, retry: { maxRetries: 8 }, ...signal },
     );
     if (!preload.ok && !settings.abortSignal?.aborted) {
       const failure = preload.transactions.find((t) => t.error)?.error;
@@ -428,6 +444,9 @@ async function runDesign(
       interval.partitions.set(partition, (interval.partitions.get(partition) ?? 0) + 1);
     };
     const pick = () => loaded[Math.floor(Math.random() * loaded.length)]!;
+    const table = `${client.url}/${client.tableName}`;
+    const send = <T>(partitionKey: string, call: () => Promise<T>) =>
+      runThrottled(settings.rateLimiter, () => throttleScopeOf(table, { service: "table", partitionKey }), call, stop.signal); // prettier-ignore
     const operation = async () => {
       const roll = Math.random();
       const t0 = performance.now();
@@ -437,18 +456,20 @@ async function runDesign(
         if (roll < settings.mix.read) {
           kind = "get";
           keys = pick();
-          await client.getEntity(keys.partitionKey, keys.rowKey, { abortSignal: stop.signal });
+          const { partitionKey, rowKey } = keys;
+          await send(partitionKey, () => client.getEntity(partitionKey, rowKey, { abortSignal: stop.signal }));
         } else if (roll < settings.mix.read + settings.mix.insert) {
           kind = "insert";
           keys = design.keyOf(nextSequence++);
-          await client.createEntity({ ...keys, payload, counter: 0 }, { abortSignal: stop.signal });
+          const entity = { ...keys, payload, counter: 0 };
+          await send(keys.partitionKey, () => client.createEntity(entity, { abortSignal: stop.signal }));
         } else {
           kind = "update";
           keys = pick();
-          await client.updateEntity({ ...keys, counter: Math.floor(Math.random() * 1e6) }, "Merge", {
-            etag: "*",
-            abortSignal: stop.signal,
-          });
+          const entity = { ...keys, counter: Math.floor(Math.random() * 1e6) };
+          await send(keys.partitionKey, () =>
+            client.updateEntity(entity, "Merge", { etag: "*", abortSignal: stop.signal }),
+          );
         }
       } catch (error) {
         if (stop.signal.aborted) return;
@@ -488,9 +509,12 @@ async function runDesign(
         await operation();
       }
     };
+    // With a limiter, workers may wait for tokens past the end: their waits stop at the end.
+    const ending = settings.rateLimiter ? setTimeout(() => stop.abort(), deadline - performance.now()) : undefined;
     try {
       await Promise.all(Array.from({ length: settings.workers }, (_, w) => worker(w)));
     } finally {
+      clearTimeout(ending);
       clearInterval(timer);
       settings.abortSignal?.removeEventListener("abort", onAbort);
       stop.abort();
