@@ -256,7 +256,7 @@ function readRestErrorObject(e: RestErrorLike): RestErrorInfo | undefined {
   if (e.name !== "RestError" && statusCode === undefined && !(code && NETWORK_CODES.has(code))) return undefined;
 
   const header = (name: string) => e.response?.headers?.get(name) ?? undefined;
-  const body = parseODataError(e.response?.bodyAsText);
+  const body = parseODataError(e.response?.bodyAsText) ?? parseXmlError(e.response?.bodyAsText);
   const serviceCode =
     statusCode === undefined ? undefined : (header("x-ms-error-code") ?? code ?? body?.code ?? detailsCode(e.details));
   const rawMessage = body?.message ?? (typeof e.message === "string" ? e.message : "");
@@ -390,6 +390,17 @@ function parseODataError(body: string | null | undefined): { code?: string; mess
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The `<Message>` of a Blob, Queue or File error body (`<Error><Code>…</Code><Message>…</Message>`):
+ * the service's words, where the SDK's own message says only "Unexpected status code: 503" (the
+ * account-level 503s are told apart by it: "Operations per second is over the account limit.").
+ */
+function parseXmlError(body: string | null | undefined): { code?: string; message?: string } | undefined {
+  if (!body || !body.includes("<Error>")) return undefined;
+  const message = /<Message>([^<]*)<\/Message>/.exec(body)?.[1];
+  return message === undefined ? undefined : { message };
 }
 
 function detailsCode(details: unknown): string | undefined {

@@ -157,7 +157,7 @@ export class ThrottlingModelState implements ThrottlingModel {
     this.#accountRate = checkNumber("throttling.accountRatePerSec", options.accountRatePerSec ?? 20_000, {
       min: 0.01,
     });
-    this.#burstInMs = checkNumber("throttling.burstInMs", options.burstInMs ?? 250, { min: 0, max: 60_000 });
+    this.#burstInMs = checkNumber("throttling.burstInMs", options.burstInMs ?? 250, { min: 0, max: 86_400_000 });
     this.#timedOutShare = checkNumber("throttling.operationTimedOutShare", options.operationTimedOutShare ?? 0, {
       min: 0,
       max: 1,

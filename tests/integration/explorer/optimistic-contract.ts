@@ -20,6 +20,7 @@
  */
 import type { VersionedCell } from "../../../src/index.js";
 import {
+  AdaptiveRateLimiter,
   isOptimisticOutcomeUnknownError,
   optimisticUpdate,
   readCell,
@@ -66,22 +67,33 @@ interface CounterState {
   readonly etag: string | undefined;
 }
 
+/** The updates (create, update, skip-read) with their requests sent through a fresh adaptive limiter each run (issue 26). */
+export function limitedUpdates<T>(cell: CounterCell<T>): ExploredOperation<CounterState, number>[] {
+  // A high floor keeps the waits after an injected 503 short; the wait, record and cut paths all run.
+  const limiter = () => new AdaptiveRateLimiter({ minRatePerSec: 200 });
+  return counterOperations(cell, limiter).filter((operation) => operation.name.includes("optimisticUpdate"));
+}
+
 /** Every operation to explore for a cell kind: updates (create, update, skip-read), writeIfMatch, last writer wins. */
-export function counterOperations<T>(cell: CounterCell<T>): ExploredOperation<CounterState, number>[] {
+export function counterOperations<T>(
+  cell: CounterCell<T>,
+  rateLimiter?: () => AdaptiveRateLimiter,
+): ExploredOperation<CounterState, number>[] {
   const setup = (start: number | undefined) => async (): Promise<CounterState> => {
     const place = await cell.place(start);
     const read = await readCell(cell.direct(place));
     return { place, start, etag: read.exists ? read.etag : undefined };
   };
-  const name = (operation: string) => `${cell.kind}: ${operation}`;
+  const name = (operation: string) => `${cell.kind}: ${operation}${rateLimiter ? ", adaptive limiter" : ""}`;
   const increments = (operation: string, start: number | undefined, times: number) => ({
     name: name(operation),
     setup: setup(start),
     async run(state: CounterState, via: Via) {
       const target = cell.via(via, state.place);
+      const limiter = rateLimiter?.();
       for (let i = 0; i < times; i++) {
         try {
-          await optimisticUpdate(target, (current) => cell.increment(current));
+          await optimisticUpdate(target, (current) => cell.increment(current), limiter ? { rateLimiter: limiter } : {});
         } catch (error) {
           throw Object.assign(error as object, { completed: i });
         }

@@ -107,8 +107,7 @@ describe("the throttling model", () => {
   });
 
   it("limits the account over all partitions, and says so in its refusal", () => {
-    let now = 0;
-    const model = new ThrottlingModelState({ partitionRatePerSec: 1000, accountRatePerSec: 10, burstInMs: 100 }, () => now); // prettier-ignore
+    const model = new ThrottlingModelState({ partitionRatePerSec: 1000, accountRatePerSec: 10, burstInMs: 100 }, () => 0); // prettier-ignore
     expect(model.decide(entity("a")).kind).toBe("admit");
     const refused = model.decide(entity("b"));
     expect(refused).toMatchObject({ kind: "refuse", statusCode: 503, account: true });
@@ -141,9 +140,9 @@ describe("the throttling model", () => {
   it("shapes its answers as the service does: Table in the JSON body only, Blob and Queue with x-ms-error-code and XML", () => {
     const table = throttledAnswer({ kind: "refuse", statusCode: 503, account: false, afterApply: false }, { headers: { accept: "application/json" } }, true); // prettier-ignore
     expect(table.headers["x-ms-error-code"]).toBeUndefined();
-    expect(JSON.parse(table.body)).toMatchObject({
-      "odata.error": { code: "ServerBusy", message: { value: expect.stringMatching(/^The server is currently unable to receive requests\. Please retry your request\.\nRequestId:[0-9a-f-]+\nTime:/) } }, // prettier-ignore
-    });
+    const parsed = JSON.parse(table.body) as { "odata.error": { code: string; message: { value: string } } };
+    expect(parsed["odata.error"].code).toBe("ServerBusy");
+    expect(parsed["odata.error"].message.value).toMatch(/^The server is currently unable to receive requests\. Please retry your request\.\nRequestId:[0-9a-f-]+\nTime:/); // prettier-ignore
     const blob = throttledAnswer({ kind: "refuse", statusCode: 503, account: true, afterApply: false }, { headers: {} }, false); // prettier-ignore
     expect(blob.headers["x-ms-error-code"]).toBe("ServerBusy");
     expect(blob.body).toMatch(/^\uFEFF<\?xml version="1\.0" encoding="utf-8"\?><Error><Code>ServerBusy<\/Code><Message>Operations per second is over the account limit\.\nRequestId:/); // prettier-ignore
