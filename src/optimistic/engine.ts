@@ -11,7 +11,12 @@
  */
 import { finishUpdate, startUpdate } from "../observability/instrument.js";
 import { loadOpenTelemetry, openTelemetryLoaded } from "../observability/otel.js";
-import { checkNumber, checkOptionalFunction, checkOptionalInstance, checkOptionalSignal } from "../internal/validate.js";
+import {
+  checkNumber,
+  checkOptionalFunction,
+  checkOptionalInstance,
+  checkOptionalSignal,
+} from "../internal/validate.js";
 import { backoffPresets } from "../retry/backoff.js";
 import { wrapStorageError } from "../retry/classify.js";
 import { NOT_MODIFIED, type VersionedCell } from "./cell.js";
