@@ -442,9 +442,6 @@ export class AdaptiveRateLimiter {
     state.tokens = 0; // no burst right after a cut: the new rate starts now
     this.#setRate(state, rateAfterCut(from, this.#curve(state)));
     noteRateCut(this.#settings.name, key.slice(0, key.indexOf(":")));
-    console.error(
-      `cut ${Math.round(now)} sentAt ${Math.round(sentAt)} from ${Math.round(from)} sent ${Math.round(sent)} served ${Math.round(served)} rate ${Math.round(state.rate)} K ${state.growthInSec}`,
-    );
   }
 
   #grow(key: string, sentAt: number, now: number): void {
