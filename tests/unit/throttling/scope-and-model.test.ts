@@ -157,3 +157,47 @@ describe("the throttling model", () => {
     );
   });
 });
+
+/**
+ * Ground truth written by the service's team, not here: the throttling rows of "Common REST API
+ * error codes" (https://learn.microsoft.com/en-us/rest/api/storageservices/common-rest-api-error-codes),
+ * copied as the page has them (error code, HTTP status, user message). Every answer the model can
+ * give must be one of these rows, and every row must read as the throttling it is.
+ */
+const DOCUMENTED_THROTTLING_ROWS: readonly (readonly [code: string, status: number, message: string])[] = [
+  ["OperationTimedOut", 500, "The operation could not be completed within the permitted time."],
+  ["ServerBusy", 503, "The server is currently unable to receive requests. Please retry your request."],
+  ["ServerBusy", 503, "Ingress is over the account limit."],
+  ["ServerBusy", 503, "Egress is over the account limit."],
+  ["ServerBusy", 503, "Operations per second is over the account limit."],
+];
+
+describe("the throttling model against the documented answers (Common REST API error codes)", () => {
+  const decisions = [503, 500].flatMap(
+    (statusCode) =>
+    [false, true].map((account) => ({ kind: "refuse" as const, statusCode: statusCode as 503 | 500, account, afterApply: false })), // prettier-ignore
+  );
+
+  it.each(decisions)("answer %o is a documented row, for Table (JSON) and Blob/Queue (XML)", (decision) => {
+    const table = throttledAnswer(decision, { headers: { accept: "application/json;odata=nometadata" } }, true);
+    const { code, message } = (JSON.parse(table.body) as { "odata.error": { code: string; message: { value: string } } })["odata.error"]; // prettier-ignore
+    const xml = throttledAnswer(decision, { headers: {} }, false);
+    const [, xmlCode, xmlMessage] = /<Error><Code>([^<]+)<\/Code><Message>([^<]+)<\/Message><\/Error>$/.exec(xml.body)!;
+    for (const [status, answerCode, text] of [
+      [table.statusCode, code, message.value],
+      [xml.statusCode, xmlCode!, xmlMessage!],
+    ] as const) {
+      const row = [answerCode, status, text.split("\n")[0]];
+      expect(DOCUMENTED_THROTTLING_ROWS).toContainEqual(row);
+    }
+    expect(xml.headers["x-ms-error-code"]).toBe(xmlCode);
+  });
+
+  it.each(DOCUMENTED_THROTTLING_ROWS)(
+    "%s %i %s reads as throttling of the right scope",
+    (serviceCode, statusCode, message) => {
+      const scope = message.includes("account limit") ? "account" : "partition";
+      expect(verdictOfAnswer({ statusCode, serviceCode, message: `${message}\nRequestId:r\nTime:t` })).toBe(scope);
+    },
+  );
+});
