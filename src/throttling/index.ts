@@ -1,5 +1,6 @@
 /**
- * `azure-storage-concurrency/throttling`: slow down a busy partition instead of hammering it.
+ * Throttling: slow down a busy partition instead of hammering it (exported from the package's main
+ * entry point).
  *
  * - {@link AdaptiveRateLimiter}: a client-side send rate per partition, queue, blob and account,
  *   learned from the service's answers (CUBIC: cut on 503 ServerBusy / 500 OperationTimedOut, grow
@@ -9,7 +10,8 @@
  * - {@link throttlingPolicy}: both, as a pipeline policy for the application's own SDK clients.
  * - {@link throttleScopeOf}: what the service throttles a request by (its account and partition).
  *
- * The throttling model to measure them against is in the testing kit (`createThrottlingModel`).
+ * The throttling model to measure them against is in the testing kit
+ * (`createFaultProxy({ target, throttling })`).
  * See docs/throttling.md.
  *
  * @packageDocumentation
