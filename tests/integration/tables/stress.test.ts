@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { TableServiceClient } from "@azure/data-tables";
 import { XMLValidator } from "fast-xml-parser";
 import {
+  AdaptiveRateLimiter,
   runPartitionStressTest,
   SDK_SINGLE_ATTEMPT,
   type PartitionStressResult,
@@ -16,7 +17,7 @@ import {
   type StressProgress,
 } from "../../../src/index.js";
 import { spawnWorker } from "../../support/processes.js";
-import { connectionString, tableClient } from "../../support/storage.js";
+import { connectionString, faultProxyFor, tableClient } from "../../support/storage.js";
 
 async function tableNames(): Promise<string[]> {
   const service = TableServiceClient.fromConnectionString(connectionString(), { allowInsecureConnection: true });
@@ -134,6 +135,30 @@ describe("partition stress test", () => {
     expect(aborted.designs[0]!.durationSec).toBeLessThan(30);
     const left = await tableNames();
     expect(left.filter((name) => name.startsWith("stresscap") || name.startsWith("stressabort"))).toEqual([]);
+  }, 60_000);
+
+  it("runs behind the throttling model with an adaptive limiter: the limiter learns the hot partition's 503s", async () => {
+    // A partition that serves one request and then refuses everything but one request every 100 s.
+    const { proxy, connectionString: throttled } = await faultProxyFor("table", {
+      throttling: { partitionRatePerSec: 0.01, burstInMs: 1 },
+    });
+    await using _ = proxy;
+    const rateLimiter = new AdaptiveRateLimiter({ name: "stress", minRatePerSec: 50 });
+    const result = await runPartitionStressTest({
+      // Everything goes through the model: the preload's one entity takes the partition's one token.
+      createTableClient: (name) => tableClient(name, throttled, { retryOptions: SDK_SINGLE_ATTEMPT.tables }),
+      designs: ["single"],
+      durationInSeconds: 0.5,
+      workers: 2,
+      preloadEntities: 1,
+      tablePrefix: "stressmodel",
+      rateLimiter,
+    });
+    const stats = proxy.throttling!.stats();
+    expect(stats.serverBusy).toBeGreaterThan(0);
+    expect(result.designs[0]!.operations.errors).toBeGreaterThan(0); // the model's 503s, counted as errors
+    const key = Object.keys(stats.partitions).find((k) => k.endsWith("/target"))!;
+    expect(rateLimiter.stateOf(key)).toMatchObject({ limited: true });
   }, 60_000);
 
   it("runs as a command line tool: progress on stderr, JSON on stdout, a JSON file and an SVG chart", async () => {
