@@ -131,7 +131,7 @@ export class RetryBudget {
    * const budget = new RetryBudget();
    * for (let attempt = 1; ; attempt++) {
    *   try {
-   *     await queue.sendMessage("hello");
+   *     await queueClient.sendMessage("hello");
    *     if (attempt === 1) budget.credit();
    *     break;
    *   } catch (error) {

@@ -247,9 +247,9 @@ export class AdaptiveRateLimiter {
    * import { AdaptiveRateLimiter, throttleScopeOf } from "azure-storage-concurrency";
    *
    * const limiter = new AdaptiveRateLimiter();
-   * const permit = await limiter.acquire(throttleScopeOf(queue.url), { abortSignal: AbortSignal.timeout(5_000) });
+   * const permit = await limiter.acquire(throttleScopeOf(queueClient.url), { abortSignal: AbortSignal.timeout(5_000) });
    * try {
-   *   await queue.sendMessage("hello");
+   *   await queueClient.sendMessage("hello");
    *   limiter.record(permit);
    * } catch (error) {
    *   limiter.record(permit, error); // a 503 ServerBusy cuts the queue's rate
@@ -297,7 +297,7 @@ export class AdaptiveRateLimiter {
    * import { AdaptiveRateLimiter, throttleScopeOf } from "azure-storage-concurrency";
    *
    * const limiter = new AdaptiveRateLimiter();
-   * const permit = await limiter.acquire(throttleScopeOf(queue.url));
+   * const permit = await limiter.acquire(throttleScopeOf(queueClient.url));
    * limiter.recordVerdict(permit, "account"); // "Operations per second is over the account limit."
    * ```
    */
@@ -323,8 +323,8 @@ export class AdaptiveRateLimiter {
    * import { AdaptiveRateLimiter, throttleScopeOf } from "azure-storage-concurrency";
    *
    * const limiter = new AdaptiveRateLimiter();
-   * const { receivedMessageItems } = await limiter.run(throttleScopeOf(queue.url), () =>
-   *   queue.receiveMessages({ numberOfMessages: 32 }),
+   * const { receivedMessageItems } = await limiter.run(throttleScopeOf(queueClient.url), () =>
+   *   queueClient.receiveMessages({ numberOfMessages: 32 }),
    * );
    * ```
    */

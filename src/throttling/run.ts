@@ -15,7 +15,7 @@ import type { ThrottleScope } from "./scope.js";
  * import { runThrottled, throttleScopeOf, type AdaptiveRateLimiter } from "azure-storage-concurrency";
  *
  * async function receive(rateLimiter?: AdaptiveRateLimiter, abortSignal?: AbortSignal) {
- *   return runThrottled(rateLimiter, () => throttleScopeOf(queue.url), () => queue.receiveMessages({ abortSignal }), abortSignal);
+ *   return runThrottled(rateLimiter, () => throttleScopeOf(queueClient.url), () => queueClient.receiveMessages({ abortSignal }), abortSignal);
  * }
  * ```
  */

@@ -156,6 +156,12 @@ function partitionKeyInFilter(filter: string | null): string | undefined {
 /**
  * The PartitionKey in a body: the first `(PartitionKey='…'` of a `$batch`'s request lines, or the
  * first `"PartitionKey":"…"` of an entity's JSON (every operation of a transaction has the same).
+ * @example
+ * ```ts
+ * import { partitionKeyInBody } from "azure-storage-concurrency";
+ *
+ * partitionKeyInBody('{"PartitionKey":"2026-11","RowKey":"o-1"}'); // "2026-11"
+ * ```
  */
 export function partitionKeyInBody(body: string): string | undefined {
   const inUrl = /\(PartitionKey='((?:[^']|'')*)'/.exec(body);

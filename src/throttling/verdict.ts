@@ -29,7 +29,18 @@ export interface AnswerInfo {
   readonly message?: string | undefined;
 }
 
-/** The verdict on an answer's status, code and message. */
+/**
+ * The verdict on an answer's status, code and message: `"partition"` for a 503 ServerBusy, a 429 or
+ * a 500 OperationTimedOut, `"account"` for a 503 whose message says "over the account limit",
+ * `"served"` for an answer that was not throttling, `"none"` for no answer or another 5xx.
+ * @example
+ * ```ts
+ * import { verdictOfAnswer } from "azure-storage-concurrency";
+ *
+ * verdictOfAnswer({ statusCode: 503, serviceCode: "ServerBusy", message: "Operations per second is over the account limit." }); // "account"
+ * verdictOfAnswer({ statusCode: 412, serviceCode: "ConditionNotMet" }); // "served": the partition answered
+ * ```
+ */
 export function verdictOfAnswer({ statusCode, serviceCode, message }: AnswerInfo): ThrottleVerdict {
   if (statusCode === undefined) return "none";
   if (statusCode === 429) return "partition";
