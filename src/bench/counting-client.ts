@@ -3,7 +3,7 @@
  * kind (`head-leased`, `acquire-409`, `list-200`, …), last in the SDK's pipeline (after its retries:
  * one count per request on the wire). What the contention rounds report as the cost of waiting.
  */
-import { BlobServiceClient, newPipeline, type ContainerClient } from "@azure/storage-blob";
+import { BlobServiceClient, newPipeline, type ContainerClient, type StoragePipelineOptions } from "@azure/storage-blob";
 import { statusOf } from "../errors.js";
 
 /** The kind of a request: `head`, the lease action (`acquire`, `release`, …), `metadata`, `list`, or the method. */
@@ -15,14 +15,18 @@ function kindOf(request: { method: string; url: string; headers: { get(name: str
   return request.method.toLowerCase();
 }
 
-/** A client of container `containerName` on `connectionString` that counts its requests into `kinds`. */
+/**
+ * A client of container `containerName` on `connectionString` that counts its requests into `kinds`
+ * (`options`: the SDK pipeline's, such as its retries).
+ */
 export function countingContainer(
   connectionString: string,
   containerName: string,
   kinds: Record<string, number>,
+  options: StoragePipelineOptions = {},
 ): ContainerClient {
   const base = BlobServiceClient.fromConnectionString(connectionString);
-  const pipeline = newPipeline(base.credential);
+  const pipeline = newPipeline(base.credential, options);
   const count = (kind: string) => void (kinds[kind] = (kinds[kind] ?? 0) + 1);
   pipeline.factories.push({
     create: (next) => ({

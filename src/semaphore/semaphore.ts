@@ -231,13 +231,14 @@ export class BlobSemaphore {
           }, timeoutInMs);
     const signal = controller.signal;
     const room = semaphoreRoom(this.#key);
-    // Nobody of this process waits or holds a permit: try one slot at once (see ./waiting-room.ts).
+    // Nobody of this process waits or holds a permit: try one slot at once; only holders: look at
+    // once if the process has not looked within the interval; else wait in turn (./waiting-room.ts).
     const tryFirst = room.looksFree;
+    let lookNow = !tryFirst && !room.someoneWaits && room.lookDue(this.options.pollIntervalInMs);
     const waiter = room.enter();
     let acquired = false;
     let local = false;
     try {
-      let lookNow = false;
       for (let first = true; ; first = false) {
         let slot: number | undefined;
         local = false;

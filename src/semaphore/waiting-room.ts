@@ -19,7 +19,10 @@
  *   other processes' waiters.
  *
  * - First tries: a call that finds nobody of its process waiting or holding a permit tries one slot
- *   at once, without a look; otherwise it joins the room without trying.
+ *   at once, without a look. One that finds only holders looks at once if the process has not
+ *   looked within the poll interval ({@link SemaphoreRoom.lookDue}), and otherwise waits for its
+ *   turn; one that finds waiters joins them. So a process never takes permit after permit without
+ *   a look while other processes' waiters look only every interval.
  *
  * Rooms are keyed by the semaphore (its container's URL and name) and dropped when the last waiter
  * leaves and no permit of the process is held. The room also keeps the latest look (`view`), so that
@@ -73,6 +76,11 @@ export class SemaphoreRoom {
    */
   get looksFree(): boolean {
     return this.#waiters.length === 0 && this.#holders === 0;
+  }
+
+  /** Whether someone of this process waits for a permit now. */
+  get someoneWaits(): boolean {
+    return this.#waiters.length > 0;
   }
 
   enter(now = performance.now()): Waiter {
