@@ -231,26 +231,27 @@ export class BlobSemaphore {
           }, timeoutInMs);
     const signal = controller.signal;
     const room = semaphoreRoom(this.#key);
-    // Nobody of this process waits or holds a permit: try one slot at once; only holders: look at
-    // once if the process has not looked within the interval; else wait in turn (./waiting-room.ts).
-    const tryFirst = room.looksFree;
-    let lookNow = !tryFirst && !room.someoneWaits && room.lookDue(this.options.pollIntervalInMs);
+    // Waiters of this process come first; without them, a slot believed free is tried at once, and
+    // believing none free, the call looks at once if the process has not looked lately (./waiting-room.ts).
+    const alone = !room.someoneWaits;
+    const firstTry = alone ? this.#guess(room) : undefined;
+    let lookNow = alone && firstTry === undefined && room.lookDue(this.options.pollIntervalInMs);
     const waiter = room.enter();
     let acquired = false;
     let local = false;
     try {
       for (let first = true; ; first = false) {
         let slot: number | undefined;
+        const guessed = first && firstTry !== undefined;
         local = false;
-        if (first && tryFirst) slot = this.#guess(room);
-        else if (!lookNow) {
+        if (guessed) slot = firstTry;
+        else if (lookNow) room.looked();
+        else {
           const turn = await room.next(waiter, this.options.pollIntervalInMs, signal);
           if (turn !== "look") ({ slot, local } = turn);
         }
         lookNow = false;
-        const guessed = first && tryFirst && slot !== undefined;
         if (slot === undefined) {
-          room.looked();
           try {
             lastLook = await this.#look(signal);
           } catch (error) {
@@ -269,8 +270,8 @@ export class BlobSemaphore {
             return permit;
           }
           failures.answered();
-          // A 409 on the slot picked without a look says nothing of the others: look at once, if the
-          // process has not looked within the poll interval (see ./waiting-room.ts).
+          // A 409 on a slot tried without a look says nothing of the others: look at once, if the
+          // process has not looked within the poll interval.
           lookNow = guessed && room.lookDue(this.options.pollIntervalInMs);
         } catch (error) {
           if (signal.aborted || !classifyError(error).transient) throw error;
@@ -357,18 +358,23 @@ export class BlobSemaphore {
     };
   }
 
-  /** The slot to try first without a look; `undefined` when the process's latest look saw none free. */
+  /**
+   * The slot to try without a look: one the process believes free (the one this object held last,
+   * if it is), or, when the process has not looked and holds nothing, the slot held last (or 0);
+   * `undefined` when it believes none free, or holds permits without having looked.
+   */
   #guess(room: SemaphoreRoom | undefined): number | undefined {
-    const view = room?.view;
-    const last = this.#lastHeld;
-    if (last !== undefined && last < this.maxCount && !view?.some((row) => row.slot === last && row.held)) return last;
-    if (!view) return 0;
-    return shuffled(freeSlots(view, this.maxCount))[0];
+    const last = this.#lastHeld !== undefined && this.#lastHeld < this.maxCount ? this.#lastHeld : undefined;
+    const free = room?.believedFree?.filter((slot) => slot < this.maxCount);
+    if (free === undefined) return room?.holding ? undefined : (last ?? 0);
+    if (last !== undefined && free.includes(last)) return last;
+    return free.length === 0 ? undefined : free[Math.floor(Math.random() * free.length)];
   }
 
   /** One try of one slot (the lock's tryAcquire: lost-response safe); a permit, or `undefined` when held. */
   async #try(slot: number, abortSignal: AbortSignal | undefined): Promise<PermitHandle | undefined> {
     const handle: LockHandle | undefined = await this.#slot(slot).tryAcquire({ abortSignal });
+    openSemaphoreRoom(this.#key)?.notFree(slot);
     if (!handle) return undefined;
     this.#lastHeld = slot;
     const room = semaphoreRoom(this.#key);
@@ -395,8 +401,7 @@ export class BlobSemaphore {
       }
       rows = []; // no slot yet: the first acquire creates the container and its slot
     }
-    const room = openSemaphoreRoom(this.#key);
-    if (room) room.view = rows;
+    openSemaphoreRoom(this.#key)?.saw(freeSlots(rows, this.maxCount));
     return rows;
   }
 

@@ -2,7 +2,14 @@
  * Waiting for a permit, shared by the `acquire()` calls of one process that wait on the same
  * semaphore: what finds a freed slot quickly is how often *someone* looks, not how often each waiter
  * does, so the waiters of a process take turns instead of each polling on its own. The lock's
- * waiting room (`../lease/waiting-room.ts`) is the model; a semaphore adds slots to hand out.
+ * waiting room (`../lease/waiting-room.ts`) is the model; a semaphore adds slots to hand out, and
+ * the difference between plenty and scarcity.
+ *
+ * What the process believes free: the slots its latest look saw free, less those it has taken or
+ * been refused since, plus those it freed while others were free too. A belief is only ever a
+ * slot to try (the acquire decides), never a decision. While it believes a slot free, permits are
+ * plentiful: a call tries one at once, and a release is handed to a waiter of the process. Once it
+ * believes none free, permits are scarce, and the rules keep processes fair to each other:
  *
  * - Looks: one look (one listing of every slot) per `pollIntervalInMs` for the whole process,
  *   whatever its number of waiters or of slots, made by the waiter at the head of the room (the
@@ -14,23 +21,19 @@
  * - Shares: a look that finds several slots free hands one to each of the first waiters, in the
  *   order they came (the head first); each tries its own at once.
  * - Releases: a permit released in this process is handed to the first waiter without a slot in
- *   hand, which tries that slot at once, without a look. At most {@link LOCAL_HANDOFFS_IN_A_ROW} such
- *   handoffs in a row, so that a process with several waiters cannot keep its permits from the
- *   other processes' waiters.
- *
- * - First tries: a call that finds nobody of its process waiting or holding a permit tries one slot
- *   at once, without a look. One that finds only holders looks at once if the process has not
- *   looked within the poll interval ({@link SemaphoreRoom.lookDue}), and otherwise waits for its
- *   turn; one that finds waiters joins them. So a process never takes permit after permit without
- *   a look while other processes' waiters look only every interval.
+ *   hand, which tries that slot at once, without a look; when permits are scarce, at most
+ *   {@link LOCAL_HANDOFFS_IN_A_ROW} such handoff in a row, and a slot not handed on is left to
+ *   whoever looks first (not believed free here), so that a process with several waiters cannot
+ *   keep its permits from the other processes' waiters.
+ * - Arrivals: a call that finds waiters of its process joins them. One that finds none tries a
+ *   slot believed free at once (or, knowing nothing and holding nothing, the slot it held last, or
+ *   slot 0); believing none free, or refused, it looks at once if the process has not looked
+ *   within the poll interval ({@link SemaphoreRoom.lookDue}), and otherwise waits for its turn.
  *
  * Rooms are keyed by the semaphore (its container's URL and name) and dropped when the last waiter
- * leaves and no permit of the process is held. The room also keeps the latest look (`view`), so that
- * a call arriving later can guess a free slot without a look; a guess is only ever a slot to try
- * (the acquire decides), never a decision.
+ * leaves and no permit of the process is held (with what they believed).
  */
 import { sleep, uniform } from "../internal/sleep.js";
-import type { SlotRow } from "./slots.js";
 
 /** How many permits in a row a process may hand its own waiters on release before leaving the next to whoever looks first. */
 const LOCAL_HANDOFFS_IN_A_ROW = 1;
@@ -61,26 +64,37 @@ export class SemaphoreRoom {
   #typicalWaitInMs = 0;
   /** When the room last looked (`performance.now()`); -Infinity before the first look. */
   #lastLookAt = -Infinity;
-  /** The slots as the latest look in this process saw them (a guess: see the module's description). */
-  view: readonly SlotRow[] | undefined;
+  /** The slots believed free (see the module's description); `undefined` before the first look. */
+  #free: Set<number> | undefined;
 
   constructor(key: string) {
     this.#key = key;
   }
 
-  /**
-   * Whether a call arriving now should try a slot at once: nobody of this process waits for a
-   * permit or holds one. Otherwise it joins the room without trying: a try that overtook the
-   * waiters, or a process taking one permit after another without a look, would keep permits from
-   * the other processes' waiters (their looks come at most every poll interval).
-   */
-  get looksFree(): boolean {
-    return this.#waiters.length === 0 && this.#holders === 0;
-  }
-
   /** Whether someone of this process waits for a permit now. */
   get someoneWaits(): boolean {
     return this.#waiters.length > 0;
+  }
+
+  /** Whether a permit of this process is held now. */
+  get holding(): boolean {
+    return this.#holders > 0;
+  }
+
+  /** The slots believed free, in no order; `undefined` when the process has not looked yet. */
+  get believedFree(): readonly number[] | undefined {
+    return this.#free && [...this.#free];
+  }
+
+  /** A look saw `free` slots free (every other slot held): what the process believes from now on. */
+  saw(free: readonly number[], now = performance.now()): void {
+    this.#free = new Set(free);
+    this.#lastLookAt = Math.max(this.#lastLookAt, now);
+  }
+
+  /** `slot` was taken by this process, or its try was refused: not free any more. */
+  notFree(slot: number): void {
+    this.#free?.delete(slot);
   }
 
   enter(now = performance.now()): Waiter {
@@ -136,7 +150,7 @@ export class SemaphoreRoom {
     return offer;
   }
 
-  /** A look is made now outside a turn (the first look of a call, or one after its first pick was refused). */
+  /** A look out of turn starts now (an arrival's, or one after its first try was refused). */
   looked(now = performance.now()): void {
     this.#lastLookAt = now;
   }
@@ -157,10 +171,13 @@ export class SemaphoreRoom {
    */
   share(head: Waiter, free: readonly number[]): number | undefined {
     const [mine, ...rest] = free;
+    if (mine !== undefined) this.notFree(mine);
     for (const waiter of this.#waiters) {
       if (rest.length === 0) break;
       if (waiter === head || waiter.offer) continue;
-      waiter.offer = { slot: rest.shift()!, local: false };
+      const slot = rest.shift()!;
+      this.notFree(slot); // in hand: not for arrivals to try as well
+      waiter.offer = { slot, local: false };
       waiter.nudge?.();
     }
     return mine;
@@ -191,12 +208,16 @@ export class SemaphoreRoom {
   /** A permit of this process ended; `freed`: its release freed `slot` (now free at the service). */
   letGo(slot: number, freed: boolean): void {
     this.#holders = Math.max(0, this.#holders - 1);
-    if (freed && this.#waiters.length > 0) {
-      if (this.#localHandoffs < LOCAL_HANDOFFS_IN_A_ROW) {
-        this.#localHandoffs += 1;
+    if (freed) {
+      const scarce = this.#free !== undefined && this.#free.size === 0;
+      const waiter = this.#waiters.find((w) => w.offer === undefined);
+      if (waiter && (!scarce || this.#localHandoffs < LOCAL_HANDOFFS_IN_A_ROW)) {
+        if (scarce) this.#localHandoffs += 1;
         this.#offer({ slot, local: true });
-      } else {
+      } else if (scarce) {
         this.#localHandoffs = 0; // this one is left to whoever looks first
+      } else {
+        this.#free?.add(slot);
       }
     }
     this.#dropIfIdle();

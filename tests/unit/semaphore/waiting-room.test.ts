@@ -53,8 +53,9 @@ describe("semaphore waiting room", () => {
     expect(r.share(a, [])).toBeUndefined();
   });
 
-  it("a release hands its slot to the first waiter without an offer, once in a row; then it is left to the looks", () => {
+  it("when permits are scarce, a release hands its slot to a waiter of the process once in a row; then it is left to the looks", () => {
     const r = room();
+    r.saw([]); // the latest look saw every slot held
     const handOff = (slot: number) => {
       const waiter = r.enter();
       r.held();
@@ -64,11 +65,41 @@ describe("semaphore waiting room", () => {
       return offer?.slot;
     };
     expect([handOff(0), handOff(1), handOff(0), handOff(1)]).toEqual([0, undefined, 0, undefined]);
+    expect(r.believedFree).toEqual([]); // a slot left to the looks is not believed free here
     // A permit taken on a look of its own starts the count again.
     expect(handOff(0)).toBe(0);
     const looked = r.enter();
     r.leave(looked, true, false);
     expect(handOff(1)).toBe(1);
+  });
+
+  it("when permits are plentiful, every release goes to a waiter, or is believed free for the next arrival", () => {
+    const r = room();
+    r.saw([3]);
+    const handOff = (slot: number) => {
+      const waiter = r.enter();
+      r.held();
+      r.letGo(slot, true);
+      const offer = r.takeOffer(waiter);
+      r.leave(waiter, offer !== undefined, offer?.local ?? false);
+      return offer?.slot;
+    };
+    expect([handOff(0), handOff(1), handOff(0)]).toEqual([0, 1, 0]);
+    r.held();
+    r.letGo(1, true); // nobody waits
+    expect([...(r.believedFree ?? [])].sort()).toEqual([1, 3]);
+    r.notFree(3); // taken (or refused) since
+    expect(r.believedFree).toEqual([1]);
+  });
+
+  it("before its first look the process believes nothing; a look's share is not believed free any more", () => {
+    const r = room();
+    expect(r.believedFree).toBeUndefined();
+    const [a, b] = [r.enter(), r.enter()];
+    r.saw([0, 1, 2]);
+    expect(r.share(a, [2, 0])).toBe(2);
+    expect(b.offer).toEqual({ slot: 0, local: false });
+    expect(r.believedFree).toEqual([1]);
   });
 
   it("a lost permit hands nothing on; an offer left unused goes to the next waiter", () => {
@@ -78,21 +109,21 @@ describe("semaphore waiting room", () => {
     r.letGo(2, false);
     expect(a.offer).toBeUndefined();
     r.held();
-    r.letGo(2, true);
+    r.letGo(2, true); // nothing believed yet: not scarce, handed on
     expect(a.offer).toEqual({ slot: 2, local: true });
     r.leave(a, false); // gave up (aborted) with the offer in hand
     expect(b.offer).toEqual({ slot: 2, local: true });
   });
 
-  it("a call tries at once only when nobody of its process waits or holds a permit; the room is dropped when idle", () => {
+  it("knows whether the process waits or holds; the room is dropped when idle", () => {
     const key = `idle-${(serial += 1)}`;
     const r = semaphoreRoom(key);
-    expect(r.looksFree).toBe(true);
+    expect([r.someoneWaits, r.holding]).toEqual([false, false]);
     r.held();
-    expect(r.looksFree).toBe(false);
+    expect(r.holding).toBe(true);
     r.letGo(0, true);
     const w = r.enter();
-    expect(r.looksFree).toBe(false);
+    expect([r.someoneWaits, r.holding]).toEqual([true, false]);
     r.leave(w, false);
     expect(semaphoreRoom(key)).not.toBe(r); // dropped, a new one now
   });
