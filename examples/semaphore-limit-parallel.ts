@@ -15,12 +15,16 @@ export const title = "Semaphore: at most N holders at once, over blob leases";
 export async function main({ connectionString, log }: ExampleContext): Promise<void> {
   const containerName = `semaphore-demo-${Date.now()}`;
   const worker = (n: number) =>
-    blobSemaphore(BlobServiceClient.fromConnectionString(connectionString).getContainerClient(containerName), "exports", {
-      maxCount: 2,
-      durationInSeconds: 15,
-      holderName: `worker ${n}`,
-      pollIntervalInMs: 100, // the default (500 ms) is fine in production; shorter here so that the demo is quick
-    });
+    blobSemaphore(
+      BlobServiceClient.fromConnectionString(connectionString).getContainerClient(containerName),
+      "exports",
+      {
+        maxCount: 2,
+        durationInSeconds: 15,
+        holderName: `worker ${n}`,
+        pollIntervalInMs: 100, // the default (500 ms) is fine in production; shorter here so that the demo is quick
+      },
+    );
 
   // Five workers, two permits: never more than two run the export at once.
   let running = 0;
@@ -46,7 +50,9 @@ export async function main({ connectionString, log }: ExampleContext): Promise<v
   const a = worker(6);
   const [first, second] = [await a.acquire(), await a.acquire()];
   const info = await a.inspect();
-  log(`${info.held} of ${info.maxCount} held (${info.slots.map((s) => `slot ${s.slot}: ${s.holder?.name}`).join(", ")})`);
+  log(
+    `${info.held} of ${info.maxCount} held (${info.slots.map((s) => `slot ${s.slot}: ${s.holder?.name}`).join(", ")})`,
+  );
   log(`tryAcquire while both are held: ${(await worker(7).tryAcquire()) ? "got one?!" : "none free"}`);
   const late = await worker(8)
     .acquire({ timeoutInMs: 500 })
