@@ -227,10 +227,11 @@ const lifecycle: ExploredOperation<SemaphoreState, Lifecycle> = {
     // Counts the requests on the wire (the permit's lock renews through this client).
     const requests: Record<string, number> = {};
     const client = countingContainer(via.connectionString, container.containerName, requests, via.storageOptions);
-    // The guard 1 s after the last renewal sent, a renewal every 100 ms: a failed one is soon tried again.
+    // The guard 3 s after the last renewal sent, a renewal every 100 ms: a failed one is soon tried
+    // again, and a busy machine (a second of stalls) does not pass for a lost permit (1 s did).
     const semaphore = blobSemaphore(client, state.name, {
       ...OPTIONS,
-      safetyMarginInMs: 14_000,
+      safetyMarginInMs: 12_000,
       renewIntervalInMs: 100,
     });
     const permit = await semaphore.acquire({ timeoutInMs: 5_000 });
