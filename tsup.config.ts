@@ -25,6 +25,7 @@ export default defineConfig([
       // can require() them (they are not in `exports`), and the chunks are shared with the library.
       "cli/main": "src/cli/main.ts",
       "bench/workers/lock-contender": "src/bench/workers/lock-contender.ts",
+      "bench/workers/semaphore-contender": "src/bench/workers/semaphore-contender.ts",
       "bench/workers/optimistic-writer": "src/bench/workers/optimistic-writer.ts",
       "bench/workers/queue-consumer": "src/bench/workers/queue-consumer.ts",
     },

@@ -10,7 +10,7 @@
  * - It may use the placeholders declared in {@link PRELUDE} without declaring them: what a reader's
  *   application already has (`connectionString`; SDK clients `container`/`containerClient`,
  *   `blob`/`blobClient`, `table`/`tableClient`, `queueClient`, `shareClient`, `fileClient`; a
- *   `lock` and a held lock's `handle`), so that an example can show the call it is about. Anything
+ *   `lock` and a held lock's `handle`; a `semaphore` and a held `permit`), so that an example can show the call it is about. Anything
  *   else (the application's own functions and data) the snippet declares, e.g.
  *   `declare function buildReport(options: { abortSignal: AbortSignal }): Promise<void>;`.
  * - A snippet whose first line is `// @noCheck` is skipped (and counted): for deliberately partial
@@ -72,6 +72,10 @@ declare const fileClient: import("@azure/storage-file-share").ShareFileClient;
 declare const lock: import("azure-storage-concurrency").LeaseLock;
 /** A lock's handle while it is held. */
 declare const handle: import("azure-storage-concurrency").LockHandle;
+/** A counting semaphore made with blobSemaphore. */
+declare const semaphore: import("azure-storage-concurrency").BlobSemaphore;
+/** A semaphore's permit while it is held. */
+declare const permit: import("azure-storage-concurrency").PermitHandle;
 `;
 
 const NO_CHECK = /^\s*\/\/\s*@noCheck\b/;

@@ -26,3 +26,4 @@ export * from "./tables/index.js";
 export * from "./queue/index.js";
 export * from "./optimistic/index.js";
 export * from "./throttling/index.js";
+export * from "./semaphore/index.js";

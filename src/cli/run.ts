@@ -31,7 +31,7 @@ function overview(): string {
     "Commands:",
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     "",
-    "Storage: `lock` acts on AZURE_STORAGE_CONNECTION_STRING (or --connection-string, or Microsoft Entra",
+    "Storage: `lock` and `semaphore` act on AZURE_STORAGE_CONNECTION_STRING (or --connection-string, or Microsoft Entra",
     "ID with --account-name); `stress` and `bench` run on an embedded Azurite unless --use-env or",
     "--connection-string names an account. Each says on its first line which account it acts on.",
     "",

@@ -21,6 +21,8 @@ export const SPAN = {
   lockLost: "asc.lock.lost",
   /** A background renewal of a held lock failed (short span, one per failed renewal). */
   lockRenewalFailed: "asc.lock.renewal_failed",
+  /** One `BlobSemaphore.acquire` (waiting) or `tryAcquire` call. */
+  semaphoreAcquire: "asc.semaphore.acquire",
   /** This process became or stopped being the leader of an election (short span). */
   leaderChange: "asc.leader.change",
   /** One `writeBatch` call: every transaction it sent. */
@@ -59,6 +61,16 @@ export const ATTR = {
   lossReason: "asc.lock.loss_reason",
   /** Lock: how long it was held, in seconds. */
   heldFor: "asc.lock.held_seconds",
+  /** Semaphore: how many permits the caller counts (`maxCount`). */
+  semaphoreMaxCount: "asc.semaphore.max_count",
+  /** Semaphore: `true` for `acquire` (waits until it gets a permit), `false` for `tryAcquire`. */
+  semaphoreWaits: "asc.semaphore.waits",
+  /** Semaphore: how long the caller waited, in seconds. */
+  semaphoreWait: "asc.semaphore.wait_seconds",
+  /** Semaphore: the looks at the slots made for the call (one listing each). */
+  semaphoreLooks: "asc.semaphore.looks",
+  /** Semaphore: the slot of the permit acquired (its fencing token is `asc.lock.fencing_token`). */
+  semaphoreSlot: "asc.semaphore.slot",
   /** Leader election: `elected` or `stepped-down`. */
   leaderTransition: "asc.leader.transition",
   /** Leader election: this process's identity. */
@@ -129,6 +141,8 @@ export const METRIC = {
   lockHandoffs: "asc.lock.handoffs",
   /** Counter: background renewals that failed. */
   renewalFailures: "asc.lock.renewal_failures",
+  /** Histogram: how long acquiring a semaphore permit waited, in seconds (attribute `asc.outcome`). */
+  semaphoreWait: "asc.semaphore.wait.duration",
   /** Counter: leadership changes of this process (attribute `asc.leader.transition`). */
   leaderChanges: "asc.leader.changes",
   /** Histogram: actions per entity group transaction sent. */

@@ -42,6 +42,7 @@ interface Instruments {
   readonly lockHandoffs: SafeCounter;
   readonly renewalFailures: SafeCounter;
   readonly leaderChanges: SafeCounter;
+  readonly semaphoreWait: SafeHistogram;
   readonly transactionSize: SafeHistogram;
   readonly messages: SafeCounter;
   readonly handlerDuration: SafeHistogram;
@@ -162,6 +163,7 @@ function makeInstruments(meter: OtelApi.Meter): Instruments {
     lockHandoffs: count(METRIC.lockHandoffs, "Locks taken over after waiting for another holder", "{handoff}"),
     renewalFailures: count(METRIC.renewalFailures, "Background lock renewals that failed", "{renewal}"),
     leaderChanges: count(METRIC.leaderChanges, "Times this process became or stopped being leader", "{change}"),
+    semaphoreWait: seconds(METRIC.semaphoreWait, "Time spent acquiring a semaphore permit"),
     transactionSize: sizes(METRIC.transactionSize, "Actions per entity group transaction", "{operation}"),
     messages: count(METRIC.messages, "Messages settled by the consumer, by outcome", "{message}"),
     handlerDuration: seconds(METRIC.handlerDuration, "Time the handler took per call (one message, or a batch)"),

@@ -142,6 +142,26 @@ const GOALS: readonly Goal[] = [
     whyMissed:
       "Waiters in one process are served in order, but processes race for the free lease: a process can lose several releases in a row.",
   },
+  { scenario: "semaphore", figure: "overlapsAboveMax", op: "=", target: 0, source: "issue 24" },
+  { scenario: "semaphore", figure: "slotOverlaps", op: "=", target: 0, source: "issue 24" },
+  {
+    scenario: "semaphore",
+    figure: "longestWaitToMeanWait",
+    op: "<=",
+    target: 4,
+    source: "issue 24 (no waiter starves)",
+    whyMissed:
+      "Waiters in one process are served in order, but processes race for a freed slot: the one whose look comes first takes it, and a process can lose several in a row (the longest waiting heads look most often, which bounds it only on average).",
+  },
+  {
+    scenario: "semaphore",
+    figure: "requestsToAnchor",
+    op: "<=",
+    target: 1,
+    source: "issue 24 (waiting stays light; requests per waiter per second / the raw loop's)",
+    whyMissed:
+      "Waiting costs one listing per waiting process per poll interval, and a try of each slot a look saw free.",
+  },
   {
     scenario: "queue",
     figure: "ratio",

@@ -2,6 +2,7 @@
 import type { BenchScenario } from "../harness.js";
 import { filesScenario } from "./files.js";
 import { lockScenario } from "./lock.js";
+import { semaphoreScenario } from "./semaphore.js";
 import { batchScenario } from "./batch.js";
 import { queueScenario } from "./queue.js";
 import { inboxScenario } from "./inbox.js";
@@ -13,6 +14,7 @@ export const scenarios: Readonly<Record<string, BenchScenario>> = {
   retry: retryScenario,
   files: filesScenario,
   lock: lockScenario,
+  semaphore: semaphoreScenario,
   batch: batchScenario,
   queue: queueScenario,
   inbox: inboxScenario,

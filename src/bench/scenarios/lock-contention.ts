@@ -19,7 +19,7 @@ import { renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { median, round } from "../harness.js";
-import { spawnBenchWorker } from "../workers.js";
+import { spawnBenchWorker, type BenchWorker } from "../workers.js";
 
 interface Acquisition {
   id: string;
@@ -68,7 +68,7 @@ function analyse(acquisitions: readonly Acquisition[], unfinished: readonly Unfi
 }
 
 /** `count / over`, rounded; null when `over` is 0 (nothing to divide by). */
-function per(count: number, over: number, digits: number): number | null {
+export function per(count: number, over: number, digits: number): number | null {
   return over > 0 ? round(count / over, digits) : null;
 }
 
@@ -104,44 +104,27 @@ export async function contend(
   blobName: string,
   settings: ContendSettings,
 ) {
-  const goFile = join(tmpdir(), `asc-bench-go-${randomUUID()}`);
-  const workers = Array.from({ length: settings.processes }, () =>
-    spawnBenchWorker(
-      "lock-contender",
-      [
-        mode,
-        containerName,
-        blobName,
-        String(settings.contenders / settings.processes),
-        goFile,
-        String(settings.holdMs),
-        String(settings.restMs),
-        String(settings.pollIntervalInMs ?? "default"),
-      ],
-      connectionString,
-    ),
+  const messages = await runContenderProcesses(
+    "lock-contender",
+    settings.processes,
+    (goFile) => [
+      mode,
+      containerName,
+      blobName,
+      String(settings.contenders / settings.processes),
+      goFile,
+      String(settings.holdMs),
+      String(settings.restMs),
+      String(settings.pollIntervalInMs ?? "default"),
+    ],
+    connectionString,
+    settings.seconds,
   );
-  try {
-    // The processes load first (seconds on a busy machine), then start together.
-    await Promise.all(workers.map((w) => w.waitFor((m: { ready?: boolean }) => m?.ready === true, 120_000)));
-    const startAt = Date.now() + 200;
-    // Written aside, then renamed: the workers poll for the file, and one that found it while
-    // writeFileSync had created it but not yet written it read an empty file (seen: JSON.parse failed).
-    writeFileSync(`${goFile}.tmp`, JSON.stringify({ startAt, deadline: startAt + settings.seconds * 1000 }));
-    renameSync(`${goFile}.tmp`, goFile);
-    const exits = await Promise.all(workers.map((w) => w.exited));
-    exits.forEach(({ code }, i) => {
-      if (code !== 0) throw new Error(`contender process ${i} exited with ${code}: ${workers[i]!.stderr()}`);
-    });
-  } finally {
-    await Promise.all(workers.map((w) => w.kill()));
-    rmSync(goFile, { force: true });
-  }
-  const messages = workers
-    .flatMap((w) => w.messages)
-    .filter((m): m is Acquisition | UnfinishedWait => typeof m === "object" && m !== null && "waitKinds" in m);
-  const acquisitions = messages.filter((m): m is Acquisition => "acquiredAt" in m);
-  const unfinished = messages.filter((m): m is UnfinishedWait => "waitEnd" in m);
+  const measured = messages.filter(
+    (m): m is Acquisition | UnfinishedWait => typeof m === "object" && m !== null && "waitKinds" in m,
+  );
+  const acquisitions = measured.filter((m): m is Acquisition => "acquiredAt" in m);
+  const unfinished = measured.filter((m): m is UnfinishedWait => "waitEnd" in m);
   const { overlaps, handoffs, selfReacquisitions } = analyse(acquisitions, unfinished);
   const waitTimes = acquisitions.map((a) => a.acquiredAt - a.waitStart);
   const allWaits = [...waitTimes, ...unfinished.map((w) => w.waitEnd - w.waitStart)];
@@ -150,7 +133,7 @@ export async function contend(
     acquisitions.reduce((sum, a) => sum + (a.acquiredAt - a.waitStart), 0) +
     unfinished.reduce((sum, w) => sum + (w.waitEnd - w.waitStart), 0);
   const requestKinds: Record<string, number> = {};
-  for (const m of messages) {
+  for (const m of measured) {
     for (const [kind, n] of Object.entries(m.waitKinds)) requestKinds[kind] = (requestKinds[kind] ?? 0) + n;
   }
   const all = Object.values(requestKinds).reduce((sum, n) => sum + n, 0);
@@ -181,4 +164,37 @@ export async function contend(
     overlaps,
     fencingTokensUnique: new Set(tokens).size === tokens.length,
   };
+}
+
+/**
+ * Starts `processes` worker processes of `worker` (each with the arguments `args(goFile)`), lets them
+ * load, starts them together for `seconds`, waits for them to exit and answers every JSON line they
+ * printed. The go file holds the start and the deadline (`{"startAt":…,"deadline":…}`, epoch ms).
+ */
+export async function runContenderProcesses(
+  worker: BenchWorker,
+  processes: number,
+  args: (goFile: string) => string[],
+  connectionString: string,
+  seconds: number,
+): Promise<unknown[]> {
+  const goFile = join(tmpdir(), `asc-bench-go-${randomUUID()}`);
+  const workers = Array.from({ length: processes }, () => spawnBenchWorker(worker, args(goFile), connectionString));
+  try {
+    // The processes load first (seconds on a busy machine), then start together.
+    await Promise.all(workers.map((w) => w.waitFor((m: { ready?: boolean }) => m?.ready === true, 120_000)));
+    const startAt = Date.now() + 200;
+    // Written aside, then renamed: the workers poll for the file, and one that found it while
+    // writeFileSync had created it but not yet written it read an empty file (seen: JSON.parse failed).
+    writeFileSync(`${goFile}.tmp`, JSON.stringify({ startAt, deadline: startAt + seconds * 1000 }));
+    renameSync(`${goFile}.tmp`, goFile);
+    const exits = await Promise.all(workers.map((w) => w.exited));
+    exits.forEach(({ code }, i) => {
+      if (code !== 0) throw new Error(`contender process ${i} exited with ${code}: ${workers[i]!.stderr()}`);
+    });
+  } finally {
+    await Promise.all(workers.map((w) => w.kill()));
+    rmSync(goFile, { force: true });
+  }
+  return workers.flatMap((w) => w.messages);
 }

@@ -16,52 +16,19 @@
 import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
-import { BlobServiceClient, newPipeline, type ContainerClient } from "@azure/storage-blob";
 import { blobLock, isLockTimeoutError, statusOf } from "../../index.js";
+import { countingContainer } from "../counting-client.js";
 import { workerConnectionString } from "../workers.js";
 
 const [mode, containerName, blobName, contenders, goFile, holdMs, restMs, pollIntervalInMs] = process.argv.slice(2);
 let deadline = 0;
 const now = () => performance.timeOrigin + performance.now();
 
-/** A container client whose every HTTP request is counted by kind (`head-leased`, `acquire-409`, …). */
-function countingContainer(kinds: Record<string, number>): ContainerClient {
-  const base = BlobServiceClient.fromConnectionString(workerConnectionString());
-  const pipeline = newPipeline(base.credential);
-  const count = (kind: string) => void (kinds[kind] = (kinds[kind] ?? 0) + 1);
-  // Last in the pipeline, after the SDK's retries: one count per request on the wire.
-  pipeline.factories.push({
-    create: (next) => ({
-      sendRequest: async (request) => {
-        const what =
-          request.method === "HEAD"
-            ? "head"
-            : request.url.includes("comp=lease")
-              ? (request.headers.get("x-ms-lease-action") ?? "lease")
-              : request.url.includes("comp=metadata")
-                ? "metadata"
-                : request.method.toLowerCase();
-        try {
-          const response = await next.sendRequest(request);
-          count(
-            `${what}-${what === "head" ? (response.headers.get("x-ms-lease-state") ?? response.status) : response.status}`,
-          );
-          return response;
-        } catch (error) {
-          count(`${what}-${statusOf(error) ?? "failed"}`); // error statuses (a 409 on acquire) arrive as errors
-          throw error;
-        }
-      },
-    }),
-  });
-  return new BlobServiceClient(base.url, pipeline).getContainerClient(containerName!);
-}
-
 type Taken = { release: () => Promise<void>; token: number | undefined } | undefined;
 
 async function contender(index: number): Promise<void> {
   const kinds: Record<string, number> = {};
-  const container = countingContainer(kinds);
+  const container = countingContainer(workerConnectionString(), containerName!, kinds);
   const id = `${process.pid}-${index}`;
   const lock = blobLock(container, blobName!, {
     durationInSeconds: 15,

@@ -24,7 +24,7 @@ export function printable(text: string): string {
 }
 
 /** JSON whose strings are safe to print too (JSON.stringify leaves DEL, C1 controls and bidi overrides raw). */
-function printableJson(value: unknown): string {
+export function printableJson(value: unknown): string {
   return JSON.stringify(value).replace(
     /[\u007f-\u009f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2069\ufeff]/g,
     hex,
@@ -32,7 +32,7 @@ function printableJson(value: unknown): string {
 }
 
 /** A lock's holder, in `lock list --json` and `lock show --json` alike. */
-interface HolderJson {
+export interface HolderJson {
   readonly name: string | null;
   readonly host: string;
   readonly pid: number;
@@ -44,7 +44,7 @@ interface HolderJson {
 }
 
 /** The holder of a lock record as {@link HolderJson}; null when none was recorded. */
-function holderJson(holder: LockHolder | undefined): HolderJson | null {
+export function holderJson(holder: LockHolder | undefined): HolderJson | null {
   if (!holder) return null;
   return {
     name: holder.name ?? null,
@@ -126,6 +126,11 @@ export function listText(rows: readonly LockRow[]): string {
       r.holder ? holderText(r.holder) : "-",
     ]),
   ];
+  return columns(table);
+}
+
+/** Rows of cells (already escaped) as aligned columns, two spaces apart; the last column is not padded. */
+export function columns(table: readonly (readonly string[])[]): string {
   const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
   return table
     .map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  "))

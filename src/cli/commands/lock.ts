@@ -191,7 +191,7 @@ async function showOrBreak(
   return 0;
 }
 
-function breakPeriodFlag(flags: Flags, target: LockTarget): number | undefined {
+export function breakPeriodFlag(flags: Flags, target: Pick<LockTarget, "kind">): number | undefined {
   if (target.kind === "file") {
     // Lease File takes no break period: a file lease always breaks at once.
     if (flags["break-period"] !== undefined && Number(flags["break-period"]) !== 0) {
@@ -213,7 +213,7 @@ function breakPeriodFlag(flags: Flags, target: LockTarget): number | undefined {
 }
 
 /** A little longer than the holder's renewal (or check) interval, so a live holder notices first. */
-function safeBreakPeriod(holder: LockHolder | undefined): number {
+export function safeBreakPeriod(holder: LockHolder | undefined): number {
   const renewIntervalInMs = holder?.renewIntervalInMs;
   if (renewIntervalInMs === undefined) return 60;
   return Math.min(60, Math.ceil(renewIntervalInMs / 1000) + 1);

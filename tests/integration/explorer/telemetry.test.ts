@@ -28,6 +28,7 @@ import {
   blobJsonCell,
   blobLeasable,
   blobLock,
+  blobSemaphore,
   fixedBackoff,
   isLeaseLostError,
   LeaseLock,
@@ -38,6 +39,7 @@ import {
   textCodec,
   writeBatch,
   type LockHandle,
+  type PermitHandle,
 } from "../../../src/index.js";
 import { describeError } from "../../../src/internal/describe-error.js";
 import { blobService, queueService, tableClient, uniqueName } from "../../support/storage.js";
@@ -141,6 +143,23 @@ const OPERATIONS: TelemetryOperation[] = [
       const acquired = await settled(waiting, (h) => ((handle = h), `token ${h.fencingToken}`));
       const released = handle ? await settled(handle.release(), () => signalWords(handle!)) : "-";
       return `${acquired}; release ${released}; afterwards held ${(await lock.inspect()).held}`;
+    },
+  },
+  {
+    // The one permit taken, a waiter handed it on release: the semaphore's spans (looks counted),
+    // the slots' lock spans nested in them, and the wait histogram.
+    name: "semaphore: a permit, a waiter handed it on release",
+    async run() {
+      const name = uniqueName("sem");
+      const semaphore = () =>
+        blobSemaphore(container, name, { maxCount: 1, durationInSeconds: 15, pollIntervalInMs: 20 });
+      const first = await semaphore().tryAcquire();
+      const waiting = semaphore().acquire({ timeoutInMs: 10_000 });
+      setTimeout(() => void first?.release(), 30);
+      let next: PermitHandle | undefined;
+      const waited = await settled(waiting, (p) => ((next = p), `token ${p.fencingToken}`));
+      const released = next ? await settled(next.release(), () => next!.status) : "-";
+      return `first token ${first?.fencingToken}; waited ${waited}; release ${released}; afterwards held ${(await semaphore().inspect()).held}`;
     },
   },
   {

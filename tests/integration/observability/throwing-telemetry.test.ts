@@ -12,7 +12,7 @@
 import type { ContainerClient } from "@azure/storage-blob";
 import { trace } from "@opentelemetry/api";
 import { BasicTracerProvider, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
-import { blobJsonCell, blobLock, isLeaseLostError, optimisticUpdate } from "../../../src/index.js";
+import { blobJsonCell, blobLock, blobSemaphore, isLeaseLostError, optimisticUpdate } from "../../../src/index.js";
 import { blobService, uniqueName } from "../../support/storage.js";
 
 let container: ContainerClient;
@@ -56,6 +56,18 @@ it("r17: acquire() hands over the lease it was granted; once released, the lock 
   expect(other).toBeDefined();
   await other?.release();
   expect(ended).toContain("asc.lock.acquire");
+});
+
+it("r17: a semaphore's acquire() hands over the permit it was granted; once released, the slot is free", async () => {
+  const semaphore = blobSemaphore(container, "exports", { maxCount: 1, durationInSeconds: 15 });
+  const permit = await semaphore.acquire({ timeoutInMs: 5_000 });
+  expect(permit.status).toBe("held");
+  expect((await semaphore.inspect()).held).toBe(1);
+  await permit.release();
+  const next = await semaphore.tryAcquire();
+  expect(next?.fencingToken).toBe(2);
+  await next?.release();
+  expect(ended).toContain("asc.semaphore.acquire");
 });
 
 it("r18: a renewal the service refuses aborts the holder's signal before anyone else can believe it holds the lock alone", async () => {

@@ -3,6 +3,7 @@ import { batchSection } from "./batch.js";
 import { filesSection } from "./files.js";
 import { inboxSection } from "./inbox.js";
 import { lockSection } from "./lock.js";
+import { semaphoreSection } from "./semaphore.js";
 import { optimisticSection } from "./optimistic.js";
 import { queueSection } from "./queue.js";
 import { retrySection } from "./retry.js";
@@ -15,6 +16,7 @@ export const sectionWriters: Readonly<Record<string, SectionWriter>> = {
   retry: retrySection,
   optimistic: optimisticSection,
   lock: lockSection,
+  semaphore: semaphoreSection,
   queue: queueSection,
   inbox: inboxSection,
   batch: batchSection,
