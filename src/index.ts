@@ -23,3 +23,4 @@ export * from "./lease/index.js";
 export * from "./tables/index.js";
 export * from "./queue/index.js";
 export * from "./optimistic/index.js";
+export * from "./schedule/index.js";

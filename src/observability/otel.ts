@@ -45,6 +45,9 @@ interface Instruments {
   readonly messages: SafeCounter;
   readonly handlerDuration: SafeHistogram;
   readonly emptyReceives: SafeCounter;
+  readonly scheduleRuns: SafeCounter;
+  readonly scheduleLag: SafeHistogram;
+  readonly scheduleMissed: SafeCounter;
 }
 
 /** What is on: the context API, a tracer when a tracer provider is registered, instruments when a meter provider is. */
@@ -162,6 +165,9 @@ function makeInstruments(meter: OtelApi.Meter): Instruments {
     messages: count(METRIC.messages, "Messages settled by the consumer, by outcome", "{message}"),
     handlerDuration: seconds(METRIC.handlerDuration, "Time the handler took per call (one message, or a batch)"),
     emptyReceives: count(METRIC.emptyReceives, "Receives that found the queue empty", "{receive}"),
+    scheduleRuns: count(METRIC.scheduleRuns, "Scheduled runs by this instance, by outcome", "{run}"),
+    scheduleLag: seconds(METRIC.scheduleLag, "How late after its due time a scheduled run started"),
+    scheduleMissed: count(METRIC.scheduleMissed, "Ticks recorded as missed by catch-up", "{tick}"),
   };
 }
 

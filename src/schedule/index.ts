@@ -1,0 +1,12 @@
+/**
+ * Scheduled jobs that run once per tick across a fleet: `schedule(container, name, timing, job)`.
+ * Sub-path entry `azure-storage-concurrency/schedule` (and, for now, the package's root).
+ */
+export { schedule, Schedule, type ScheduleState, type ScheduleStopResult } from "./schedule.js";
+export type { ScheduleTiming } from "./timing.js";
+export type { CatchUpPolicy } from "./catch-up.js";
+export type { ScheduleOptions, ScheduleStopOptions, ResolvedScheduleOptions } from "./options.js";
+export type { ScheduledJob, ScheduledRunContext } from "./session.js";
+export type { ScheduledTick, ScheduleEvents, AbandonReason } from "./events.js";
+export type { ScheduleStatusRecord, ScheduleRunRecord, ScheduleHolder } from "./status.js";
+export { ScheduleStoppedError, isScheduleStoppedError, ScheduleStatusError, isScheduleStatusError } from "./errors.js";
