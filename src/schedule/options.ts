@@ -20,7 +20,8 @@ export interface ScheduleOptions {
    */
   readonly catchUp?: CatchUpPolicy;
   /**
-   * With `catchUp: "all"`: how many due ticks run at most when catching up; older ones are skipped.
+   * With `catchUp: "all"`: how many due ticks run at most when catching up (1 to 1000); older ones
+   * are skipped.
    * @default 100
    */
   readonly maxCatchUpTicks?: number;
@@ -140,7 +141,7 @@ export function resolveScheduleOptions(options: ScheduleOptions): ResolvedSchedu
     catchUp,
     maxCatchUpTicks: optionalNumber("maxCatchUpTicks", options.maxCatchUpTicks, 100, {
       min: 1,
-      max: 10_000,
+      max: 1_000,
       integer: true,
     }),
     missedAfterInMs: optionalNumber("missedAfterInMs", options.missedAfterInMs, 60_000, { min: 0 }),

@@ -88,7 +88,10 @@ export interface ScheduleStatusRecord {
   readonly running: ScheduleRunRecord | null;
   /** The next tick after `lastTick`, as the writer's timing computes it. */
   readonly nextDue: string | null;
-  /** Ticks skipped by catch-up since the status was created. */
+  /**
+   * Ticks skipped by catch-up since the status was created (each catch-up counts at most 1000 of
+   * them beyond those it runs: a long outage of a fast schedule is not stepped through tick by tick).
+   */
   readonly missedTicks: number;
   /** When the status was last written, by the writer's clock. */
   readonly updatedAt: string;
