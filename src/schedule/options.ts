@@ -45,7 +45,7 @@ export interface ScheduleOptions {
   readonly takeoverCheckIntervalInMs?: number;
   /**
    * The client-side time limit of each request the schedule makes (the lease's, and the status
-   * blob's: a status change gets four of them, for a read, a write, a read-back and a resend).
+   * blob's: a status change gets three of them, for a read, a write and a read back).
    * @default 5000
    */
   readonly requestTimeoutInMs?: number;

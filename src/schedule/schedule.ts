@@ -389,7 +389,7 @@ export class Schedule implements AsyncDisposable {
       } catch (error) {
         if (stopping.aborted) break;
         failures += 1;
-        const delayInMs = Math.min(5_000, 100 * 2 ** Math.min(failures, 6)) * uniform(0.5, 1.5);
+        const delayInMs = Math.min(5_000, 50 * 2 ** Math.min(failures, 7)) * uniform(0.5, 1.5);
         logger.warning(
           `${this.#target}: ${describeError(error)}; trying again in ${Math.round(delayInMs)} ms (failure ${failures} in a row)`,
         );

@@ -5,7 +5,8 @@
  * twice).
  *
  * Every call runs under a client-side time limit (`../internal/time-limit.ts`): a transition gets
- * four request times (a read, a write, a read back and a resend). One that fails without settling
+ * three request times (a read, a write, and a read back after a lost answer, whose own requests the
+ * engine limits to one request time each). One that fails without settling
  * (a time limit, a network failure, a 5xx, an outcome the engine could not tell) is tried again,
  * at most {@link TRIES} times: each transition recognises its own earlier write by the run id it
  * carries, so trying again either finds it applied or applies it once.
@@ -93,7 +94,7 @@ export class StatusCell {
     decide: (current: ScheduleStatusRecord | undefined) => { next: ScheduleStatusRecord | undefined; decision: D },
   ): Promise<D> {
     let decision: { value: D } | undefined;
-    await this.#tried(operation, abortSignal, 4, (signal) =>
+    await this.#tried(operation, abortSignal, 3, (signal) =>
       optimisticUpdate(
         this.#cell,
         (current) => {
