@@ -362,10 +362,10 @@ export class Schedule implements AsyncDisposable {
         const handle = await this.#lock.tryAcquire({ abortSignal: stopping });
         failures = 0;
         if (!handle) {
-          // Another instance holds the lease, running `next` (or catching up): look again at the
-          // tick after it, or sooner to take over a run whose instance died.
-          const after = this.#timing.next(next) ?? Infinity;
-          this.#notBefore = Math.min(after, this.#clock.now() + this.options.takeoverCheckIntervalInMs);
+          // Another instance holds the lease, running the ticks due so far (or catching up): look
+          // again at the next tick to come, or sooner to take over a run whose instance died.
+          const now = this.#clock.now();
+          this.#notBefore = Math.min(this.#timing.next(now) ?? Infinity, now + this.options.takeoverCheckIntervalInMs);
           continue;
         }
         this.#notBefore = 0;

@@ -7,6 +7,7 @@ import { queueScenario } from "./queue.js";
 import { inboxScenario } from "./inbox.js";
 import { optimisticScenario } from "./optimistic.js";
 import { retryScenario } from "./retry.js";
+import { scheduleScenario } from "./schedule.js";
 
 export const scenarios: Readonly<Record<string, BenchScenario>> = {
   retry: retryScenario,
@@ -16,4 +17,5 @@ export const scenarios: Readonly<Record<string, BenchScenario>> = {
   queue: queueScenario,
   inbox: inboxScenario,
   optimistic: optimisticScenario,
+  schedule: scheduleScenario,
 };

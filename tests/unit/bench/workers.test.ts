@@ -4,7 +4,7 @@ import { pathToFileURL } from "node:url";
 import { workerCommand, type BenchWorker } from "../../../src/bench/workers.js";
 
 const root = resolve(".");
-const WORKERS: readonly BenchWorker[] = ["lock-contender", "optimistic-writer", "queue-consumer"];
+const WORKERS: readonly BenchWorker[] = ["lock-contender", "optimistic-writer", "queue-consumer", "schedule-instance"];
 const url = (...path: string[]) => pathToFileURL(join(root, ...path)).href;
 
 describe("benchmark worker processes", () => {
