@@ -31,6 +31,7 @@ import { logger } from "../internal/logger.js";
 import { sleep, uniform } from "../internal/sleep.js";
 import { checkNonEmptyString } from "../internal/validate.js";
 import { blobLock, type LeaseLock } from "../lease/index.js";
+import { detached } from "../observability/scope.js";
 import { ScheduleStoppedError } from "./errors.js";
 import { ScheduleEventHub, type ScheduledTick, type ScheduleEvents } from "./events.js";
 import {
@@ -269,7 +270,8 @@ export class Schedule implements AsyncDisposable {
     this.#state = "running";
     this.#events.emit("started", {});
     logger.info(`${this.#target} started (${this.timing})`);
-    this.#loop = this.#run();
+    // Each run starts a trace of its own, not a child of whatever span was active around start().
+    this.#loop = detached(() => this.#run())();
     return this;
   }
 
