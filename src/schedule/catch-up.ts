@@ -22,8 +22,11 @@ export type CatchUpPolicy = "latest" | "all" | "none";
 
 /** The catch-up settings of a schedule, checked. */
 export interface CatchUp {
+  /** What happens to missed ticks. */
   readonly catchUp: CatchUpPolicy;
+  /** With `"all"`: how many due ticks run at most. */
   readonly maxCatchUpTicks: number;
+  /** With `"none"`: how late after its due time a tick may still start, in milliseconds. */
   readonly missedAfterInMs: number;
 }
 

@@ -35,9 +35,13 @@ export interface ScheduleEvents {
   /** `start()` checked the status blob and the schedule runs. */
   readonly started: Record<string, never>;
   /** This instance waits for `tick` (the next it will try to run, or to take over). */
-  readonly waiting: { readonly tick: ScheduledTick };
+  readonly waiting: {
+    /** The tick. */
+    readonly tick: ScheduledTick;
+  };
   /** This instance claimed `tick` and starts the job. */
   readonly run: {
+    /** The tick. */
     readonly tick: ScheduledTick;
     /** 1, or more when this run takes over one that did not end. */
     readonly attempt: number;
@@ -45,25 +49,50 @@ export interface ScheduleEvents {
     readonly lateByInMs: number;
   };
   /** The job resolved, and its tick is recorded as succeeded. */
-  readonly succeeded: { readonly tick: ScheduledTick; readonly attempt: number; readonly durationInMs: number };
+  readonly succeeded: {
+    /** The tick. */
+    readonly tick: ScheduledTick;
+    /** 1, or more when this run took over one that did not end. */
+    readonly attempt: number;
+    /** How long the job took. */
+    readonly durationInMs: number;
+  };
   /** The job threw (its signal not aborted), and its tick is recorded as failed: it does not run again. */
   readonly failed: {
+    /** The tick. */
     readonly tick: ScheduledTick;
+    /** 1, or more when this run took over one that did not end. */
     readonly attempt: number;
+    /** How long the job took. */
     readonly durationInMs: number;
+    /** What the job threw. */
     readonly error: unknown;
   };
   /** The run ended without being recorded: another instance takes `tick` over (or skips it, per `catchUp`). */
   readonly abandoned: {
+    /** The tick. */
     readonly tick: ScheduledTick;
+    /** 1, or more when this run took over one that did not end. */
     readonly attempt: number;
+    /** Why the run was not recorded. */
     readonly reason: AbandonReason;
+    /** The signal's reason, or the failure that kept the end from being written. */
     readonly error: unknown;
   };
   /** This instance recorded `count` ticks as missed (catch-up), the last of them `through`. */
-  readonly missed: { readonly count: number; readonly through: ScheduledTick };
+  readonly missed: {
+    /** How many ticks. */
+    readonly count: number;
+    /** The last of them. */
+    readonly through: ScheduledTick;
+  };
   /** A request of the schedule's own failed; it is tried again later. `operation` says what failed. */
-  readonly error: { readonly error: unknown; readonly operation: string };
+  readonly error: {
+    /** What was thrown (or the signal's reason). */
+    readonly error: unknown;
+    /** What failed, in words. */
+    readonly operation: string;
+  };
   /** The schedule has stopped: no job of it runs, and its lease is released. */
   readonly stopped: Record<string, never>;
 }

@@ -75,13 +75,21 @@ export interface ScheduleOptions {
 
 /** The options with their defaults, checked. */
 export interface ResolvedScheduleOptions extends CatchUp {
+  /** The lease that claims each tick, in seconds. */
   readonly leaseDurationInSeconds: number;
+  /** How often an instance that found the lease held looks again, in milliseconds. */
   readonly takeoverCheckIntervalInMs: number;
+  /** The client-side time limit of each request, in milliseconds. */
   readonly requestTimeoutInMs: number;
+  /** How long a running job may still take on `stop()`, in milliseconds. */
   readonly gracePeriodInMs: number;
+  /** The name recorded for this instance, if one was given. */
   readonly holderName: string | undefined;
+  /** Whether a missing container and lease blob are created. */
   readonly createIfMissing: boolean;
+  /** Whether waiting for the next tick keeps the process alive. */
   readonly keepAlive: boolean;
+  /** The signal that stops the schedule, if one was given. */
   readonly abortSignal: AbortSignal | undefined;
 }
 

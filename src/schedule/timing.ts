@@ -43,6 +43,7 @@ export type ScheduleTiming =
        * @default "UTC"
        */
       readonly timeZone?: string;
+      /** Not with `cron`. */
       readonly everyInMs?: undefined;
     }
   | {
@@ -51,7 +52,9 @@ export type ScheduleTiming =
        * epoch, so `60_000` ticks on each minute and `86_400_000` at midnight UTC.
        */
       readonly everyInMs: number;
+      /** Not with `everyInMs`. */
       readonly cron?: undefined;
+      /** Not with `everyInMs`: its ticks are instants since the epoch, in no time zone. */
       readonly timeZone?: undefined;
     };
 
