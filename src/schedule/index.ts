@@ -1,6 +1,7 @@
 /**
  * Scheduled jobs that run once per tick across a fleet: `schedule(container, name, timing, job)`.
- * Sub-path entry `azure-storage-concurrency/schedule` (and, for now, the package's root).
+ * Exported from the package's root for now; meant to become the sub-path entry
+ * `azure-storage-concurrency/schedule` with the restructure of issue 22 (not in package.json yet).
  */
 export { schedule, Schedule, type ScheduleState, type ScheduleStopResult } from "./schedule.js";
 export type { ScheduleTiming } from "./timing.js";
