@@ -10,10 +10,13 @@
  *   before the deadline, so that the start-up and the last ticks' catch-up are out of it);
  * - `runsPerTick`: job calls of those ticks over the ticks (exactly 1: each tick once, across every
  *   instance), and `maxRunsOfOneTick`;
- * - `missedTicks`: ticks of the window that never ran (0 with catch-up);
+ * - `missedTicks`: ticks of the window that never ran (0 with catch-up); the library's instances
+ *   stop once the status has settled the window's last tick (at most 10 s after the deadline), so
+ *   that a catch-up still under way at the deadline is not counted as missed;
  * - `requestsPerTick`: every request every instance made during the round (start-up, the lease,
- *   the status blob, the release; the job makes none), over the ticks due in the round: the
- *   schedule's own cost per tick;
+ *   the status blob, the release, and the library's wait for the window to settle; the job makes
+ *   none), over the ticks due in the round: the schedule's own cost per tick (for the library, a
+ *   little over it when that wait ran further ticks);
  * - `lateMedianMs`, `lateP90Ms`: how late after its due time each run of a tick that was not missed
  *   started.
  */
