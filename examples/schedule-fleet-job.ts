@@ -48,7 +48,9 @@ export async function main({ connectionString, log }: ExampleContext): Promise<v
         }
         await writeReport({ tickId: tick.id, by: app }, { abortSignal });
       },
-      { holderName: app, leaseDurationInSeconds: 15, takeoverCheckIntervalInMs: 100 },
+      // catchUp "all": the tick handed over runs again even when the next tick is due by the time
+      // another instance takes it (with the default, "latest", it would be recorded as missed then).
+      { catchUp: "all", holderName: app, leaseDurationInSeconds: 15, takeoverCheckIntervalInMs: 100 },
     );
     reportJob.on("abandoned", ({ tick, reason }) =>
       log(`${app}: stopped during ${tick.id} (${reason}); another instance takes it over`),
