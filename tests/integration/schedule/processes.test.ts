@@ -100,7 +100,10 @@ it.concurrent.each(["SIGKILL", "SIGSTOP"] as const)(
           .map((m) => dueOf(m.tick!)),
       );
       const target = first + (TICKS - 1) * EVERY_IN_MS;
-      const deadline = Date.now() + 90_000;
+      // Usually reached 60 to 70 s after the stall (a 15 s lease, then ~100 ticks caught up while the
+      // nemesis pauses the holder); a machine loaded by other work once needed more than 90 s. The
+      // loop ends as soon as the target is settled, so the margin costs nothing when it is not needed.
+      const deadline = Date.now() + 120_000;
       let settled = 0;
       while (Date.now() < deadline) {
         if (
@@ -211,5 +214,5 @@ it.concurrent.each(["SIGKILL", "SIGSTOP"] as const)(
     await inbox.deleteTable();
     await container.delete();
   },
-  150_000,
+  180_000,
 );
