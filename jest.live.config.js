@@ -32,6 +32,8 @@ const FEATURE_TESTS = [
   "queue/idempotent.test.ts",
   "queue/retention.test.ts",
   "queue/poison.test.ts",
+  // scheduled jobs (catch-up, a failing job, handover on stop, start failures)
+  "schedule/schedule.test.ts",
   // table toolkit (its query paging is counted through a fault proxy: Azurite only; the purge's
   // paging runs live in queue/retention)
   "tables/batch.test.ts",

@@ -28,6 +28,7 @@ export default defineConfig([
       "bench/workers/semaphore-contender": "src/bench/workers/semaphore-contender.ts",
       "bench/workers/optimistic-writer": "src/bench/workers/optimistic-writer.ts",
       "bench/workers/queue-consumer": "src/bench/workers/queue-consumer.ts",
+      "bench/workers/schedule-instance": "src/bench/workers/schedule-instance.ts",
     },
   },
   // p-retry is ESM-only. Bundling it into the CommonJS build keeps `require()` working on every

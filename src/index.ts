@@ -27,3 +27,4 @@ export * from "./queue/index.js";
 export * from "./optimistic/index.js";
 export * from "./throttling/index.js";
 export * from "./semaphore/index.js";
+export * from "./schedule/index.js";

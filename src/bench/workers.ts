@@ -14,7 +14,8 @@ import { spawnNodeProcess, type WorkerProcess } from "../internal/processes.js";
 import { locatePackage } from "../internal/package-root.js";
 
 /** The worker scripts, by name (each is a file in ./workers/ and an entry of the build). */
-export type BenchWorker = "lock-contender" | "semaphore-contender" | "optimistic-writer" | "queue-consumer";
+export type BenchWorker =
+  "lock-contender" | "semaphore-contender" | "optimistic-writer" | "queue-consumer" | "schedule-instance";
 
 /**
  * The Node.js arguments that run worker `name` for the module at `moduleUrl`: through tsx when the

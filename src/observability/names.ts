@@ -29,6 +29,8 @@ export const SPAN = {
   batchWrite: "asc.tables.batch_write",
   /** The consumer processing one message (name per the messaging conventions: `process <queue>`). */
   messageProcess: "process",
+  /** One run of a scheduled job by this instance: from its claim to its recorded end. */
+  scheduleRun: "asc.schedule.run",
 } as const;
 
 /** Span attributes. */
@@ -104,6 +106,12 @@ export const ATTR = {
   rateLimiter: "asc.throttling.limiter",
   /** Rate limiter: what kind of key was cut (`table`, `queue`, `blob`, `file`, `account`). */
   throttledScope: "asc.throttling.scope",
+  /** Scheduled job: the tick's due time (ISO 8601 UTC). */
+  scheduleTick: "asc.schedule.tick",
+  /** Scheduled job: 1 for a tick's first run, more when the run takes over one that did not end. */
+  scheduleAttempt: "asc.schedule.attempt",
+  /** Scheduled job: how late after its due time the run started, in seconds (this instance's clock). */
+  scheduleLate: "asc.schedule.late_seconds",
 } as const;
 
 /** Span events. */
@@ -159,4 +167,10 @@ export const METRIC = {
   budgetRetries: "asc.retry_budget.retries",
   /** Counter: throttling answers that cut a rate limiter's rate (attributes `asc.throttling.limiter`, `asc.throttling.scope`). */
   rateCuts: "asc.throttling.rate_cuts",
+  /** Counter: scheduled runs by this instance (attribute `asc.outcome`). */
+  scheduleRuns: "asc.schedule.runs",
+  /** Histogram: how late after its due time each run started, in seconds. */
+  scheduleLag: "asc.schedule.lag",
+  /** Counter: ticks this instance recorded as missed (catch-up skipped them). */
+  scheduleMissed: "asc.schedule.missed_ticks",
 } as const;

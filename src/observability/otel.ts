@@ -50,6 +50,9 @@ interface Instruments {
   readonly budgetTokens: SafeCounter;
   readonly budgetRetries: SafeCounter;
   readonly rateCuts: SafeCounter;
+  readonly scheduleRuns: SafeCounter;
+  readonly scheduleLag: SafeHistogram;
+  readonly scheduleMissed: SafeCounter;
 }
 
 /** What is on: the context API, a tracer when a tracer provider is registered, instruments when a meter provider is. */
@@ -173,6 +176,9 @@ function makeInstruments(meter: OtelApi.Meter): Instruments {
     ),
     budgetRetries: count(METRIC.budgetRetries, "Retries a retry budget was asked to pay for", "{retry}"),
     rateCuts: count(METRIC.rateCuts, "Throttling answers that cut a rate limiter's rate", "{cut}"),
+    scheduleRuns: count(METRIC.scheduleRuns, "Scheduled runs by this instance, by outcome", "{run}"),
+    scheduleLag: seconds(METRIC.scheduleLag, "How late after its due time a scheduled run started"),
+    scheduleMissed: count(METRIC.scheduleMissed, "Ticks recorded as missed by catch-up", "{tick}"),
   };
 }
 

@@ -9,6 +9,7 @@ import { inboxScenario } from "./inbox.js";
 import { optimisticScenario } from "./optimistic.js";
 import { retryScenario } from "./retry.js";
 import { throttlingScenario } from "./throttling.js";
+import { scheduleScenario } from "./schedule.js";
 
 export const scenarios: Readonly<Record<string, BenchScenario>> = {
   retry: retryScenario,
@@ -20,4 +21,5 @@ export const scenarios: Readonly<Record<string, BenchScenario>> = {
   inbox: inboxScenario,
   optimistic: optimisticScenario,
   throttling: throttlingScenario,
+  schedule: scheduleScenario,
 };

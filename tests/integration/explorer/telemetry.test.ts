@@ -35,12 +35,15 @@ import {
   optimisticUpdate,
   parsePoisonMessage,
   QueueConsumer,
+  schedule,
   startLeaderElection,
   textCodec,
   writeBatch,
   type LockHandle,
   type PermitHandle,
+  type ScheduleOptions,
 } from "../../../src/index.js";
+import { SCHEDULE_CLOCK } from "../../../src/schedule/schedule.js";
 import { describeError } from "../../../src/internal/describe-error.js";
 import { blobService, queueService, tableClient, uniqueName } from "../../support/storage.js";
 import {
@@ -240,6 +243,77 @@ const OPERATIONS: TelemetryOperation[] = [
         (m) => parsePoisonMessage(m.messageText)?.reason,
       );
       return `${seen.sort().join(" | ")}; left in the queue ${left}; poison queue ${JSON.stringify(poisoned)}`;
+    },
+  },
+  {
+    // Two due ticks caught up under one lease (catchUp "all"): the first run succeeds, the second
+    // throws and is recorded as failed. The instance's clock is shifted to just after the second.
+    name: "schedule: two due ticks, one succeeded, one failed",
+    async run() {
+      const HOUR = 3_600_000;
+      const T = Date.UTC(2031, 0, 1, 10);
+      const name = uniqueName("sched");
+      const status = {
+        version: 1,
+        schedule: `every ${HOUR} ms`,
+        createdAt: new Date(T - 2 * HOUR - 1_000).toISOString(),
+        lastTick: new Date(T - 2 * HOUR).toISOString(),
+        lastOutcome: "succeeded",
+        lastRun: null,
+        running: null,
+        nextDue: new Date(T - HOUR).toISOString(),
+        missedTicks: 0,
+        updatedAt: new Date(T - 2 * HOUR).toISOString(),
+      };
+      const text = JSON.stringify(status);
+      await container.getBlockBlobClient(`${name}/status.json`).upload(text, Buffer.byteLength(text));
+      const clock = { offsetInMs: T + 1_000 - Date.now(), now: () => Date.now() + clock.offsetInMs };
+      const seen: string[] = [];
+      const s = schedule(
+        container,
+        name,
+        { everyInMs: HOUR },
+        async ({ tick }) => {
+          if (tick.dueAt.getTime() === T) throw new Error("the job failed");
+        },
+        { catchUp: "all", leaseDurationInSeconds: 15, [SCHEDULE_CLOCK]: clock } as ScheduleOptions,
+      );
+      const hour = (tick: { dueAt: Date }) => (tick.dueAt.getTime() - T) / HOUR;
+      s.on("succeeded", ({ tick, attempt }) => seen.push(`succeeded T${hour(tick)} attempt ${attempt}`));
+      s.on("failed", ({ tick, error }) => seen.push(`failed T${hour(tick)}: ${describeError(error)}`));
+      s.on("abandoned", ({ tick, reason }) => seen.push(`abandoned T${hour(tick)}: ${reason}`));
+      s.on("missed", ({ count }) => seen.push(`missed ${count}`));
+      s.on("error", ({ operation }) => seen.push(`error ${operation}`));
+      const waiting = new Promise<void>((resolve) =>
+        s.on("waiting", ({ tick }) => {
+          if (tick.dueAt.getTime() > T) resolve();
+        }),
+      );
+      const started = await settled(s.start(), () => "started");
+      let timer: NodeJS.Timeout | undefined;
+      const waited = started.startsWith("resolved")
+        ? await Promise.race([
+            waiting.then(() => "waiting for T1"),
+            new Promise<string>((resolve) => (timer = setTimeout(() => resolve("no wait for T1 in 10 s"), 10_000))),
+          ])
+        : "";
+      clearTimeout(timer);
+      await s.stop();
+      const stored = JSON.parse(
+        (await container.getBlockBlobClient(`${name}/status.json`).downloadToBuffer()).toString(),
+      ) as {
+        lastTick: string;
+        lastOutcome: string;
+        running: unknown;
+        missedTicks: number;
+        lastRun: { error?: string };
+      };
+      const lease = (await container.getBlockBlobClient(`${name}/lock`).getProperties()).leaseState;
+      return (
+        `${started}, ${waited}; ${seen.join(" | ")}; stored lastTick T${(Date.parse(stored.lastTick) - T) / HOUR} ` +
+        `${stored.lastOutcome} (${stored.lastRun?.error}), running ${JSON.stringify(stored.running)}, ` +
+        `missed ${stored.missedTicks}; lease ${lease}`
+      );
     },
   },
   {

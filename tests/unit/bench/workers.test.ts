@@ -9,6 +9,7 @@ const WORKERS: readonly BenchWorker[] = [
   "semaphore-contender",
   "optimistic-writer",
   "queue-consumer",
+  "schedule-instance",
 ];
 const url = (...path: string[]) => pathToFileURL(join(root, ...path)).href;
 
