@@ -60,7 +60,7 @@ export interface ScheduleStopResult {
 }
 
 /** The clock a schedule reads (tests pass a fixed one); its waits use real timers. */
-export interface ScheduleClock {
+interface ScheduleClock {
   /** Now, in milliseconds since the epoch. */
   now(): number;
 }

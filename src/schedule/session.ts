@@ -66,7 +66,7 @@ export interface RunningJob {
 }
 
 /** What a held session needs of its schedule. */
-export interface SessionContext {
+interface SessionContext {
   readonly name: string;
   /** The schedule in words, for messages and spans. */
   readonly target: string;

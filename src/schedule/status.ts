@@ -142,7 +142,7 @@ export type ClaimDecision =
   | { readonly kind: "run"; readonly plan: TickPlan; readonly claim: ScheduleRunRecord };
 
 /** Who claims, and with what. */
-export interface Claimant {
+interface Claimant {
   readonly runId: string;
   readonly fencingToken: number | undefined;
   readonly holder: ScheduleHolder;
@@ -195,7 +195,7 @@ export function claimTransition(
 }
 
 /** What a record transition found. */
-export type RecordDecision =
+type RecordDecision =
   /** The run's end is (now, or already) recorded: its tick is settled. */
   | "recorded"
   /** The stored claim is no longer this run's (another instance took the tick over): nothing recorded. */

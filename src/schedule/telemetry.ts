@@ -13,7 +13,7 @@ import { endScope, instrumentation, openScope, runInScope, type Scope } from "..
 export { runInScope };
 
 /** How a run of this instance ended, as `asc.outcome`. */
-export type RunOutcome = "succeeded" | "failed" | "lease-lost" | "stopped" | "superseded" | "unrecorded";
+type RunOutcome = "succeeded" | "failed" | "lease-lost" | "stopped" | "superseded" | "unrecorded";
 
 /** Loads the OpenTelemetry API once (the first run awaits it; later runs never do). */
 export async function telemetryReady(): Promise<void> {

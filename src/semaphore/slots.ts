@@ -14,7 +14,7 @@ import type { LockHolder } from "../lease/index.js";
 import { listLocks } from "../lease/lock-listing.js";
 
 /** What a slot name is made of: `<name>` + this + the slot's number. */
-export const SLOT_INFIX = "/slot-";
+const SLOT_INFIX = "/slot-";
 
 /** The blob name of `slot` of the semaphore `name`. */
 export function slotBlobName(name: string, slot: number): string {

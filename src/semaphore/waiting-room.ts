@@ -39,13 +39,13 @@ import { sleep, uniform } from "../internal/sleep.js";
 const LOCAL_HANDOFFS_IN_A_ROW = 1;
 
 /** A slot handed to a waiter: from a release in this process (`local`) or from a look. */
-export interface SlotOffer {
+interface SlotOffer {
   readonly slot: number;
   readonly local: boolean;
 }
 
 /** One `acquire()` call waiting in a room. */
-export interface Waiter {
+interface Waiter {
   /** When it started waiting (`performance.now()`). */
   readonly since: number;
   /** A slot to try at once, when one was handed to it. */

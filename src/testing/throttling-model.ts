@@ -109,7 +109,7 @@ export interface ThrottlingModel {
 }
 
 /** The model's decision on one request. */
-export type ThrottlingDecision =
+type ThrottlingDecision =
   | { readonly kind: "admit" }
   | {
       readonly kind: "refuse";
@@ -122,7 +122,7 @@ export type ThrottlingDecision =
     };
 
 /** The request the model looks at. */
-export interface ModelledRequest {
+interface ModelledRequest {
   readonly method: string;
   /** The full URL (the proxy's own origin is fine: only the path and query are read, and the port for the service). */
   readonly url: string;

@@ -114,7 +114,7 @@ export interface RateLimiterKeyState {
 }
 
 /** The clock the limiter runs on (the system's, or a test's). */
-export interface LimiterClock {
+interface LimiterClock {
   /** Monotonic milliseconds. */
   monotonic(): number;
   setTimer(callback: () => void, delayInMs: number): unknown;

@@ -47,7 +47,7 @@ export interface CaseSpec {
 }
 
 /** One point of a case's timeline. */
-export interface Sample {
+interface Sample {
   readonly atSec: number;
   readonly capacityPerSec: number;
   /** Updates done per second over the last sample interval. */
@@ -84,7 +84,7 @@ export interface CaseResult {
 }
 
 /** The clients a case needs: one through the throttling proxy, one straight to Azurite. */
-export interface CaseClients {
+interface CaseClients {
   readonly through: (table: string) => TableClient;
   readonly direct: (table: string) => TableClient;
   readonly model: ThrottlingModel;

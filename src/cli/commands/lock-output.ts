@@ -32,7 +32,7 @@ export function printableJson(value: unknown): string {
 }
 
 /** A lock's holder, in `lock list --json` and `lock show --json` alike. */
-export interface HolderJson {
+interface HolderJson {
   readonly name: string | null;
   readonly host: string;
   readonly pid: number;

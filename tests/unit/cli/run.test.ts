@@ -93,6 +93,8 @@ describe("command line tool", () => {
       "queue",
       "inbox",
       "optimistic",
+      "throttling",
+      "schedule",
     ]);
     for (const scenario of Object.values(scenarios)) {
       expect(help).toMatch(new RegExp(`^  ${scenario.name} +\\S`, "m"));
@@ -111,7 +113,7 @@ describe("command line tool", () => {
     expect(runs.map((r) => r.code)).toEqual([2, 2, 2, 2]);
     expect(runs.map((r) => r.out)).toEqual(["", "", "", ""]);
     expect(runs.map((r) => r.err)).toEqual([
-      'azure-storage-concurrency: unknown scenario "zigzag"; choose from retry, files, lock, semaphore, batch, queue, inbox, optimistic, or all\n',
+      'azure-storage-concurrency: unknown scenario "zigzag"; choose from retry, files, lock, semaphore, batch, queue, inbox, optimistic, throttling, schedule, or all\n',
       "azure-storage-concurrency: unknown flag --processes for bench retry; retry's flags: --writers, --increments, --round-trip-ms, --rounds (see `bench --help`)\n",
       'azure-storage-concurrency: --report takes a Markdown file name ending in .md, got "report.html"\n',
       "azure-storage-concurrency: bench needs a scenario or all; run `azure-storage-concurrency bench --help`\n",
