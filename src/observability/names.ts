@@ -27,6 +27,12 @@ export const SPAN = {
   batchWrite: "asc.tables.batch_write",
   /** The consumer processing one message (name per the messaging conventions: `process <queue>`). */
   messageProcess: "process",
+  /** One `ClaimCheck.sendMessage` call: the upload (when the payload goes to a blob) and the send. */
+  claimCheckSend: "asc.claim_check.send",
+  /** One `ClaimCheck.sweep` call. */
+  claimCheckSweep: "asc.claim_check.sweep",
+  /** One outbox row relayed: its message sent, its row deleted. */
+  outboxRelay: "asc.outbox.relay",
 } as const;
 
 /** Span attributes. */
@@ -86,6 +92,16 @@ export const ATTR = {
   handlerTimeout: "asc.queue.handler_timeout_seconds",
   /** Error type, per the general conventions: the error's `code`, or its class name. */
   errorType: "error.type",
+  /** Claim-check send: the size of the message text sent, in UTF-8 bytes. */
+  claimCheckMessageBytes: "asc.claim_check.message_bytes",
+  /** Claim-check send: `true` when the payload went to a blob and the message is a reference. */
+  claimCheckStored: "asc.claim_check.stored",
+  /** Claim-check sweep: payloads deleted. */
+  claimCheckDeleted: "asc.claim_check.deleted",
+  /** Outbox relay: the row's PartitionKey. */
+  outboxPartition: "asc.outbox.partition_key",
+  /** Outbox relay: the row's sequence number in its partition. */
+  outboxSequence: "asc.outbox.sequence",
 } as const;
 
 /** Span events. */
