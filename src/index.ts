@@ -23,3 +23,5 @@ export * from "./lease/index.js";
 export * from "./tables/index.js";
 export * from "./queue/index.js";
 export * from "./optimistic/index.js";
+export * from "./claim-check/index.js";
+export * from "./outbox/index.js";
