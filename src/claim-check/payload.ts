@@ -20,7 +20,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { promisify } from "node:util";
-import { brotliCompress, brotliDecompress, gunzip, gzip } from "node:zlib";
+import { brotliCompress, brotliDecompress, constants, gunzip, gzip } from "node:zlib";
 import type { ClaimCheckCompression } from "./envelope.js";
 
 /** Metadata names on a payload blob (lowercase: the service keeps metadata names case-insensitively). */
@@ -46,7 +46,8 @@ export function contentEncodingOf(compression: ClaimCheckCompression): string | 
 /** Compresses a payload for its blob. */
 export async function compress(bytes: Buffer, compression: ClaimCheckCompression): Promise<Buffer> {
   if (compression === "gzip") return gzipAsync(bytes);
-  if (compression === "brotli") return brotliAsync(bytes);
+  // Quality 5 of 11: most of brotli's gain at a fraction of its default's time (16 MiB in well under a second).
+  if (compression === "brotli") return brotliAsync(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 5 } });
   return bytes;
 }
 
