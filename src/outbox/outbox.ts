@@ -15,10 +15,12 @@
  * transaction, so the rows of a partition are numbered in commit order. The head's ETag is cached
  * per partition (the guess is checked by the conditional write itself): a writer alone in its
  * partition costs one request per write; another writer's commit makes the transaction fail on the
- * head (412, or 409 for a head created meanwhile), and the write reads the head again and retries.
+ * head (412, or 409 for a head created meanwhile), and the write reads the head again and retries
+ * after a short random pause (writers that collided would otherwise collide again in step).
  */
 import type { TableClient, TransactionAction } from "@azure/data-tables";
 import { serviceCodeOf, statusOf } from "../errors.js";
+import { sleep, uniform } from "../internal/sleep.js";
 import { withTimeLimit } from "../internal/time-limit.js";
 import { checkNonEmptyString, checkOptionalSignal, describeValue, optionalNumber } from "../internal/validate.js";
 import { sdkTracing } from "../observability/scope.js";
@@ -92,6 +94,9 @@ interface Head {
   readonly etag: string | undefined;
   readonly next: number;
 }
+
+/** The longest random pause before a write that lost the partition's head tries again. */
+const MAX_BACKOFF_IN_MS = 500;
 
 /** How many partitions' heads are cached (the oldest are forgotten first). */
 const CACHED_HEADS = 1_000;
@@ -183,6 +188,8 @@ export class TableOutbox {
           error.failedActionIndex === actions.length &&
           (error.statusCode === 412 || error.statusCode === 409);
         if (!headTaken || attempt >= maxAttempts) throw error;
+        // Writers that collided try again at random moments, so that they do not collide again in step.
+        await sleep(uniform(0, Math.min(MAX_BACKOFF_IN_MS, 10 * 2 ** attempt)), options.abortSignal);
       }
     }
   }

@@ -66,6 +66,12 @@ export interface OutboxRelayOptions {
   readonly renewDeadlineInMs?: number;
   /** See `startLeaderElection`: how often a candidate looks at the lease, and the leader renews. @default 2000 */
   readonly retryPeriodInMs?: number;
+  /**
+   * Whether a running relay keeps the Node.js process alive, as a listening server does (its waits
+   * and the election's timers do not). Set false when something else owns the process's lifetime.
+   * @default true
+   */
+  readonly keepAlive?: boolean;
   /** Stops the relay when aborted (as `stop()`). */
   readonly abortSignal?: AbortSignal;
 }
@@ -123,6 +129,8 @@ export class OutboxRelay implements AsyncDisposable {
   readonly #maxPollIntervalInMs: number;
   readonly #election: { leaseDurationInSeconds: number; renewDeadlineInMs: number; retryPeriodInMs: number };
   readonly #abortSignal: AbortSignal | undefined;
+  readonly #keepAlive: boolean;
+  #aliveTimer: NodeJS.Timeout | undefined;
   readonly #listeners = new Map<keyof OutboxRelayEvents, Set<(payload: never) => void>>();
   #status: OutboxRelayStatus = "idle";
   #leader: LeaderElection | undefined;
@@ -166,6 +174,9 @@ export class OutboxRelay implements AsyncDisposable {
       renewDeadlineInMs: optionalNumber("renewDeadlineInMs", options.renewDeadlineInMs, 10_000, { min: 1 }),
       retryPeriodInMs: optionalNumber("retryPeriodInMs", options.retryPeriodInMs, 2_000, { min: 10 }),
     };
+    if (options.keepAlive !== undefined && typeof options.keepAlive !== "boolean")
+      throw new TypeError("`keepAlive` must be a boolean.");
+    this.#keepAlive = options.keepAlive ?? true;
     this.#lockContainer = options.lockContainer;
     this.#abortSignal = options.abortSignal;
     this.#context = {
@@ -246,6 +257,7 @@ export class OutboxRelay implements AsyncDisposable {
         return this;
       }
     }
+    if (this.#keepAlive) this.#aliveTimer = setInterval(() => undefined, 2 ** 30);
     this.#leader = startLeaderElection(blobLeasable(this.#lockContainer, this.lockBlobName), {
       identity: this.#identity,
       ...this.#election,
@@ -272,6 +284,7 @@ export class OutboxRelay implements AsyncDisposable {
       this.#status = "stopping";
       this.#wake.abort();
       await this.#leader?.stop();
+      clearInterval(this.#aliveTimer);
       this.#status = "stopped";
       logger.info(`outbox relay ${this.#identity} stopped`);
     })();
