@@ -5,6 +5,7 @@ import { lockScenario } from "./lock.js";
 import { batchScenario } from "./batch.js";
 import { queueScenario } from "./queue.js";
 import { inboxScenario } from "./inbox.js";
+import { messagesScenario } from "./messages.js";
 import { optimisticScenario } from "./optimistic.js";
 import { retryScenario } from "./retry.js";
 
@@ -15,5 +16,6 @@ export const scenarios: Readonly<Record<string, BenchScenario>> = {
   batch: batchScenario,
   queue: queueScenario,
   inbox: inboxScenario,
+  messages: messagesScenario,
   optimistic: optimisticScenario,
 };

@@ -84,7 +84,7 @@ describe("command line tool", () => {
     const { code, out: help } = await capture("bench", "--help");
     expect(code).toBe(0);
     expect(help).toMatch(/^Usage: azure-storage-concurrency bench <scenario\[,scenario\.\.\.\]\|all>/);
-    expect(Object.keys(scenarios)).toEqual(["retry", "files", "lock", "batch", "queue", "inbox", "optimistic"]);
+    expect(Object.keys(scenarios)).toEqual(["retry", "files", "lock", "batch", "queue", "inbox", "messages", "optimistic"]);
     for (const scenario of Object.values(scenarios)) {
       expect(help).toMatch(new RegExp(`^  ${scenario.name} +\\S`, "m"));
       for (const flag of flagNames(scenario)) expect(help).toMatch(new RegExp(`^ +--${flag} `, "m"));
@@ -102,7 +102,7 @@ describe("command line tool", () => {
     expect(runs.map((r) => r.code)).toEqual([2, 2, 2, 2]);
     expect(runs.map((r) => r.out)).toEqual(["", "", "", ""]);
     expect(runs.map((r) => r.err)).toEqual([
-      'azure-storage-concurrency: unknown scenario "zigzag"; choose from retry, files, lock, batch, queue, inbox, optimistic, or all\n',
+      'azure-storage-concurrency: unknown scenario "zigzag"; choose from retry, files, lock, batch, queue, inbox, messages, optimistic, or all\n',
       "azure-storage-concurrency: unknown flag --processes for bench retry; retry's flags: --writers, --increments, --round-trip-ms, --rounds (see `bench --help`)\n",
       'azure-storage-concurrency: --report takes a Markdown file name ending in .md, got "report.html"\n',
       "azure-storage-concurrency: bench needs a scenario or all; run `azure-storage-concurrency bench --help`\n",
