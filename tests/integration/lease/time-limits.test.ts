@@ -136,7 +136,8 @@ describe("lease lock: waiting never fails silently", () => {
     const { proxy, lock } = await flakyLock("busy", { pollIntervalInMs: 20 });
     await using _ = proxy;
     proxy.addRule({ method: "HEAD", action: { type: "serverBusy" } });
-    const error = await lock.acquire({ timeoutInMs: 400 }).catch((e: unknown) => e);
+    // Long enough for a HEAD to be answered 503 on a loaded machine (the first requests come before it).
+    const error = await lock.acquire({ timeoutInMs: 2_000 }).catch((e: unknown) => e);
     expect(isLockTimeoutError(error)).toBe(true);
     expect((error as Error).cause).toMatchObject({ statusCode: 503 });
     expect((error as Error).message).toMatch(/failed \(503 ServerBusy\)/);

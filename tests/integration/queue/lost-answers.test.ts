@@ -194,7 +194,11 @@ describe("lost answers to the consumer's own requests", () => {
       const [processed] = await s.next("processed");
       expect(processed!.message.messageText).toBe("job");
       const errors = s.events.filter((e) => e.name === "error").map((e) => e.payload as QueueConsumerEvents["error"]);
-      expect(errors).toMatchObject([{ operation: "receive messages", error: { code: "RequestTimedOut" } }]);
+      // The hung receive is reported; on a loaded machine a later receive may also outlast the
+      // 400 ms limit, so every error must be such a time-out, and there must be at least one.
+      expect(errors.length).toBeGreaterThanOrEqual(1);
+      for (const e of errors)
+        expect(e).toMatchObject({ operation: "receive messages", error: { code: "RequestTimedOut" } });
     } finally {
       await s.close();
     }
