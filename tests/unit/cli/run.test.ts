@@ -84,7 +84,16 @@ describe("command line tool", () => {
     const { code, out: help } = await capture("bench", "--help");
     expect(code).toBe(0);
     expect(help).toMatch(/^Usage: azure-storage-concurrency bench <scenario\[,scenario\.\.\.\]\|all>/);
-    expect(Object.keys(scenarios)).toEqual(["retry", "files", "lock", "batch", "queue", "inbox", "messages", "optimistic"]);
+    expect(Object.keys(scenarios)).toEqual([
+      "retry",
+      "files",
+      "lock",
+      "batch",
+      "queue",
+      "inbox",
+      "messages",
+      "optimistic",
+    ]);
     for (const scenario of Object.values(scenarios)) {
       expect(help).toMatch(new RegExp(`^  ${scenario.name} +\\S`, "m"));
       for (const flag of flagNames(scenario)) expect(help).toMatch(new RegExp(`^ +--${flag} `, "m"));
