@@ -107,6 +107,26 @@ describeStorage("ClaimCheck: where the threshold is", () => {
     }
   });
 
+  it("bytes with an idempotency key count their base64 inside the envelope", async () => {
+    // A key whose length leaves room for a whole number of base64 quads, so that exactly the limit is reachable.
+    let key = "order-";
+    const overheadOf = (k: string) =>
+      Buffer.byteLength(JSON.stringify({ kind: "azure-storage-concurrency/claim-check@1", key: k, text: "" }));
+    while ((MAX_MESSAGE_BYTES - overheadOf(key)) % 4 !== 0) key += "x";
+    const fitting = ((MAX_MESSAGE_BYTES - overheadOf(key)) / 4) * 3; // bytes whose base64 fills the envelope exactly
+    for (const [size, stored] of [
+      [fitting, false],
+      [fitting + 1, true],
+    ] as const) {
+      const bytes = randomBytes(size);
+      const { sent, received } = await roundTrip(bytes, { idempotencyKey: key });
+      expect(sent.payloadBlob !== undefined).toBe(stored);
+      if (!stored) expect(sent.messageBytes).toBe(MAX_MESSAGE_BYTES);
+      expect(Buffer.from(received.messageText, "base64").equals(bytes)).toBe(true);
+      expect(received.idempotencyKey).toBe(key);
+    }
+  });
+
   it("a lower threshold sends smaller messages to blobs", async () => {
     const small = new ClaimCheck(container, { thresholdInBytes: 1_000 });
     const sent = await small.sendMessage(queue, "x".repeat(1_001));
@@ -163,6 +183,7 @@ describeStorage("ClaimCheck: orphans and the sweep", () => {
       sweepGraceInMs: 60_000,
     });
     const missing = queueService().getQueueClient(uniqueName("nosuchqueue"));
+    const beforeSend = Date.now();
     const error = await sweeper
       .sendMessage(missing, "o".repeat(80_000), { messageTimeToLive: 30 })
       .catch((e: unknown) => e);
@@ -172,6 +193,12 @@ describeStorage("ClaimCheck: orphans and the sweep", () => {
 
     const kept = await sweeper.sweep();
     expect(kept).toMatchObject({ deleted: 0 });
+    expect(await payloadNames()).toContain(orphan);
+
+    // A second before its message's time to live (30 s), the send window (4 x 30 s) and the grace
+    // (60 s) have all passed, counted from before the send: its message may still be read, it stays.
+    const almost = await sweeper.sweep({ now: new Date(beforeSend + 30_000 + 4 * 30_000 + 60_000 - 1_000) });
+    expect(almost).toMatchObject({ deleted: 0 });
     expect(await payloadNames()).toContain(orphan);
 
     // Past its message's time to live (30 s), the send window and the grace (60 s):
