@@ -53,6 +53,8 @@ import { blobService, queueService, tableClient, uniqueName } from "../../suppor
 
 /** The client-side time limit in these runs: what a hang costs. */
 const LIMIT_IN_MS = 200;
+/** The time limit of the set-ups' own sends (not under test). */
+const SETUP_LIMIT_IN_MS = 10_000;
 const TTL_IN_SECONDS = 3_600;
 const VISIBILITY_IN_SECONDS = 30;
 const LARGE = "L".repeat(70_000);
@@ -84,6 +86,8 @@ interface Place {
   readonly container: ContainerClient;
   /** The run's payload prefix in the container. */
   readonly prefix: string;
+  /** A payload the set-up sent (under its own time limit), and the bound its `deliverableuntil` must keep. */
+  readonly setupPayload?: { readonly name: string; readonly bound: number };
 }
 
 /**
@@ -121,10 +125,10 @@ async function texts(queue: QueueClient): Promise<string[]> {
 }
 
 /**
- * The two storage-wide rules, for a place: every message (and poison copy) reads back, and every
- * payload blob is sweepable in time. The problems found, as text.
+ * The storage-wide rules, for a place: every message (and poison copy) reads back, every payload
+ * blob is sweepable in time, and none before its message expires. The problems found, as text.
  */
-async function storageRules({ queue, container, prefix }: Place): Promise<string[]> {
+async function storageRules({ queue, container, prefix, setupPayload }: Place): Promise<string[]> {
   const problems: string[] = [];
   const reader = new ClaimCheck(container);
   const poisonQueue = queueService().getQueueClient(`${queue.name}-poison`);
@@ -138,11 +142,22 @@ async function storageRules({ queue, container, prefix }: Place): Promise<string
   }
   if (await container.exists()) {
     const bound = Date.now() + TTL_IN_SECONDS * 1000 + 4 * LIMIT_IN_MS + 1_000;
+    const deliverableUntil = new Map<string, number>();
     for await (const blob of container.listBlobsFlat({ includeMetadata: true, prefix })) {
       if (blob.metadata?.poisonedon !== undefined) continue; // kept for the poison queue: the operator's to delete
       const until = Number(blob.metadata?.deliverableuntil);
-      if (!Number.isFinite(until) || until > bound) problems.push(`payload ${blob.name} is not sweepable in time`);
+      const itsBound = blob.name === setupPayload?.name ? setupPayload.bound : bound;
+      if (!Number.isFinite(until) || until > itsBound) problems.push(`payload ${blob.name} is not sweepable in time`);
+      else deliverableUntil.set(blob.name, until);
     }
+    // And never swept too early: a payload's bound is no earlier than its message's expiry.
+    if (await queue.exists())
+      for (const item of (await queue.peekMessages({ numberOfMessages: 32 })).peekedMessageItems) {
+        const blob = (await reader.resolve(item.messageText).catch(() => undefined))?.payloadBlob;
+        const until = blob === undefined ? undefined : deliverableUntil.get(blob);
+        if (until !== undefined && until < item.expiresOn.getTime())
+          problems.push(`payload ${blob} may be swept before its message expires`);
+      }
   }
   return problems;
 }
@@ -200,12 +215,21 @@ interface ConsumerRun {
 }
 
 async function largeMessage(poison: boolean): Promise<ConsumerState> {
+  // The set-up's own send is not under test: it gets a time limit a loaded machine can keep, and its
+  // payload the bound that limit gives (see `storageRules`).
   const where = await place({ poison });
   const sent = await new ClaimCheck(where.container, {
-    requestTimeoutInMs: LIMIT_IN_MS,
+    requestTimeoutInMs: SETUP_LIMIT_IN_MS,
     blobPrefix: where.prefix,
   }).sendMessage(where.queue, LARGE, { messageTimeToLive: TTL_IN_SECONDS });
-  return { ...where, payloadBlob: sent.payloadBlob!, store: new MemoryIdempotencyStore(), effects: 0 };
+  return {
+    ...where,
+    // The send started before now: its payload's time is no later than now + the time to live + its window.
+    setupPayload: { name: sent.payloadBlob!, bound: Date.now() + TTL_IN_SECONDS * 1000 + 4 * SETUP_LIMIT_IN_MS },
+    payloadBlob: sent.payloadBlob!,
+    store: new MemoryIdempotencyStore(),
+    effects: 0,
+  };
 }
 
 /** Runs a consumer until `settled` is seen or the queue stays empty for a while; then stops it. */
