@@ -28,3 +28,5 @@ export * from "./optimistic/index.js";
 export * from "./throttling/index.js";
 export * from "./semaphore/index.js";
 export * from "./schedule/index.js";
+export * from "./claim-check/index.js";
+export * from "./outbox/index.js";

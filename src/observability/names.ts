@@ -31,6 +31,12 @@ export const SPAN = {
   messageProcess: "process",
   /** One run of a scheduled job by this instance: from its claim to its recorded end. */
   scheduleRun: "asc.schedule.run",
+  /** One `ClaimCheck.sendMessage` call: the upload (when the payload goes to a blob) and the send. */
+  claimCheckSend: "asc.claim_check.send",
+  /** One `ClaimCheck.sweep` call. */
+  claimCheckSweep: "asc.claim_check.sweep",
+  /** One outbox row relayed: its message sent, its row deleted. */
+  outboxRelay: "asc.outbox.relay",
 } as const;
 
 /** Span attributes. */
@@ -112,6 +118,16 @@ export const ATTR = {
   scheduleAttempt: "asc.schedule.attempt",
   /** Scheduled job: how late after its due time the run started, in seconds (this instance's clock). */
   scheduleLate: "asc.schedule.late_seconds",
+  /** Claim-check send: the size of the message text sent, in UTF-8 bytes. */
+  claimCheckMessageBytes: "asc.claim_check.message_bytes",
+  /** Claim-check send: `true` when the payload went to a blob and the message is a reference. */
+  claimCheckStored: "asc.claim_check.stored",
+  /** Claim-check sweep: payloads deleted. */
+  claimCheckDeleted: "asc.claim_check.deleted",
+  /** Outbox relay: the row's PartitionKey. */
+  outboxPartition: "asc.outbox.partition_key",
+  /** Outbox relay: the row's sequence number in its partition. */
+  outboxSequence: "asc.outbox.sequence",
 } as const;
 
 /** Span events. */

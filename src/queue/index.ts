@@ -20,6 +20,7 @@ export {
 } from "./errors.js";
 export { parsePoisonMessage, poisonQueueNameOf, type PoisonEnvelope } from "./poison.js";
 export type { ListenerDisposable } from "./events.js";
+export type { ConsumerClaimCheck, ConsumerClaimCheckCallOptions } from "./claim-check-hook.js";
 export type { BatchMessage, BatchMessageHandler, BatchMessageOutcome, BatchContext } from "./batch.js";
 export type {
   ReceivedQueueMessage,

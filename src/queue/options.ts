@@ -17,6 +17,7 @@ import {
   optionalNumber,
 } from "../internal/validate.js";
 import type { AdaptiveRateLimiter } from "../throttling/index.js";
+import type { ConsumerClaimCheck } from "./claim-check-hook.js";
 import { textCodec, type MessageCodec } from "./codecs.js";
 import { checkRetention } from "./idempotency/purge.js";
 import type { IdempotencyStore } from "./idempotency/store.js";
@@ -56,6 +57,7 @@ export interface ResolvedOptions<T, TEffect> {
       }
     | undefined;
   readonly handlerTimeoutInMs: number | undefined;
+  readonly claimCheck: ConsumerClaimCheck | undefined;
   readonly gracePeriodInMs: number;
   readonly requestTimeoutInMs: number;
   readonly keepAlive: boolean;
@@ -187,6 +189,7 @@ export function resolveOptions<T, TEffect>(
       options.handlerTimeoutInMs === undefined
         ? undefined
         : checkNumber("handlerTimeoutInMs", options.handlerTimeoutInMs, { min: 1 }),
+    claimCheck: checkClaimCheck(options.claimCheck, visibilityTimeoutInSeconds),
     gracePeriodInMs,
     requestTimeoutInMs,
     keepAlive: options.keepAlive ?? true,
@@ -250,6 +253,31 @@ function resolvePurgeInterval(purge: unknown, storeCanPurge: boolean): number | 
     DEFAULT_PURGE_INTERVAL_IN_MS,
     { min: 1_000 },
   );
+}
+
+/** The `claimCheck` option: its methods, and a sweep grace that outlasts the visibility timeout. */
+function checkClaimCheck(
+  claimCheck: ConsumerClaimCheck | undefined,
+  visibilityTimeoutInSeconds: number,
+): ConsumerClaimCheck | undefined {
+  if (claimCheck === undefined) return undefined;
+  const given = claimCheck as Partial<ConsumerClaimCheck> | null; // from JavaScript, anything
+  if (
+    typeof given !== "object" ||
+    given === null ||
+    typeof given.resolve !== "function" ||
+    typeof given.deletePayload !== "function" ||
+    typeof given.keepPayload !== "function"
+  ) {
+    throw new TypeError("`claimCheck` must be a ClaimCheck (new ClaimCheck(containerClient)).");
+  }
+  if (typeof given.sweepGraceInMs === "number" && given.sweepGraceInMs <= visibilityTimeoutInSeconds * 1000) {
+    throw new RangeError(
+      `The claim-check's \`sweepGraceInMs\` (${given.sweepGraceInMs}) must be longer than \`visibilityTimeoutInSeconds\` (${visibilityTimeoutInSeconds} s): ` +
+        "a message received just before it expires is read after it, and its payload must still be there.",
+    );
+  }
+  return claimCheck;
 }
 
 function checkBackoff(name: string, value: unknown): BackoffStrategy | undefined {

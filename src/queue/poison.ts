@@ -38,6 +38,12 @@ export interface PoisonEnvelope {
   readonly insertedOn: string | undefined;
   /** When it was poisoned (ISO 8601). */
   readonly poisonedOn: string;
+  /**
+   * The claim-check payload blob the message refers to (its name in the claim-check's container),
+   * kept for the poison queue: delete it when you are done with the poison message
+   * (`ClaimCheck.sweep` never does). Absent for a message without one.
+   */
+  readonly payloadBlob?: string;
 }
 
 /** The largest message text Azure Queue Storage accepts, in characters (64 KiB). */
@@ -51,6 +57,7 @@ export function buildPoisonMessageText(
   sourceQueue: string,
   reason: string,
   errorCode: string | undefined,
+  payloadBlob?: string,
 ): { text: string; enveloped: boolean } {
   const envelope: PoisonEnvelope = {
     kind: KIND,
@@ -62,6 +69,7 @@ export function buildPoisonMessageText(
     sourceQueue,
     insertedOn: message.insertedOn?.toISOString(),
     poisonedOn: new Date().toISOString(),
+    ...(payloadBlob === undefined ? {} : { payloadBlob }),
   };
   const text = JSON.stringify(envelope);
   if (text.length <= MAX_MESSAGE_TEXT_LENGTH) return { text, enveloped: true };

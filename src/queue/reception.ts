@@ -11,6 +11,7 @@ import { currentScope } from "../observability/scope.js";
 import { sleep } from "../internal/sleep.js";
 import type { AttemptSettler } from "./attempt.js";
 import { sentNow } from "../lease/guard.js";
+import { openMessage, type OpenedMessage } from "./claim-check-hook.js";
 import { ClaimGuard, claimGivenUp } from "./claim-guard.js";
 import { claimLost, type StoreCalls } from "./claims.js";
 import {
@@ -22,6 +23,7 @@ import {
 } from "./errors.js";
 import { VisibilityHeartbeat } from "./heartbeat.js";
 import { MessageHold, type TimeMark } from "./hold.js";
+import { MAX_VISIBILITY_TIMEOUT_IN_SECONDS } from "./options.js";
 import { isAmbiguous } from "./requests.js";
 import { describe } from "./settle.js";
 import type { ReceivedQueueMessage } from "./types.js";
@@ -61,9 +63,16 @@ export class MessageReception<T, TEffect> {
       await settle.poison(message, hold, receivedTooOften(message, options.maxDequeueCount), undefined);
       return undefined;
     }
+    const opened = options.claimCheck && (await this.#open(item.messageText, hold));
+    if (opened?.status === "retry") {
+      await this.#retryLater(message, hold, opened.error);
+      return undefined;
+    }
     let body: T;
     try {
-      body = options.codec.decode(item.messageText);
+      if (opened?.status === "poison") throw opened.error;
+      body =
+        opened?.status === "gone" ? (undefined as T) : options.codec.decode(opened?.messageText ?? item.messageText);
     } catch (error) {
       const decodeError = isMessageDecodeError(error)
         ? error
@@ -74,7 +83,7 @@ export class MessageReception<T, TEffect> {
       await settle.poison(message, hold, decodeError.message, decodeError);
       return undefined;
     }
-    const work = this.#start(message, hold, body);
+    const work = this.#start(message, hold, body, opened);
     if (store && !(await this.#claimKey(work, store, onDeferred))) {
       await this.#attempt.finish(work);
       return undefined;
@@ -82,8 +91,41 @@ export class MessageReception<T, TEffect> {
     return work;
   }
 
+  /**
+   * Reads a message sent through the claim-check (`claim-check-hook.ts`), within what is left of its
+   * visibility timeout; a message that cannot be read (a {@link MessageDecodeError}) is `poison`.
+   */
+  async #open(messageText: string, hold: MessageHold): Promise<OpenedMessage | { status: "poison"; error: unknown }> {
+    const { options, store } = this.#c;
+    const idempotency = options.idempotency;
+    try {
+      return await openMessage(options.claimCheck!, messageText, {
+        timeLimitInMs: Math.max(options.requestTimeoutInMs, hold.remainingInMs() - options.requestTimeoutInMs),
+        canAskStore: !!store && !!idempotency?.keyIsMessageId && idempotency.partitionKey === undefined,
+      });
+    } catch (error) {
+      return { status: "poison", error };
+    }
+  }
+
+  /** A payload that could not be read for a reason that may pass: the message comes back after `retryBackoff`. */
+  async #retryLater(message: ReceivedQueueMessage, hold: MessageHold, error: unknown): Promise<void> {
+    const { options, settle, events } = this.#c;
+    settle.reportError(error, "read the message's claim-check payload", message);
+    const delayInMs = options.retryBackoff.delayInMs(message.dequeueCount, 0);
+    const retryInSeconds = Math.min(MAX_VISIBILITY_TIMEOUT_IN_SECONDS, Math.max(0, Math.ceil(delayInMs / 1000)));
+    const status = await settle.setVisibility(message, hold, retryInSeconds);
+    if (status === "done" || status === "receiptLost")
+      events.emit("failed", { message, error, willRetry: true, retryInSeconds });
+  }
+
   /** The Work of a decoded message: its abort controller and its heartbeat, which extends its claim. */
-  #start(message: ReceivedQueueMessage, hold: MessageHold, body: T): Work<T, TEffect> {
+  #start(
+    message: ReceivedQueueMessage,
+    hold: MessageHold,
+    body: T,
+    opened: OpenedMessage | undefined,
+  ): Work<T, TEffect> {
     const { options, settle, store } = this.#c;
     const controller = new AbortController();
     this.#c.controllers.add(controller);
@@ -113,6 +155,8 @@ export class MessageReception<T, TEffect> {
       message,
       body,
       hold,
+      carriedKey: opened?.status === "resolved" || opened?.status === "gone" ? opened.idempotencyKey : undefined,
+      payloadGone: opened?.status === "gone",
       controller,
       heartbeat,
       claim: undefined,
@@ -146,7 +190,9 @@ export class MessageReception<T, TEffect> {
     let key: string;
     let partitionKey: string | undefined;
     try {
-      key = idempotency.key(body, message);
+      // The key the message carries (an outbox row's id) is the default, before the message id.
+      key =
+        idempotency.keyIsMessageId && work.carriedKey !== undefined ? work.carriedKey : idempotency.key(body, message);
       partitionKey = idempotency.partitionKey?.(body, message);
       if (typeof key !== "string" || key === "")
         throw new TypeError(`the key function returned ${JSON.stringify(key)}`);
@@ -162,7 +208,7 @@ export class MessageReception<T, TEffect> {
       messageId: message.messageId,
       dequeueCount: message.dequeueCount,
       ttlInMs: options.visibilityTimeoutInSeconds * 1000,
-      firstDelivery: idempotency.keyIsMessageId && message.dequeueCount === 1,
+      firstDelivery: idempotency.keyIsMessageId && work.carriedKey === undefined && message.dequeueCount === 1,
     };
     for (;;) {
       let outcome;
@@ -183,6 +229,15 @@ export class MessageReception<T, TEffect> {
       }
       if (outcome.status === "claimed") {
         work.claim = outcome.claim;
+        if (work.payloadGone) {
+          // Not done, and its payload gone: no copy of it was settled, the payload was lost.
+          await heartbeat.stop();
+          await this.#attempt.poisonClaimed(
+            work,
+            `Its claim-check payload is gone and its key '${key}' is not done: the payload was lost (deleted by hand?).`,
+          );
+          return false;
+        }
         if (message.dequeueCount > options.maxDequeueCount) {
           await heartbeat.stop();
           await this.#attempt.poisonClaimed(work, receivedTooOften(message, options.maxDequeueCount));

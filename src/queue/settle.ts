@@ -16,6 +16,7 @@ import type { QueueClient } from "@azure/storage-queue";
 import { redactSecrets } from "../errors.js";
 import { describeError, errorCodeOf } from "../internal/describe-error.js";
 import { logger } from "../internal/logger.js";
+import type { ConsumerClaimCheck } from "./claim-check-hook.js";
 import { isConsumerResourceError, type MessageOwnershipLostError } from "./errors.js";
 import type { TypedEvents } from "./events.js";
 import type { HoldOutcome, MessageHold } from "./hold.js";
@@ -33,6 +34,8 @@ interface MessageSettlerOptions {
   readonly poisonQueue: QueueClient | undefined;
   readonly poisonTimeToLiveInSeconds: number;
   readonly requestTimeoutInMs: number;
+  /** Messages sent through a claim-check: their payloads are deleted after them, kept when poisoned. */
+  readonly claimCheck?: ConsumerClaimCheck | undefined;
 }
 
 export class MessageSettler {
@@ -56,9 +59,21 @@ export class MessageSettler {
     ));
   }
 
-  /** Deletes a settled message. Reports a loss or an unknown outcome. */
-  delete(message: ReceivedQueueMessage, hold: MessageHold): Promise<HoldOutcome["status"]> {
-    return this.#report(message, hold, "delete the message", () => hold.delete("delete"));
+  /** Deletes a settled message, then its claim-check payload (if any). Reports a loss or an unknown outcome. */
+  async delete(message: ReceivedQueueMessage, hold: MessageHold): Promise<HoldOutcome["status"]> {
+    const status = await this.#report(message, hold, "delete the message", () => hold.delete("delete"));
+    // Only once the message is certainly gone: a message whose delete is in doubt may come back.
+    if (status === "done" && this.#options.claimCheck) await this.#deletePayload(this.#options.claimCheck, message);
+    return status;
+  }
+
+  /** Deletes a deleted message's payload; a failure is reported (the sweep removes it later). */
+  async #deletePayload(claimCheck: ConsumerClaimCheck, message: ReceivedQueueMessage): Promise<void> {
+    try {
+      await claimCheck.deletePayload(message.messageText, { timeLimitInMs: this.#options.requestTimeoutInMs });
+    } catch (error) {
+      this.reportError(error, "delete the message's claim-check payload", message);
+    }
   }
 
   /** Hides the message for `seconds` (0: visible now). `receiptLost` counts as done: the message is hidden and comes back. */
@@ -86,7 +101,17 @@ export class MessageSettler {
       return;
     }
     const writer = this.poisonWriter;
-    const { text } = buildPoisonMessageText(message, this.#queue.name, reason, errorCodeOf(error));
+    let payloadBlob: string | undefined;
+    try {
+      // Kept before the poison copy is sent: a poison message always finds its payload.
+      payloadBlob = await this.#options.claimCheck?.keepPayload(message.messageText, {
+        timeLimitInMs: this.#options.requestTimeoutInMs,
+      });
+    } catch (keepError) {
+      this.reportError(keepError, "keep the poisoned message's claim-check payload", message);
+      return; // the message stays, comes back, and is poisoned then
+    }
+    const { text } = buildPoisonMessageText(message, this.#queue.name, reason, errorCodeOf(error), payloadBlob);
     try {
       await writer.send(text, {
         requestTimeoutInMs: this.#options.requestTimeoutInMs,

@@ -4,6 +4,7 @@
 import type { QueueClient } from "@azure/storage-queue";
 import type { BackoffStrategy } from "../retry/backoff.js";
 import type { AdaptiveRateLimiter } from "../throttling/index.js";
+import type { ConsumerClaimCheck } from "./claim-check-hook.js";
 import type { MessageCodec } from "./codecs.js";
 import type { IdempotencyStore, PurgeResult } from "./idempotency/store.js";
 
@@ -68,7 +69,7 @@ export interface IdempotencyOptions<T, TEffect> {
   /**
    * The idempotency key of a message. Derive it from the body when producers may send the same
    * work twice as two messages (e.g. an order id); the message id only catches redeliveries.
-   * @default (body, message) => message.messageId
+   * @default the key the message carries (sent through a `claimCheck`: an outbox row's id, a payload's name), else the message id
    */
   readonly key?: (body: T, message: ReceivedQueueMessage) => string;
   /**
@@ -176,6 +177,14 @@ export interface QueueConsumerOptions<T, TEffect = never> {
   readonly poisonTimeToLiveInSeconds?: number;
   /** Makes effects exactly-once: claims each key before the handler runs, marks it done after. */
   readonly idempotency?: IdempotencyOptions<T, TEffect>;
+  /**
+   * Reads messages sent through a claim-check (`ClaimCheck`, docs/claim-check.md): a reference is
+   * resolved to its payload before decoding (within the message's visibility timeout), the key a
+   * message carries (an outbox row's id) becomes the default idempotency key, the payload is deleted
+   * after its message, and kept (and named in the poison envelope) when the message is poisoned.
+   * Its sweep grace must be longer than `visibilityTimeoutInSeconds`.
+   */
+  readonly claimCheck?: ConsumerClaimCheck;
   /**
    * The longest a handler may run (a batch handler: the whole batch), in milliseconds. When it runs
    * out, the handler's `abortSignal` is aborted with a {@link HandlerTimeoutError}, the consumer

@@ -42,6 +42,10 @@ export interface Work<T, TEffect> {
   readonly message: ReceivedQueueMessage;
   readonly body: T;
   readonly hold: MessageHold;
+  /** The idempotency key the message carries (through a claim-check: an outbox row's id), if any. */
+  readonly carriedKey: string | undefined;
+  /** Its claim-check payload is gone (`body` is undefined): only a done key settles it, as a duplicate. */
+  readonly payloadGone: boolean;
   /** Aborted when the message or its claim is lost, when `stop()`'s grace period ends, or when the handler times out. */
   readonly controller: AbortController;
   readonly heartbeat: VisibilityHeartbeat;

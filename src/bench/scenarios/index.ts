@@ -6,6 +6,7 @@ import { semaphoreScenario } from "./semaphore.js";
 import { batchScenario } from "./batch.js";
 import { queueScenario } from "./queue.js";
 import { inboxScenario } from "./inbox.js";
+import { messagesScenario } from "./messages.js";
 import { optimisticScenario } from "./optimistic.js";
 import { retryScenario } from "./retry.js";
 import { throttlingScenario } from "./throttling.js";
@@ -19,6 +20,7 @@ export const scenarios: Readonly<Record<string, BenchScenario>> = {
   batch: batchScenario,
   queue: queueScenario,
   inbox: inboxScenario,
+  messages: messagesScenario,
   optimistic: optimisticScenario,
   throttling: throttlingScenario,
   schedule: scheduleScenario,

@@ -25,6 +25,8 @@ import type { ContainerClient } from "@azure/storage-blob";
 import type { TableClient } from "@azure/data-tables";
 import type { QueueClient } from "@azure/storage-queue";
 import {
+  ClaimCheck,
+  TableOutbox,
   blobJsonCell,
   blobLeasable,
   blobLock,
@@ -45,6 +47,7 @@ import {
 } from "../../../src/index.js";
 import { SCHEDULE_CLOCK } from "../../../src/schedule/schedule.js";
 import { describeError } from "../../../src/internal/describe-error.js";
+import { relayPass } from "../../../src/outbox/relay-pass.js";
 import { blobService, queueService, tableClient, uniqueName } from "../../support/storage.js";
 import {
   installTelemetry,
@@ -333,6 +336,81 @@ const OPERATIONS: TelemetryOperation[] = [
         for await (const _ of table.listEntities({ queryOptions: { filter: `PartitionKey eq '${partition}'` } }))
           stored++;
       return `${outcome}; stored ${stored}`;
+    },
+  },
+  {
+    // Spans asc.claim_check.send (stored, then failed: no such queue) and asc.claim_check.sweep.
+    name: "claim-check send, receive and delete; a failed send; the sweep of its orphan",
+    async run() {
+      const queue = queueService().getQueueClient(uniqueName("telemetrycc"));
+      queues.push(queue);
+      await queue.create();
+      const claimCheck = new ClaimCheck(container, { blobPrefix: `${uniqueName("cc")}/`, sweepGraceInMs: 0 });
+      const large = "C".repeat(70_000);
+      const sent = await settled(
+        claimCheck.sendMessage(queue, large, { messageTimeToLive: 60 }),
+        (r) => `stored ${r.payloadBlob !== undefined}`,
+      );
+      const [item] = (await claimCheck.receiveMessages(queue)).receivedMessageItems;
+      const read = item ? `read ${item.messageText === large}` : "read nothing";
+      const deleted = item ? await settled(claimCheck.deleteMessage(queue, item), (r) => r.payload) : "-";
+      const missing = queueService().getQueueClient(uniqueName("telemetrynone"));
+      // The error's words name its payload and a time: what matters is its kind.
+      const failed = await claimCheck.sendMessage(missing, large, { messageTimeToLive: 60 }).then(
+        () => "sent",
+        (error: { name?: string; code?: string; mayHaveBeenSent?: boolean }) =>
+          `rejected ${error.name} ${error.code} mayHaveBeenSent ${error.mayHaveBeenSent}`,
+      );
+      const swept = await settled(
+        claimCheck.sweep({ now: new Date(Date.now() + 3_600_000) }),
+        (r) => `deleted ${r.deleted} pending ${r.pending} failed ${r.failed}`,
+      );
+      return `send ${sent}; ${read}; delete ${deleted}; send to a missing queue ${failed}; sweep ${swept}`;
+    },
+  },
+  {
+    // Span asc.outbox.relay per row (and the claim-check's send span of the large one).
+    name: "outbox write, then a relay pass (a small row and a large one)",
+    async run() {
+      const queue = queueService().getQueueClient(uniqueName("telemetryoutbox"));
+      queues.push(queue);
+      await queue.create();
+      const partitionKey = uniqueName("p");
+      const written = await settled(
+        new TableOutbox(table, { name: "telemetry" }).write(
+          [["upsert", { partitionKey, rowKey: "order" }]],
+          [
+            { body: "small", id: `${partitionKey}-1` },
+            { body: "R".repeat(70_000), id: `${partitionKey}-2` },
+          ],
+        ),
+        (r) => `sequences ${r.sequences.join(",")}`,
+      );
+      const sent: number[] = [];
+      const errors: string[] = [];
+      const pass = await settled(
+        relayPass(
+          {
+            table,
+            queue,
+            claimCheck: new ClaimCheck(container, { blobPrefix: `${uniqueName("outbox")}/` }),
+            name: "telemetry",
+            range: { from: partitionKey, to: `${partitionKey}\u0000` },
+            requestTimeoutInMs: 10_000,
+            maxConcurrentPartitions: 1,
+            messageTimeToLive: 60,
+            onSent: (m) => void sent.push(m.sequence),
+            onError: (error, operation) => void errors.push(`${operation}: ${describeError(error)}`),
+          },
+          new AbortController().signal,
+        ),
+        (r) => `rows ${r.rows} relayed ${r.relayed}`,
+      );
+      let left = 0;
+      for await (const _ of table.listEntities({ queryOptions: { filter: `PartitionKey eq '${partitionKey}'` } }))
+        left++;
+      const messages = (await queue.peekMessages({ numberOfMessages: 32 })).peekedMessageItems.length;
+      return `write ${written}; pass ${pass}; sent ${sent.join(",")}; errors ${errors.length}; rows left ${left}; messages ${messages}`;
     },
   },
 ];

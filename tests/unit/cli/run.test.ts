@@ -92,6 +92,7 @@ describe("command line tool", () => {
       "batch",
       "queue",
       "inbox",
+      "messages",
       "optimistic",
       "throttling",
       "schedule",
@@ -113,7 +114,7 @@ describe("command line tool", () => {
     expect(runs.map((r) => r.code)).toEqual([2, 2, 2, 2]);
     expect(runs.map((r) => r.out)).toEqual(["", "", "", ""]);
     expect(runs.map((r) => r.err)).toEqual([
-      'azure-storage-concurrency: unknown scenario "zigzag"; choose from retry, files, lock, semaphore, batch, queue, inbox, optimistic, throttling, schedule, or all\n',
+      'azure-storage-concurrency: unknown scenario "zigzag"; choose from retry, files, lock, semaphore, batch, queue, inbox, messages, optimistic, throttling, schedule, or all\n',
       "azure-storage-concurrency: unknown flag --processes for bench retry; retry's flags: --writers, --increments, --round-trip-ms, --rounds (see `bench --help`)\n",
       'azure-storage-concurrency: --report takes a Markdown file name ending in .md, got "report.html"\n',
       "azure-storage-concurrency: bench needs a scenario or all; run `azure-storage-concurrency bench --help`\n",
