@@ -2,7 +2,8 @@
  * The documentation's complete examples run as written, the way the documentation tells users to
  * run them, on this Node.js (22 in `npm test`, 24 in CI's second run): in a scratch project with the
  * packed package installed (tests/support/packed.ts), AZURE_STORAGE_CONNECTION_STRING naming a fresh
- * Azurite.
+ * Azurite. With ASC_PEERS_DIR set (`npm run test:lowest`), the peer dependencies are the lowest
+ * version of each declared range.
  * - README.md: every ```ts block, compiled with the README's `tsc` command and run with `node`; and
  *   run directly with `node example.ts` (Node's type stripping), except a block with `await using`
  *   on Node.js before 24, where the README says it does not run (checked: a SyntaxError).
@@ -14,7 +15,7 @@ import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { startAzurite, type RunningAzurite } from "../../src/testing/index.js";
-import { packedProject, root, SDKS } from "../support/packed.js";
+import { packedProject, PEERS, root } from "../support/packed.js";
 
 /** How the README tells users to run its examples; the test checks that the README says so. */
 const README_COMPILE = "npx tsc --module nodenext --target es2022 --skipLibCheck example.ts && node example.js";
@@ -83,7 +84,7 @@ function compileReadme(): Promise<string> {
 }
 
 beforeAll(async () => {
-  scratch = packedProject([...SDKS, "azurite", "@types/node"]);
+  scratch = packedProject([...PEERS, "azurite", "@types/node"]);
   for (const [i, block] of readme.entries()) writeFileSync(join(scratch, `readme-${i}.ts`), block.code);
   for (const [i, block] of recipes.entries()) writeFileSync(join(scratch, `recipe-${i}.ts`), block.code);
   azurite = await startAzurite();
