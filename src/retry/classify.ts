@@ -72,11 +72,14 @@ export const TRANSIENT_STATUS_CODES: ReadonlySet<number> = new Set([408, 429, 50
  */
 export function classifyError(error: unknown): ErrorClassification {
   if (isCancellation(error)) return verdict("cancelled", false);
+  // The library's own errors keep the service's Retry-After from the SDK error they wrap (`cause`),
+  // so that an operation that rethrows one does not lose it.
   if (isStorageRequestError(error)) {
     const kind = error.statusCode === undefined ? "network" : kindOfStatus(error.statusCode, error.serviceCode);
-    return verdict(kind, error.transient, error.statusCode, error.serviceCode);
+    return verdict(kind, error.transient, error.statusCode, error.serviceCode, retryAfterOfCause(error.cause));
   }
-  if (isStorageConcurrencyError(error)) return verdict("other", false, error.statusCode, error.serviceCode);
+  if (isStorageConcurrencyError(error))
+    return verdict("other", false, error.statusCode, error.serviceCode, retryAfterOfCause(error.cause));
   const info = readRestError(error);
   if (!info) return verdict("other", false);
   if (info.statusCode === undefined) return verdict("network", true, undefined, info.networkCode);
@@ -209,4 +212,11 @@ function verdict(
   retryAfterInMs?: number,
 ): ErrorClassification {
   return { transient, kind, statusCode, serviceCode, retryAfterInMs };
+}
+
+/** The Retry-After of the SDK error a library error wraps, looked for down a short chain of causes. */
+function retryAfterOfCause(cause: unknown, depth = 0): number | undefined {
+  if (depth >= 5 || typeof cause !== "object" || cause === null) return undefined;
+  if (isStorageConcurrencyError(cause)) return retryAfterOfCause(cause.cause, depth + 1);
+  return readRestError(cause)?.retryAfterInMs;
 }
