@@ -115,7 +115,14 @@ export class MemoryIdempotencyStore implements IdempotencyStore<MemoryEffect> {
   }
 
   async claim(request: ClaimRequest): Promise<ClaimOutcome> {
-    this.#sweepIfDue();
+    try {
+      return this.#claim(request);
+    } finally {
+      this.#sweepIfDue(); // after the claim: an expired record it takes over is reported (`takenOverFrom`) first
+    }
+  }
+
+  #claim(request: ClaimRequest): ClaimOutcome {
     const partitionKey = request.partitionKey ?? request.key;
     if (request.firstDelivery) {
       const claim: PendingClaim = {
@@ -174,7 +181,14 @@ export class MemoryIdempotencyStore implements IdempotencyStore<MemoryEffect> {
   }
 
   async complete(claim: IdempotencyClaim, options: CompleteOptions<MemoryEffect> = {}): Promise<void> {
-    this.#sweepIfDue();
+    try {
+      this.#complete(claim, options);
+    } finally {
+      this.#sweepIfDue();
+    }
+  }
+
+  #complete(claim: IdempotencyClaim, options: CompleteOptions<MemoryEffect>): void {
     const resultJson = serializeResult(claim.key, options.result);
     const retentionInMs = checkRetention("retentionInMs", options.retentionInMs, this.#retentionInMs);
     const effects = options.effects ?? [];
