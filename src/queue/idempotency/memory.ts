@@ -5,7 +5,7 @@
  * the process. Nothing survives the process.
  *
  * Expired records (done records past their retention, claims past their expiry) are dropped by the
- * store itself: at most once per {@link MEMORY_SWEEP_INTERVAL_IN_MS} of its clock, on the next
+ * store itself: at most once a minute of its clock (MEMORY_SWEEP_INTERVAL_IN_MS), on the next
  * claim or done mark, it deletes them as `purge()` would (no timer: an idle store keeps the process
  * free to exit, and grows no more). So a long-running worker's memory holds about one retention
  * period of keys (about 1 KB each), not every key it ever saw.
@@ -28,7 +28,7 @@ import {
 } from "./store.js";
 
 /** How often, at most, the memory store drops its expired records by itself (on its clock). */
-export const MEMORY_SWEEP_INTERVAL_IN_MS = 60_000;
+const MEMORY_SWEEP_INTERVAL_IN_MS = 60_000;
 
 /** An effect the memory store runs together with the done mark. */
 export type MemoryEffect = () => void;
@@ -237,7 +237,7 @@ export class MemoryIdempotencyStore implements IdempotencyStore<MemoryEffect> {
     return tally.result();
   }
 
-  /** Drops the expired records, once per {@link MEMORY_SWEEP_INTERVAL_IN_MS} of the store's clock. */
+  /** Drops the expired records, at most once per MEMORY_SWEEP_INTERVAL_IN_MS of the store's clock. */
   #sweepIfDue(): void {
     const nowMs = this.#now();
     if (nowMs - this.#lastSweepMs < MEMORY_SWEEP_INTERVAL_IN_MS) return;
