@@ -7,7 +7,14 @@ import type { FileDownloadResponseModel, ShareFileClient } from "@azure/storage-
 import { checkOptionalSignal } from "../internal/validate.js";
 import { readStream } from "../internal/stream.js";
 import { eitherSignal, resolveLease, type FileLeaseRef } from "./lease-ref.js";
-import { describeFile, filesCall, leaseRefusal, WRITE_ID_METADATA_KEY, type FileRequestOptions } from "./request.js";
+import {
+  checkFileRequestOptions,
+  describeFile,
+  filesCall,
+  leaseRefusal,
+  WRITE_ID_METADATA_KEY,
+  type FileRequestOptions,
+} from "./request.js";
 
 /** Standard HTTP properties of a file, as a replacing write sets them. */
 export interface FileHttpProperties {
@@ -77,6 +84,7 @@ export async function readFileContent(
   options: ReadFileContentOptions = {},
 ): Promise<FileContent> {
   checkOptionalSignal("abortSignal", options.abortSignal);
+  checkFileRequestOptions(options);
   const lease = options.lease === undefined ? undefined : resolveLease("lease", options.lease);
   const path = describeFile(fileClient);
   const signal = eitherSignal(options.abortSignal, lease?.signal);

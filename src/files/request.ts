@@ -1,9 +1,14 @@
 /**
- * What every Files helper does around one SDK call: wait out SMB clients (unless told not to), stop
- * when the caller or the lock aborts, and read the service's lease refusals into typed errors.
+ * What every Files helper does around one SDK call: give each attempt a client-side time limit (the
+ * SDK has none: an answer that never comes, such as the one to a request whose announced body was
+ * not sent, issue 23, would keep the caller waiting for ever), wait out SMB clients (unless told
+ * not to), stop when the caller or the lock aborts, and read the service's lease refusals into
+ * typed errors.
  */
 import type { ShareFileClient } from "@azure/storage-file-share";
 import { serviceCodeOf, statusOf } from "../errors.js";
+import { withTimeLimit } from "../internal/time-limit.js";
+import { checkNumber } from "../internal/validate.js";
 import { wrapStorageError } from "../retry/classify.js";
 import type { RetryAttemptContext } from "../retry/retry.js";
 import { FileLeaseConflictError } from "./errors.js";
@@ -20,6 +25,24 @@ export interface FileRequestOptions {
    * @default {} (the preset: up to 30 s, see `retryWhileSmbLocked`)
    */
   readonly smbRetry?: SmbRetryOptions | false;
+  /**
+   * The client-side time limit of each attempt of the helper's request (the SDK's own retries
+   * inside it included), in milliseconds. An attempt without an answer by then is abandoned and
+   * counts as a lost answer: a write then reads the file back to learn whether it was applied. The
+   * SDK's `tryTimeoutInMs` is the service's timeout and does not end a request that gets no answer.
+   * Raise it on a slow link (a 4 MiB write).
+   * @default 60000
+   */
+  readonly requestTimeoutInMs?: number;
+}
+
+/** The default of {@link FileRequestOptions.requestTimeoutInMs}. */
+const DEFAULT_REQUEST_TIMEOUT_IN_MS = 60_000;
+
+/** Checks the options every Files helper takes, by name. */
+export function checkFileRequestOptions(options: FileRequestOptions): void {
+  if (options.requestTimeoutInMs !== undefined)
+    checkNumber("requestTimeoutInMs", options.requestTimeoutInMs, { min: 1 });
 }
 
 /** The metadata name under which the helpers record the id of the write that produced the content. */
@@ -43,10 +66,15 @@ export async function filesCall<T>(
     readonly lease?: ResolvedLease | undefined;
   },
 ): Promise<T> {
+  const timeLimitInMs = options.requestTimeoutInMs ?? DEFAULT_REQUEST_TIMEOUT_IN_MS;
+  const limited = (context: RetryAttemptContext) =>
+    withTimeLimit(operationName, timeLimitInMs, context.abortSignal, (abortSignal) =>
+      operation({ ...context, abortSignal }),
+    );
   try {
     if (options.smbRetry === false)
-      return await operation({ attempt: 1, abortSignal: options.signal ?? new AbortController().signal });
-    return await retryWhileSmbLocked(operation, { ...options.smbRetry, abortSignal: options.signal, operationName });
+      return await limited({ attempt: 1, abortSignal: options.signal ?? new AbortController().signal });
+    return await retryWhileSmbLocked(limited, { ...options.smbRetry, abortSignal: options.signal, operationName });
   } catch (error) {
     if (options.lease?.signal?.aborted) throw options.lease.signal.reason;
     if (options.abortSignal?.aborted) throw options.abortSignal.reason;

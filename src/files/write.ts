@@ -33,7 +33,14 @@ import { FileWriteNotConfirmedError } from "./errors.js";
 import { eitherSignal, resolveLease, type FileLeaseRef, type ResolvedLease } from "./lease-ref.js";
 import { ownRequest } from "./own-request.js";
 import { lowerCaseKeys, type FileHttpProperties, type FileSmbProperties } from "./read.js";
-import { describeFile, filesCall, leaseRefusal, WRITE_ID_METADATA_KEY, type FileRequestOptions } from "./request.js";
+import {
+  checkFileRequestOptions,
+  describeFile,
+  filesCall,
+  leaseRefusal,
+  WRITE_ID_METADATA_KEY,
+  type FileRequestOptions,
+} from "./request.js";
 import { describeError } from "../internal/describe-error.js";
 
 /** The most one write carries: Create File with content takes at most 4 MiB. */
@@ -255,6 +262,7 @@ function toBytes(content: unknown): Buffer {
 
 function checkWriteOptions(options: FileWriteOptions): void {
   checkOptionalSignal("abortSignal", options.abortSignal);
+  checkFileRequestOptions(options);
   if (options.attemptTimeoutInMs !== undefined)
     checkNumber("attemptTimeoutInMs", options.attemptTimeoutInMs, { min: 1 });
   if (options.writeId !== undefined && (typeof options.writeId !== "string" || options.writeId.length === 0)) {

@@ -30,10 +30,13 @@ export interface LeaseLockOptions {
    */
   readonly safetyMarginInMs?: number;
   /**
-   * While waiting in `acquire`, the average time between two looks at the lease state (each wait
-   * is drawn uniformly from 50% to 150% of it, so that waiters do not move in step). One look is
-   * one HEAD request, so a waiter makes about `1000 / pollIntervalInMs` requests a second.
-   * @default 100
+   * While waiting in `acquire`, the average time between two looks at the lease state, per
+   * process and lock: the `acquire()` calls of one process that wait for the same lock share one
+   * waiting room, and only the one at its head looks (one HEAD request), so the process makes about
+   * `1000 / pollIntervalInMs` requests a second however many calls wait. Each wait is drawn around
+   * the interval (shorter for a head that has waited long, longer for a fresh one, jittered) so
+   * that processes do not move in step; a release in the same process wakes the next waiter at once.
+   * @default 500
    */
   readonly pollIntervalInMs?: number;
   /**

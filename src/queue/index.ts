@@ -59,6 +59,7 @@ export {
   type IdempotentContext,
   type IdempotentCallOptions,
   type IdempotentFunction,
+  type JsonRoundTrip,
 } from "./idempotency/idempotent.js";
 export type { IdempotentOptions } from "./idempotency/idempotent-options.js";
 export {

@@ -6,6 +6,8 @@
  * Never retried: any other 4xx, 501, 505, cancellations, and errors that are not storage errors.
  */
 import { isStorageConcurrencyError, isStorageRequestError, readRestError, StorageRequestError } from "../errors.js";
+import { describeError } from "../internal/describe-error.js";
+import { networkHint, refusedBeforeSending, statusHint } from "../internal/hints.js";
 
 /** Why a storage call failed, as far as retrying is concerned. */
 export type FailureKind =
@@ -72,11 +74,14 @@ export const TRANSIENT_STATUS_CODES: ReadonlySet<number> = new Set([408, 429, 50
  */
 export function classifyError(error: unknown): ErrorClassification {
   if (isCancellation(error)) return verdict("cancelled", false);
+  // The library's own errors keep the service's Retry-After from the SDK error they wrap (`cause`),
+  // so that an operation that rethrows one does not lose it.
   if (isStorageRequestError(error)) {
     const kind = error.statusCode === undefined ? "network" : kindOfStatus(error.statusCode, error.serviceCode);
-    return verdict(kind, error.transient, error.statusCode, error.serviceCode);
+    return verdict(kind, error.transient, error.statusCode, error.serviceCode, retryAfterOfCause(error.cause));
   }
-  if (isStorageConcurrencyError(error)) return verdict("other", false, error.statusCode, error.serviceCode);
+  if (isStorageConcurrencyError(error))
+    return verdict("other", false, error.statusCode, error.serviceCode, retryAfterOfCause(error.cause));
   const info = readRestError(error);
   if (!info) return verdict("other", false);
   if (info.statusCode === undefined) return verdict("network", true, undefined, info.networkCode);
@@ -144,16 +149,26 @@ export function mayHaveBeenApplied(error: unknown): boolean {
  */
 export function wrapStorageError(error: unknown, operation: string, attempts = 1): unknown {
   if (isStorageConcurrencyError(error) || isCancellation(error)) return error;
+  const notSent = refusedBeforeSending(error);
+  if (notSent) {
+    return new StorageRequestError(
+      `Could not ${operation}: the SDK refused to send the request (${describeError(error)}), so nothing was applied. ` +
+        `Fix the set-up: ${notSent}.`,
+      { code: "RequestNotSent", cause: error, transient: false, attempts },
+    );
+  }
   const info = readRestError(error);
   if (!info) return error;
   const { transient } = classifyError(error);
+  const hint =
+    info.statusCode === undefined ? networkHint(info.networkCode) : statusHint(info.statusCode, info.serviceCode);
   const what =
     info.statusCode === undefined
-      ? `a network failure (${info.networkCode ?? "no response"})`
+      ? `a network failure (${info.networkCode ?? "no response"}${hint ? `: ${hint}` : ""})`
       : `${info.statusCode}${info.serviceCode ? ` ${info.serviceCode}` : ""}`;
   const next = transient
     ? `This is transient${attempts > 1 ? ` but lasted over ${attempts} attempts` : ""}: try again later, or allow more retries.`
-    : "Retrying will not help: fix the request or the resource's state first.";
+    : `Retrying will not help: ${info.statusCode !== undefined && hint ? hint : "fix the request or the resource's state first"}.`;
   return new StorageRequestError(
     `Could not ${operation}: ${what}${info.message ? ` (${info.message})` : ""}. ${next}`,
     {
@@ -209,4 +224,11 @@ function verdict(
   retryAfterInMs?: number,
 ): ErrorClassification {
   return { transient, kind, statusCode, serviceCode, retryAfterInMs };
+}
+
+/** The Retry-After of the SDK error a library error wraps, looked for down a short chain of causes. */
+function retryAfterOfCause(cause: unknown, depth = 0): number | undefined {
+  if (depth >= 5 || typeof cause !== "object" || cause === null) return undefined;
+  if (isStorageConcurrencyError(cause)) return retryAfterOfCause(cause.cause, depth + 1);
+  return readRestError(cause)?.retryAfterInMs;
 }

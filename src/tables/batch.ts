@@ -24,6 +24,7 @@ import { checkActions, type TableAction } from "./validation.js";
 import { newTableWriteId } from "./read-back.js";
 import { stampActions, stampedReadBack } from "./write-id.js";
 import { describeError } from "../internal/describe-error.js";
+import { refusedBeforeSending } from "../internal/hints.js";
 import type { AdaptiveRateLimiter } from "../throttling/index.js";
 
 /** Options for {@link writeBatch}. */
@@ -116,7 +117,9 @@ function notSent(plan: PlannedTransaction, reason: TransactionOutcome["reason"])
  * Writes `actions` (the tuples `TableClient.submitTransaction` takes) in as few entity group
  * transactions as the limits allow, and reports each transaction's outcome. Every action is checked
  * first: a bad key or value throws before anything is sent. Service failures do not throw: they are
- * in the result, per transaction, with the action the service blamed.
+ * in the result, per transaction, with the action the service blamed. A set-up error that the SDK
+ * refused to send (an http endpoint without `allowInsecureConnection`) throws the first
+ * transaction's `TableTransactionError` when it failed them all: nothing was applied.
  *
  * Each transaction stamps the entities it writes with `_writeId` (see {@link writeAtomic}), so that a
  * transaction whose answer was lost is reported as committed when it was, and never sent again.
@@ -255,6 +258,18 @@ async function sendPlans(
     tasks = plans.map((_, index) => async () => void (await send(index)));
   }
   await runPool(tasks, maxConcurrency);
+
+  // A set-up error (the SDK refused to send: an http endpoint without allowInsecureConnection, …)
+  // fails every transaction the same way and nothing was applied: it throws, as bad input does,
+  // rather than hiding in a result that looks like a service failure.
+  const failures = outcomes.filter((o) => o.status === "failed");
+  if (
+    failures.length > 0 &&
+    !outcomes.some((o) => o.status === "committed") &&
+    failures.every((o) => refusedBeforeSending(o.error?.cause) !== undefined)
+  ) {
+    throw failures[0]!.error!;
+  }
 
   const count = (status: TransactionOutcome["status"]) =>
     outcomes.filter((o) => o.status === status).reduce((sum, o) => sum + o.actionIndexes.length, 0);

@@ -21,6 +21,7 @@ import { sdkTracing } from "../observability/scope.js";
 import type { TableClient, TransactionAction } from "@azure/data-tables";
 import { isStorageRequestError, readRestError } from "../errors.js";
 import { logger } from "../internal/logger.js";
+import { networkHint, refusedBeforeSending, statusHint } from "../internal/hints.js";
 import { classifyError, mayHaveBeenApplied } from "../retry/classify.js";
 import type { RetryPolicy } from "../retry/retry.js";
 import { TableTransactionError } from "./errors.js";
@@ -103,7 +104,9 @@ export async function sendTransaction(
   const { kind, statusCode } = classifyError(cause);
   const mayFollowApplied = inDoubt || (statusCode !== undefined && RESEND_STATUSES.has(statusCode));
   if (kind === "cancelled" || !mayFollowApplied) {
-    throw transactionError(cause, transaction, attempts, { doubt: inDoubt || statusCode === undefined });
+    // No status: no answer came, unless the SDK refused to send the request at all.
+    const unanswered = statusCode === undefined && refusedBeforeSending(cause) === undefined;
+    throw transactionError(cause, transaction, attempts, { doubt: inDoubt || unanswered });
   }
   if (!readBack) throw transactionError(cause, transaction, attempts, { doubt: inDoubt });
   const verdict = await runReadBack(readBack, {
@@ -164,14 +167,19 @@ function transactionError(
     position !== undefined && position < transaction.actionIndexes.length
       ? transaction.actionIndexes[position]
       : undefined;
+  const hint = statusHint(info?.statusCode, info?.serviceCode);
   const next = classification.transient
     ? "It is transient: try again later."
-    : "Retrying will not help: fix the action or the data first.";
+    : `Retrying will not help: ${hint ?? "fix the action or the data first"}.`;
+  const notSent = refusedBeforeSending(error);
   let message: string;
   if (classification.kind === "cancelled") {
     message = `The ${where} was cancelled; if it had reached the service it may have been applied: read before trying again.`;
+  } else if (notSent && !doubt) {
+    message = `The ${where} was not sent: the SDK refused to send it (${describeError(error)}), so nothing in it was applied. Fix the set-up: ${notSent}.`;
   } else if (info?.statusCode === undefined) {
-    const why = info?.networkCode ?? describeError(error);
+    const hint = networkHint(info?.networkCode);
+    const why = info?.networkCode ? `${info.networkCode}${hint ? `: ${hint}` : ""}` : describeError(error);
     message = readBack
       ? `The ${where} got no answer (${why}). ${afterReadBack(readBack, doubt)}`
       : `The ${where} got no answer (${why}); it may or may not have been applied: read before trying again.`;

@@ -20,6 +20,28 @@ export const AZURITE_ACCOUNT_KEY =
 
 type AzuriteService = "blob" | "queue" | "table";
 
+/**
+ * Loaded into Azurite's process before its command line (`--import`): when its stdin, a pipe from
+ * the process that started it, ends or breaks (that process is gone), it removes the data folder
+ * (ASC_AZURITE_LOCATION) and exits.
+ */
+const PARENT_WATCH =
+  "data:text/javascript," +
+  encodeURIComponent(
+    `import { rmSync } from "node:fs";
+let gone = false;
+const onGone = () => {
+  if (gone) return;
+  gone = true;
+  const location = process.env.ASC_AZURITE_LOCATION;
+  try { if (location) rmSync(location, { recursive: true, force: true }); } finally { process.exit(0); }
+};
+process.stdin.on("data", () => {});
+process.stdin.once("end", onGone);
+process.stdin.once("close", onGone);
+process.stdin.once("error", onGone);`,
+  );
+
 /** An extra storage account for Azurite to serve ({@link StartAzuriteOptions.accounts}). */
 export interface AzuriteAccount {
   /** The account name: 3-24 lowercase letters and digits. */
@@ -150,9 +172,16 @@ export async function startAzurite(options: StartAzuriteOptions = {}): Promise<R
             .map(({ name, key }) => `${name}:${key}`)
             .join(";"),
         };
-  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], env });
+  // Azurite watches a pipe to this process (its stdin): when this process ends, however it ends
+  // (SIGTERM, SIGKILL, a crash), the system closes the pipe, and Azurite removes its data folder and
+  // exits. An "exit" handler alone would not run on a signal.
+  const child = spawn(process.execPath, ["--import", PARENT_WATCH, ...args], {
+    stdio: ["pipe", "pipe", "pipe"],
+    env: location === undefined ? env : { ...env, ASC_AZURITE_LOCATION: location },
+  });
+  (child.stdin as { unref?: () => void } | null)?.unref?.();
   const stopChild = () => stopProcess(child).finally(removeLocation);
-  // Azurite must not outlive the process that started it, even on an abrupt exit (nor its data).
+  // On a normal exit, at once (the pipe closes only after this process is gone).
   const killOnExit = () => {
     child.kill("SIGKILL");
     removeLocation();

@@ -2,7 +2,8 @@
  * The documentation's complete examples run as written, the way the documentation tells users to
  * run them, on this Node.js (22 in `npm test`, 24 in CI's second run): in a scratch project with the
  * packed package installed (tests/support/packed.ts), AZURE_STORAGE_CONNECTION_STRING naming a fresh
- * Azurite.
+ * Azurite. With ASC_PEERS_DIR set (`npm run test:lowest`), the peer dependencies are the lowest
+ * version of each declared range.
  * - README.md: every ```ts block, compiled with the README's `tsc` command and run with `node`; and
  *   run directly with `node example.ts` (Node's type stripping), except a block with `await using`
  *   on Node.js before 24, where the README says it does not run (checked: a SyntaxError).
@@ -14,7 +15,7 @@ import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { startAzurite, type RunningAzurite } from "../../src/testing/index.js";
-import { packedProject, root, SDKS } from "../support/packed.js";
+import { packedProject, PEERS, root } from "../support/packed.js";
 
 /** How the README tells users to run its examples; the test checks that the README says so. */
 const README_COMPILE = "npx tsc --module nodenext --target es2022 --skipLibCheck example.ts && node example.js";
@@ -56,6 +57,8 @@ const readme = readmeBlocks();
 const recipes = recipeBlocks();
 const usesAwaitUsing = (block: Block) => /\bawait using\b/.test(block.code);
 const nodeMajor = Number(process.versions.node.split(".")[0]);
+/** Set by `npm run test:lowest`: the project whose node_modules holds the lowest peer versions. */
+const lowestPeers = process.env.ASC_PEERS_DIR;
 
 const exec = promisify(execFile);
 let scratch: string;
@@ -83,7 +86,7 @@ function compileReadme(): Promise<string> {
 }
 
 beforeAll(async () => {
-  scratch = packedProject([...SDKS, "azurite", "@types/node"]);
+  scratch = packedProject([...PEERS, "azurite", "@types/node"]);
   for (const [i, block] of readme.entries()) writeFileSync(join(scratch, `readme-${i}.ts`), block.code);
   for (const [i, block] of recipes.entries()) writeFileSync(join(scratch, `recipe-${i}.ts`), block.code);
   azurite = await startAzurite();
@@ -95,6 +98,17 @@ afterAll(async () => {
 });
 
 describe("the README's examples", () => {
+  if (lowestPeers) {
+    it("run on the peer versions of ASC_PEERS_DIR (the lowest of each range), not this project's", () => {
+      for (const name of PEERS) {
+        const version = (dir: string) =>
+          (JSON.parse(readFileSync(join(dir, "node_modules", name, "package.json"), "utf8")) as { version: string })
+            .version;
+        expect(`${name} ${version(scratch)}`).toBe(`${name} ${version(lowestPeers)}`);
+      }
+    });
+  }
+
   it("are found, one per capability, and the README says how to run them", () => {
     for (const section of ["Optimistic updates", "Lease locks", "Retries", "Azure Files"]) {
       expect(readme.map((b) => b.name)).toContain(`README: ${section}`);
@@ -115,7 +129,8 @@ describe("the README's examples", () => {
     120_000,
   );
 
-  it.each(readme.map((b, i) => [b.name, i] as const))(
+  // With the lowest peer versions, once is enough: how Node runs TypeScript does not depend on them.
+  (lowestPeers ? it.skip : it).each(readme.map((b, i) => [b.name, i] as const))(
     "%s runs as TypeScript with node (type stripping), or is refused where the README says so",
     async (_name, i) => {
       if (usesAwaitUsing(readme[i]!) && nodeMajor < 24) {

@@ -4,6 +4,10 @@
  * user would add beside it (the SDKs, `azurite`, `@types/node`) linked from this project's
  * node_modules: the versions the suite tests, with no registry involved. NODE_PATH would not do:
  * ESM resolution ignores it (https://nodejs.org/api/esm.html#no-node_path).
+ *
+ * ASC_PEERS_DIR, when set, names a project whose node_modules holds other versions of the peer
+ * dependencies (scripts/test-lowest.mjs installs the lowest of each peer range there): a package
+ * found there is linked from there instead.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
@@ -14,6 +18,16 @@ export const root = resolve(".");
 
 /** The four Azure SDKs the library works with (its optional peer dependencies). */
 export const SDKS = ["@azure/storage-blob", "@azure/data-tables", "@azure/storage-queue", "@azure/storage-file-share"];
+
+/** Every optional peer dependency: the SDKs, Entra ID sign-in and the OpenTelemetry API. */
+export const PEERS = [...SDKS, "@azure/identity", "@opentelemetry/api"];
+
+/** Where linked packages come from: ASC_PEERS_DIR's node_modules first (see above), then this project's. */
+function sourceOf(name: string): string {
+  const peers = process.env.ASC_PEERS_DIR;
+  const candidate = peers ? join(peers, "node_modules", name) : undefined;
+  return candidate && existsSync(candidate) ? candidate : join(root, "node_modules", name);
+}
 
 /**
  * A new project in a temporary folder (an ES module project: `"type": "module"`) with the packed
@@ -38,6 +52,6 @@ export function linkPackages(dir: string, names: readonly string[]): void {
     const link = join(dir, "node_modules", name);
     if (existsSync(link)) continue;
     mkdirSync(dirname(link), { recursive: true });
-    symlinkSync(join(root, "node_modules", name), link, "dir");
+    symlinkSync(sourceOf(name), link, "dir");
   }
 }

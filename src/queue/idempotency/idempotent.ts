@@ -71,10 +71,39 @@ export interface IdempotentCallOptions {
 }
 
 /**
- * The function {@link idempotent} returns: the same input, and either `fn`'s result (first call)
- * or the stored result (a duplicate; it went through JSON, so a Date comes back as its ISO text).
+ * The function {@link idempotent} returns: the same input, and `fn`'s result as it was kept with
+ * the done record, through JSON: the first call and every duplicate get the same value (a `Date`
+ * comes back as its ISO text, a `Map` as `{}`, `undefined` properties are left out).
  */
-export type IdempotentFunction<I, R> = (input: I, options?: IdempotentCallOptions) => Promise<R>;
+export type IdempotentFunction<I, R> = (input: I, options?: IdempotentCallOptions) => Promise<JsonRoundTrip<R>>;
+
+/**
+ * What a value of type `T` becomes after `JSON.parse(JSON.stringify(value))`, the form in which
+ * {@link idempotent} keeps and returns results: a `Date` (anything with `toJSON()`) becomes what
+ * `toJSON()` returns, functions, symbols and `undefined` properties are left out, a top-level
+ * `undefined` stays `undefined` (no result is kept).
+ *
+ * @example
+ * ```ts
+ * import type { JsonRoundTrip } from "azure-storage-concurrency";
+ *
+ * type Stored = JsonRoundTrip<{ chargeId: string; at: Date; note?: string }>; // { chargeId: string; at: string; note?: string }
+ * ```
+ */
+export type JsonRoundTrip<T> = T extends undefined ? undefined : JsonValueOf<T>;
+
+/** {@link JsonRoundTrip} of a value inside a JSON document (`never`: left out). */
+type JsonValueOf<T> = T extends { toJSON(): infer J }
+  ? JsonValueOf<J>
+  : T extends string | number | boolean | null
+    ? T
+    : T extends undefined | symbol | ((...args: never[]) => unknown)
+      ? never
+      : T extends readonly (infer E)[]
+        ? (JsonValueOf<E> | ([E] extends [JsonValueOf<E>] ? never : null))[]
+        : T extends object
+          ? { [K in keyof T as [JsonValueOf<T[K]>] extends [never] ? never : K]: JsonValueOf<T[K]> }
+          : never;
 
 /** Marks a done record whose result could not be kept. */
 const REFUSED_RESULT = "__azureStorageConcurrencyRefusedResult";
@@ -121,7 +150,7 @@ export function idempotent<I, R, TEffect = never>(
     rawResourceFailures: true,
   });
 
-  return async (input: I, callOptions: IdempotentCallOptions = {}): Promise<R> => {
+  return async (input: I, callOptions: IdempotentCallOptions = {}): Promise<JsonRoundTrip<R>> => {
     if (typeof callOptions !== "object" || callOptions === null) throw new TypeError("`options` must be an object.");
     checkOptionalSignal("abortSignal", callOptions.abortSignal);
     const abortSignal = callOptions.abortSignal ?? new AbortController().signal;
@@ -137,7 +166,7 @@ export function idempotent<I, R, TEffect = never>(
       payloadHash: payloadHash(o.payload(input)),
     };
     const acquired = await acquire(calls, request, o, abortSignal);
-    if (acquired.done) return resultOf<R>(key, acquired.result);
+    if (acquired.done) return resultOf<JsonRoundTrip<R>>(key, acquired.result);
     return runHeld(calls, acquired, (context) => fn(input, context), o.claimDurationInMs, abortSignal);
   };
 }
@@ -194,7 +223,7 @@ async function runHeld<R, TEffect>(
   run: (context: IdempotentContext<TEffect>) => Promise<R>,
   claimDurationInMs: number,
   abortSignal: AbortSignal,
-): Promise<R> {
+): Promise<JsonRoundTrip<R>> {
   const { claim } = acquired;
   const controller = new AbortController();
   const held = new HeldClaim(calls, claim, acquired.sent, claimDurationInMs, (lost) => controller.abort(lost));
@@ -231,8 +260,9 @@ async function runHeld<R, TEffect>(
     if (lost) throw lost;
     let refused: Error | undefined;
     let stored: unknown = result;
+    let json: string | undefined;
     try {
-      serializeResult(claim.key, result);
+      json = serializeResult(claim.key, result);
     } catch (error) {
       refused = error as Error;
       stored = { [REFUSED_RESULT]: refused.message };
@@ -244,7 +274,8 @@ async function runHeld<R, TEffect>(
       throw error;
     }
     if (refused) throw refusedResult(claim.key, refused.message);
-    return result;
+    // What a duplicate will get: the kept JSON, not `fn`'s own object (so that every call sees the same value).
+    return (json === undefined ? undefined : JSON.parse(json)) as JsonRoundTrip<R>;
   } finally {
     held.end();
   }

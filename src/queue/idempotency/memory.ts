@@ -3,6 +3,12 @@
  * It follows the same rules as the Table store (see {@link judgeExistingRecord}); its effects are
  * functions, run synchronously together with the done mark, so they are atomic with it within
  * the process. Nothing survives the process.
+ *
+ * Expired records (done records past their retention, claims past their expiry) are dropped by the
+ * store itself: at most once a minute of its clock (MEMORY_SWEEP_INTERVAL_IN_MS), on the next
+ * claim or done mark, it deletes them as `purge()` would (no timer: an idle store keeps the process
+ * free to exit, and grows no more). So a long-running worker's memory holds about one retention
+ * period of keys (about 1 KB each), not every key it ever saw.
  */
 import { checkOptionalFunction } from "../../internal/validate.js";
 import { IdempotencyClaimLostError } from "../errors.js";
@@ -20,6 +26,9 @@ import {
   type PurgeOptions,
   type PurgeResult,
 } from "./store.js";
+
+/** How often, at most, the memory store drops its expired records by itself (on its clock). */
+const MEMORY_SWEEP_INTERVAL_IN_MS = 60_000;
 
 /** An effect the memory store runs together with the done mark. */
 export type MemoryEffect = () => void;
@@ -91,14 +100,29 @@ export class MemoryIdempotencyStore implements IdempotencyStore<MemoryEffect> {
   readonly #now: () => number;
   readonly #retentionInMs: number;
   #version = 0;
+  #lastSweepMs: number;
 
   constructor(options: MemoryIdempotencyStoreOptions = {}) {
     checkOptionalFunction("now", options.now);
     this.#now = options.now ?? Date.now;
     this.#retentionInMs = checkRetention("retentionInMs", options.retentionInMs, DEFAULT_RETENTION_IN_MS);
+    this.#lastSweepMs = this.#now();
+  }
+
+  /** How many records the store holds (claims and done records, expired ones not yet dropped). */
+  get size(): number {
+    return this.#records.size;
   }
 
   async claim(request: ClaimRequest): Promise<ClaimOutcome> {
+    try {
+      return this.#claim(request);
+    } finally {
+      this.#sweepIfDue(); // after the claim: an expired record it takes over is reported (`takenOverFrom`) first
+    }
+  }
+
+  #claim(request: ClaimRequest): ClaimOutcome {
     const partitionKey = request.partitionKey ?? request.key;
     if (request.firstDelivery) {
       const claim: PendingClaim = {
@@ -157,6 +181,14 @@ export class MemoryIdempotencyStore implements IdempotencyStore<MemoryEffect> {
   }
 
   async complete(claim: IdempotencyClaim, options: CompleteOptions<MemoryEffect> = {}): Promise<void> {
+    try {
+      this.#complete(claim, options);
+    } finally {
+      this.#sweepIfDue();
+    }
+  }
+
+  #complete(claim: IdempotencyClaim, options: CompleteOptions<MemoryEffect>): void {
     const resultJson = serializeResult(claim.key, options.result);
     const retentionInMs = checkRetention("retentionInMs", options.retentionInMs, this.#retentionInMs);
     const effects = options.effects ?? [];
@@ -197,13 +229,20 @@ export class MemoryIdempotencyStore implements IdempotencyStore<MemoryEffect> {
     const tally = new PurgeTally();
     for (const [id, record] of [...this.#records]) {
       abortSignal?.throwIfAborted();
-      const expiresOnMs = record.status === "done" ? record.doneExpiresOnMs : record.expiresOnMs;
-      if (expiresOnMs === undefined || expiresOnMs > olderThan.getTime()) continue;
+      if (!expiredBy(record, olderThan.getTime())) continue;
       tally.expired += 1;
       this.#records.delete(id);
       tally.deleted += 1;
     }
     return tally.result();
+  }
+
+  /** Drops the expired records, at most once per MEMORY_SWEEP_INTERVAL_IN_MS of the store's clock. */
+  #sweepIfDue(): void {
+    const nowMs = this.#now();
+    if (nowMs - this.#lastSweepMs < MEMORY_SWEEP_INTERVAL_IN_MS) return;
+    this.#lastSweepMs = nowMs;
+    for (const [id, record] of this.#records) if (expiredBy(record, nowMs)) this.#records.delete(id);
   }
 
   async release(claim: IdempotencyClaim): Promise<void> {
@@ -283,6 +322,12 @@ export class MemoryIdempotencyStore implements IdempotencyStore<MemoryEffect> {
     this.#version += 1;
     return `"${this.#version}"`;
   }
+}
+
+/** The purge rule: a done record past its retention, a claim past its expiry. */
+function expiredBy(record: MemoryRecord, nowMs: number): boolean {
+  const expiresOnMs = record.status === "done" ? record.doneExpiresOnMs : record.expiresOnMs;
+  return expiresOnMs !== undefined && expiresOnMs <= nowMs;
 }
 
 function recordId(partitionKey: string, key: string): string {

@@ -9,6 +9,14 @@
  *   (https://learn.microsoft.com/rest/api/storageservices/common-rest-api-response-headers).
  * - Metadata travels as `x-ms-meta-<name>` headers; names keep their case
  *   (https://learn.microsoft.com/rest/api/storageservices/set-file-metadata).
+ * - A body shorter than its Content-Length is waited for until the request's server timeout (its
+ *   `timeout` parameter, at most 30 s: "If the server timeout interval elapses before the service has
+ *   finished processing the request, the service returns an error",
+ *   https://learn.microsoft.com/rest/api/storageservices/setting-timeouts-for-file-service-operations),
+ *   then answered 500 OperationTimedOut, the common error code for it
+ *   (https://learn.microsoft.com/rest/api/storageservices/common-rest-api-error-codes), and the
+ *   connection is closed: the request is not applied. (An SDK that announced a body it did not
+ *   send, issue 23, thus gets an error after the timeout instead of an answer.)
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -58,6 +66,9 @@ export function fail(status: number, code: string, message: string): never {
 /** The largest request body the responder accepts: one 4 MiB range plus slack. */
 const MAX_BODY_BYTES = 4 * 1024 * 1024 + 1024;
 
+/** The longest server timeout of a FileREST operation (other than uploads and downloads of large files), in seconds. */
+const MAX_SERVER_TIMEOUT_IN_SECONDS = 30;
+
 /** Reads a request into a {@link ResponderRequest}, or `"wrong-account"` if its URL is not for `accountName`. */
 export async function readRequest(
   req: IncomingMessage,
@@ -72,9 +83,9 @@ export async function readRequest(
     req.resume();
     return "wrong-account";
   }
-  const body = await readBody(req);
   const query = new URLSearchParams();
   for (const [name, value] of url.searchParams) query.set(name.toLowerCase(), value);
+  const body = await readBody(req, serverTimeoutInMs(query.get("timeout")));
   const metadata: Metadata = new Map();
   for (let i = 0; i + 1 < req.rawHeaders.length; i += 2) {
     const rawName = req.rawHeaders[i]!;
@@ -97,10 +108,28 @@ export async function readRequest(
   };
 }
 
-function readBody(req: IncomingMessage): Promise<Buffer> {
+/** The request's server timeout: its `timeout` parameter (seconds), at most (and by default) 30 s. */
+function serverTimeoutInMs(timeout: string | null): number {
+  const seconds = timeout !== null && /^\d+$/.test(timeout) ? Number(timeout) : MAX_SERVER_TIMEOUT_IN_SECONDS;
+  return Math.min(Math.max(seconds, 1), MAX_SERVER_TIMEOUT_IN_SECONDS) * 1000;
+}
+
+function readBody(req: IncomingMessage, timeoutInMs: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    // A body that does not arrive in full within the server timeout: the service's error (and
+    // `send` closes the connection: the rest of the body could not be told from a next request).
+    const timer = setTimeout(
+      () =>
+        reject(
+          new ServiceError(500, "OperationTimedOut", "Operation could not be completed within the specified time."),
+        ),
+      timeoutInMs,
+    );
+    timer.unref();
+    req.once("end", () => clearTimeout(timer));
+    req.once("close", () => clearTimeout(timer));
     req.on("data", (chunk: Buffer) => {
       size += chunk.length;
       if (size <= MAX_BODY_BYTES) chunks.push(chunk);
@@ -132,6 +161,7 @@ export function send(req: IncomingMessage, res: ServerResponse, reply: Responder
   for (const [name, value] of Object.entries(reply.headers ?? {})) if (value !== undefined) headers[name] = value;
   const body = req.method === "HEAD" ? undefined : reply.body;
   if (!("content-length" in headers)) headers["content-length"] = String(reply.body?.length ?? 0);
+  if (!req.complete) headers.connection = "close"; // a body not read in full: the connection cannot serve another request
   res.writeHead(reply.status, headers);
   res.end(body);
 }

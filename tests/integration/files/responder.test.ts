@@ -3,6 +3,7 @@
  * Under `npm run test:live` the same assertions run against a real account, which is how the
  * responder's fidelity is checked (the responder-only parts need its SMB and clock hooks).
  */
+import { request as httpRequest } from "node:http";
 import type { ShareClient, ShareFileClient } from "@azure/storage-file-share";
 import { classifyError, serviceCodeOf, statusOf } from "../../../src/index.js";
 import { describeFiles, describeResponderOnly, openFilesTarget, type FilesTarget } from "../../support/files.js";
@@ -272,5 +273,43 @@ describeResponderOnly("Files responder: share lease timing on a hand-driven cloc
     expect((await share.getProperties()).leaseState).toBe("broken");
     await share.getShareLeaseClient().acquireLease(15);
     expect(classifyError(await share.delete().catch((e: unknown) => e)).statusCode).toBe(412);
+  });
+});
+
+// Issue 23: @azure/storage-file-share 12.31 dropped Create File's body but still sent its
+// Content-Length. The service waits for the body until the request's server timeout (`timeout`,
+// here 1 s), answers an error and applies nothing. Raw HTTP (the responder does not check
+// signatures), so responder-only.
+describeResponderOnly("Files responder: a request body shorter than its Content-Length", () => {
+  let target: FilesTarget;
+  beforeAll(async () => {
+    target = await openFilesTarget();
+  });
+  afterAll(() => target.close());
+
+  it("is answered 500 OperationTimedOut after the server timeout, on a closed connection, and not applied", async () => {
+    const share = await target.newShare("shortbody");
+    const file = share.rootDirectoryClient.getFileClient("short-body.txt");
+    const answer = await new Promise<{ status: number | undefined; code: unknown; connection: unknown }>(
+      (resolve, reject) => {
+        const req = httpRequest(`${file.url}?timeout=1`, {
+          method: "PUT",
+          headers: {
+            "x-ms-version": "2026-02-06",
+            "x-ms-type": "file",
+            "x-ms-content-length": "13",
+            "content-length": "13",
+          },
+        });
+        req.on("response", (res) => {
+          res.resume();
+          resolve({ status: res.statusCode, code: res.headers["x-ms-error-code"], connection: res.headers.connection });
+        });
+        req.on("error", reject);
+        req.flushHeaders(); // the headers, and none of the 13 bytes they announce
+      },
+    );
+    expect(answer).toEqual({ status: 500, code: "OperationTimedOut", connection: "close" });
+    expect(await file.exists()).toBe(false);
   });
 });

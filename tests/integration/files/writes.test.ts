@@ -322,6 +322,19 @@ describeResponderOnly("lost responses (fault proxy between the SDK and the respo
     await lease.releaseLease();
   });
 
+  it("a write that gets no answer at all is ended by its client-side time limit, then checked (issue 23: it hung)", async () => {
+    const direct = await newFile(share, "unanswered.txt", "old");
+    const { proxy, file } = await viaProxy(direct, { sdkSingleAttempt: true });
+    await using _ = proxy;
+    proxy.addRule({ method: "PUT", path: /unanswered\.txt$/, action: { type: "hang" }, times: 1 });
+    const write = writeFileLastWriterWins(file, "new", { requestTimeoutInMs: 300 }).catch((e: unknown) => e);
+    // Without a client-side limit the write waits for ever: bound the wait to tell.
+    const error = await Promise.race([write, new Promise<"hung">((r) => setTimeout(() => r("hung"), 10_000).unref())]);
+    expect(error).toMatchObject({ name: "StorageRequestError", code: "RequestTimedOut", transient: true });
+    expect(proxy.requests.map((r) => `${r.method} ${r.outcome}`)).toEqual(["PUT hang", "HEAD forwarded"]);
+    expect((await readFileContent(direct)).content.toString()).toBe("old");
+  });
+
   it("every attempt of the read-back failing: FileWriteNotConfirmedError with the write id, and the write error as cause", async () => {
     const direct = await newFile(share, "unreadable.txt", "old");
     const { proxy, file } = await viaProxy(direct, { sdkSingleAttempt: true });

@@ -1,7 +1,17 @@
 import { existsSync } from "node:fs";
 import { BlobServiceClient } from "@azure/storage-blob";
 import { QueueClient } from "@azure/storage-queue";
-import { startAzurite } from "../../../src/testing/index.js";
+import { AZURITE_ACCOUNT_KEY, startAzurite } from "../../../src/testing/index.js";
+import { spawnWorker } from "../../support/processes.js";
+
+/** Polls `check` until it holds (up to `timeoutInMs`), answering whether it did. */
+async function eventually(check: () => Promise<boolean>, timeoutInMs = 20_000): Promise<boolean> {
+  for (const end = Date.now() + timeoutInMs; Date.now() < end;) {
+    if (await check()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return check();
+}
 
 describe("startAzurite", () => {
   it("starts a real Azurite on free ports that serves requests, and stops it", async () => {
@@ -55,4 +65,29 @@ describe("startAzurite", () => {
   it("can be cancelled while starting", async () => {
     await expect(startAzurite({ abortSignal: AbortSignal.abort(new Error("not now")) })).rejects.toThrow("not now");
   });
+
+  it.each(["SIGKILL", "SIGTERM"] as const)(
+    "does not outlive its owner ended by %s: Azurite exits and its data folder is removed",
+    async (signal) => {
+      const owner = spawnWorker("tests/integration/testing/workers/azurite-owner.ts");
+      const { blobEndpoint, location } = await owner.waitFor<{ blobEndpoint: string; location: string }>(
+        (m) => typeof m?.blobEndpoint === "string",
+        60_000,
+      );
+      expect(existsSync(location)).toBe(true);
+      const blobs = BlobServiceClient.fromConnectionString(
+        `DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=${AZURITE_ACCOUNT_KEY};BlobEndpoint=${blobEndpoint};`,
+        { retryOptions: { maxTries: 1 } },
+      );
+      const refused = () =>
+        blobs.getProperties().then(
+          () => false,
+          (e: unknown) => (e as { code?: string }).code === "ECONNREFUSED",
+        );
+      expect(await refused()).toBe(false); // it serves while its owner lives
+      await owner.kill(signal);
+      expect(await eventually(async () => !existsSync(location) && (await refused()))).toBe(true);
+    },
+    90_000,
+  );
 });

@@ -1,6 +1,7 @@
 import { judgeExistingRecord } from "../../../src/queue/idempotency/store.js";
 import { buildPoisonMessageText, MAX_MESSAGE_TEXT_LENGTH, siblingQueueUrl } from "../../../src/queue/poison.js";
 import { MemoryIdempotencyStore, parsePoisonMessage, poisonQueueNameOf } from "../../../src/index.js";
+import { fakeClock } from "../../support/fake-clock.js";
 
 describe("poison messages", () => {
   const message = {
@@ -94,5 +95,27 @@ describe("claims on an existing record", () => {
         /took it over/,
       );
     expect(applied).toEqual(["effect"]);
+  });
+
+  it("the memory store drops expired records by itself, once a minute of its clock at most, without purge()", async () => {
+    const time = fakeClock();
+    const store = new MemoryIdempotencyStore({ now: time.clock.wall, retentionInMs: 3_600_000 });
+    for (let i = 0; i < 100; i += 1) {
+      const outcome = await store.claim({ ...request, key: `done-${i}`, messageId: `m-${i}` });
+      if (outcome.status === "claimed") await store.complete(outcome.claim, { result: { i } });
+    }
+    await store.claim({ ...request, key: "abandoned", ttlInMs: 30_000 }); // never completed
+    expect(store.size).toBe(101);
+    time.advance(3_600_000 - 1); // the claim expired long ago; the done records' retention ends in 1 ms
+    await store.claim({ ...request, key: "fresh", messageId: "m-fresh" });
+    expect(store.inspect("abandoned")).toBeUndefined();
+    expect(store.size).toBe(101); // 100 done records and the fresh claim
+    time.advance(30_000); // retention over, but not a minute since the last sweep: not dropped yet
+    await store.claim({ ...request, key: "later", messageId: "m-later" });
+    expect(store.size).toBe(102);
+    time.advance(30_000);
+    await store.claim({ ...request, key: "last", messageId: "m-last" });
+    expect(store.inspect("done-0")).toBeUndefined();
+    expect(store.size).toBe(1); // everything else had expired (the claims last 1 s)
   });
 });

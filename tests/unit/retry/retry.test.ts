@@ -6,6 +6,7 @@ import {
   retry,
   retryPolicy,
   type RetryEvent,
+  wrapStorageError,
 } from "../../../src/index.js";
 
 const busy = (headers: Record<string, string> = {}) =>
@@ -154,6 +155,17 @@ describe("retry", () => {
       onRetry: (e) => ignored.push(e),
     });
     expect(ignored[0]!.delayInMs).toBe(1);
+  });
+
+  it("keeps the service's Retry-After when the operation rethrows an error the library already wrapped", async () => {
+    const wrapped = () => wrapStorageError(busy({ "x-ms-retry-after-ms": "40" }), "write blob 'a'");
+    const events: RetryEvent[] = [];
+    await retry(failing(1, wrapped).operation, {
+      backoff: fixedBackoff({ delayInMs: 1 }),
+      onRetry: (e) => events.push(e),
+    });
+    expect(events[0]!.classification).toMatchObject({ kind: "throttled", retryAfterInMs: 40 });
+    expect(events[0]!.delayInMs).toBe(40);
   });
 
   it("starts no retry whose wait would end past the deadline", async () => {
