@@ -60,16 +60,3 @@ export {
   type EntityPage,
   type QueryClient,
 } from "./query.js";
-export {
-  runPartitionStressTest,
-  PARTITION_TARGET_ENTITIES_PER_SEC,
-  type PartitionStressOptions,
-  type PartitionStressResult,
-  type StressDesignResult,
-  type StressSample,
-  type StressProgress,
-  type StressMix,
-  type StressTableClient,
-  type LatencySummary,
-} from "./stress/engine.js";
-export { stressDesigns, type StressKeyDesign, type BuiltInStressDesign } from "./stress/designs.js";

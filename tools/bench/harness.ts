@@ -8,7 +8,7 @@
 import { cpus, totalmem } from "node:os";
 import type { FlagSpec, Flags } from "../internal/args.js";
 
-/** The storage a scenario runs on, opened for it by the command line (src/cli/commands/bench.ts). */
+/** The storage a scenario runs on, opened for it by the command line (tools/cli/commands/bench.ts). */
 interface BenchStorage {
   readonly connectionString: string;
   /** True for an embedded Azurite started for this scenario. */

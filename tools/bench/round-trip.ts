@@ -4,7 +4,7 @@
  * a second time through the fault proxy (src/testing/fault-proxy.ts) holding every request for an
  * Azure-like round trip (`roundTripMs`, ± 30% jitter), and the report charts both curves.
  */
-import { createFaultProxy, type FaultProxy } from "../testing/fault-proxy.js";
+import { createFaultProxy, type FaultProxy } from "azure-storage-concurrency/testing";
 
 /** The endpoints of a connection string that the proxy can stand in front of. */
 const ENDPOINT_KEYS = ["BlobEndpoint", "QueueEndpoint", "TableEndpoint"] as const;

@@ -1,9 +1,9 @@
 /**
  * Starts a benchmark's worker process (the scripts in ./workers/), the same way from source and from
  * the package: from source (tests, `npm run bench`) this module is TypeScript and the worker runs as
- * `src/bench/workers/<name>.ts` through tsx; from the package it is bundled JavaScript and the worker
- * runs as the bundled `dist/bench/workers/<name>.js` (an entry of tsup.config.ts), with nothing but
- * Node.js.
+ * `tools/bench/workers/<name>.ts` through tsx; from the package it is bundled JavaScript and the
+ * worker runs as the bundled `dist/bench/workers/<name>.js` (an entry of tools/tsup.config.ts), with
+ * nothing but Node.js.
  *
  * A worker gets the account's connection string through its environment
  * ({@link workerConnectionString}), never on its command line: any local user can read a process's
@@ -23,7 +23,7 @@ export type BenchWorker = "lock-contender" | "optimistic-writer" | "queue-consum
 export function workerCommand(name: BenchWorker, moduleUrl: string): string[] {
   const { root, fromSource } = locatePackage(moduleUrl);
   return fromSource
-    ? ["--import", "tsx", join(root, "src", "bench", "workers", `${name}.ts`)]
+    ? ["--import", "tsx", join(root, "bench", "workers", `${name}.ts`)]
     : [join(root, "dist", "bench", "workers", `${name}.js`)];
 }
 

@@ -4,8 +4,8 @@
  * refused, a Microsoft Entra sign-in that found no credential, an identity without a data role).
  * Everything else is its message's first line. Every line is redacted of secrets.
  */
-import { readRestError, redactSecrets } from "../errors.js";
-import { describeError } from "../internal/describe-error.js";
+import { readRestError, redactSecrets } from "azure-storage-concurrency/errors";
+import { describeError } from "azure-storage-concurrency/errors";
 import { mayBeSecret, shownArgument } from "../internal/args.js";
 
 /** How a command's requests were signed, so that the advice on a refusal fits it. */

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /** The `azure-storage-concurrency` command (package.json `bin`). */
 import { runCli } from "./run.js";
-import { describeError } from "../internal/describe-error.js";
+import { describeError } from "azure-storage-concurrency/errors";
 
 runCli(process.argv.slice(2)).then(
   (code) => {

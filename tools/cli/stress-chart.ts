@@ -1,17 +1,13 @@
 /**
  * The SVG chart of `azure-storage-concurrency stress --svg`, drawn with the project's small chart
- * writer (src/internal/chart.ts, no charting dependency). Two panels, one unit each: the operations
+ * writer (tools/internal/chart.ts, no charting dependency). Two panels, one unit each: the operations
  * per second the load achieved (a solid line for GET, a dashed one for PUT, one colour per key
  * design), and the busiest partition's entities per second against the 500 entities/s target of
  * one partition. Each point is one sample, at the end of its interval: no line starts at a made-up
  * origin.
  */
 import { paletteColour, renderLineChart, stackCharts, type LineSeries } from "../internal/chart.js";
-import {
-  PARTITION_TARGET_ENTITIES_PER_SEC,
-  type PartitionStressResult,
-  type StressSample,
-} from "../tables/stress/engine.js";
+import { PARTITION_TARGET_ENTITIES_PER_SEC, type PartitionStressResult, type StressSample } from "../stress/engine.js";
 
 function series(
   result: PartitionStressResult,

@@ -72,7 +72,7 @@ export function accountConnection(account: AccountConnection): Connection {
  * it, globally or by `npx -p azurite`); without it, a usage error says what to install.
  */
 export async function openEmbeddedAzurite(): Promise<Connection> {
-  const { findAzuriteCli, startAzurite } = await import("../testing/azurite.js");
+  const { findAzuriteCli, startAzurite } = await import("azure-storage-concurrency/testing");
   const azuriteCliPath = findAzuriteCli([join(process.cwd(), "package.json"), import.meta.url]);
   if (azuriteCliPath === undefined) {
     throw new UsageError(

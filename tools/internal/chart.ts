@@ -3,7 +3,7 @@
  * that share one frame (title, subtitle, y grid from zero or a log-10 y axis, axis labels, a legend
  * on the right that also names the horizontal reference lines, such as goals), and
  * {@link stackCharts} to put several charts, one unit each, in one picture. The command line's
- * partition stress test draws its chart with it, and the benchmark report (src/bench/report/) its
+ * partition stress test draws its chart with it, and the benchmark report (tools/bench/report/) its
  * figures. Every piece of text is XML-escaped and every coordinate is a finite number, so the
  * output is a valid standalone SVG document.
  */

@@ -5,7 +5,7 @@
  * `lock list` prints it; the `lock` benchmark times it over 10,000 lock blobs.
  */
 import type { ContainerClient, ListBlobsFlatSegmentResponse } from "@azure/storage-blob";
-import { readLockRecord, type LockHolder } from "./holder.js";
+import { readLockRecord, type LockHolder } from "azure-storage-concurrency/lease";
 
 /** One lock of a listing. */
 export interface LockRow {

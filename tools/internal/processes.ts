@@ -3,7 +3,7 @@
  * script with the current Node.js binary, gets its storage through its environment, and reports by
  * printing lines (JSON lines by convention) on stdout. The tests' `spawnWorker` runs TypeScript
  * through tsx; the benchmarks' workers run as TypeScript from source and as JavaScript from the
- * package (src/bench/workers.ts).
+ * package (tools/bench/workers.ts).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";

@@ -15,7 +15,7 @@ export async function importSdk<T>(load: () => Promise<T>, packageName: string):
     if (code === "ERR_MODULE_NOT_FOUND" || code === "MODULE_NOT_FOUND") {
       throw new UsageError(
         `this command needs ${packageName}: run \`npm install ${packageName}\` in your project, or ` +
-          `\`npx -p azure-storage-concurrency -p ${packageName} azure-storage-concurrency …\``,
+          `\`npx -p azure-storage-concurrency-cli -p ${packageName} azure-storage-concurrency …\``,
       );
     }
     throw error;

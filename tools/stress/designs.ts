@@ -3,7 +3,7 @@
  * the same load once per design, so that a coarse or sequential PartitionKey shows up next to a
  * spread one in the same report.
  */
-import { bucketOf, padNumber } from "../keys.js";
+import { bucketOf, padNumber } from "azure-storage-concurrency/tables";
 
 /** How a load keys its entities. */
 export interface StressKeyDesign {

@@ -16,13 +16,12 @@
  * it the figures show the load a design would put on one partition, not what Azure would sustain.
  */
 import type { TableClient } from "@azure/data-tables";
-import { redactSecrets, statusOf } from "../../errors.js";
-import { checkNumber, checkOptionalFunction, checkOptionalSignal } from "../../internal/validate.js";
-import { sleep } from "../../internal/sleep.js";
-import { classifyError } from "../../retry/classify.js";
-import { writeBatch } from "../batch.js";
+import { describeError, redactSecrets, statusOf } from "azure-storage-concurrency/errors";
+import { checkNumber, checkOptionalFunction, checkOptionalSignal } from "../internal/check.js";
+import { setTimeout as sleep } from "node:timers/promises";
+import { classifyError } from "azure-storage-concurrency/retry";
+import { writeBatch } from "azure-storage-concurrency/tables";
 import { resolveDesign, type BuiltInStressDesign, type StressKeyDesign } from "./designs.js";
-import { describeError } from "../../internal/describe-error.js";
 
 /** The scalability target of one partition, in entities per second (the design guide). */
 export const PARTITION_TARGET_ENTITIES_PER_SEC = 500;
@@ -247,7 +246,8 @@ function guessEmulator(url: string): boolean {
  * ```ts
  * import { writeFile } from "node:fs/promises";
  * import { TableClient } from "@azure/data-tables";
- * import { runPartitionStressTest, SDK_SINGLE_ATTEMPT } from "azure-storage-concurrency";
+ * import { SDK_SINGLE_ATTEMPT } from "azure-storage-concurrency/retry";
+ * import { runPartitionStressTest } from "azure-storage-concurrency-cli";
  *
  * const result = await runPartitionStressTest({
  *   createTableClient: (name) => TableClient.fromConnectionString(connectionString, name, { retryOptions: SDK_SINGLE_ATTEMPT.tables }),
@@ -481,7 +481,10 @@ async function runDesign(
       while (!stop.signal.aborted && performance.now() < deadline) {
         if (perWorkerGapInMs > 0) {
           const wait = due - performance.now();
-          if (wait > 0) await sleep(Math.min(wait, deadline - performance.now()), stop.signal).catch(() => undefined);
+          if (wait > 0)
+            await sleep(Math.min(wait, deadline - performance.now()), undefined, { signal: stop.signal }).catch(
+              () => undefined,
+            );
           due += perWorkerGapInMs;
           if (stop.signal.aborted || performance.now() >= deadline) break;
         }

@@ -29,7 +29,7 @@ function containerSasConnectionString(containerName: string, permissions: string
 }
 
 async function cli(args: readonly string[], env: Record<string, string> = {}) {
-  const run = spawnWorker("src/cli/main.ts", ["lock", ...args], {
+  const run = spawnWorker("tools/cli/main.ts", ["lock", ...args], {
     AZURE_STORAGE_CONNECTION_STRING: connectionString(),
     ...env,
   });

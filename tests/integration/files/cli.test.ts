@@ -32,7 +32,7 @@ describeFiles("lock command on Azure Files", () => {
   afterAll(() => target.close());
 
   async function cli(...args: string[]) {
-    const run = spawnWorker("src/cli/main.ts", ["lock", ...args], {
+    const run = spawnWorker("tools/cli/main.ts", ["lock", ...args], {
       AZURE_STORAGE_CONNECTION_STRING: target.connectionString,
     });
     const { code } = await run.exited;

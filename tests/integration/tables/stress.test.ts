@@ -10,11 +10,11 @@ import { TableServiceClient } from "@azure/data-tables";
 import { XMLValidator } from "fast-xml-parser";
 import {
   runPartitionStressTest,
-  SDK_SINGLE_ATTEMPT,
   type PartitionStressResult,
   type StressKeyDesign,
   type StressProgress,
-} from "../../../src/index.js";
+} from "../../../tools/index.js";
+import { SDK_SINGLE_ATTEMPT } from "../../../src/retry/index.js";
 import { spawnWorker } from "../../support/processes.js";
 import { connectionString, tableClient } from "../../support/storage.js";
 
@@ -141,7 +141,7 @@ describe("partition stress test", () => {
     try {
       const out = join(dir, "result.json");
       const svg = join(dir, "chart.svg");
-      const run = spawnWorker("src/cli/main.ts", [
+      const run = spawnWorker("tools/cli/main.ts", [
         "stress",
         "--connection-string",
         connectionString(),
@@ -182,7 +182,7 @@ describe("partition stress test", () => {
   }, 60_000);
 
   it("refuses bad options before creating anything", async () => {
-    const run = spawnWorker("src/cli/main.ts", [
+    const run = spawnWorker("tools/cli/main.ts", [
       "stress",
       "--connection-string",
       connectionString(),

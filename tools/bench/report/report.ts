@@ -144,7 +144,7 @@ export function renderReport(run: BenchRun, { assets }: { assets: string }): Ren
   const out: string[] = [
     "# Benchmarks",
     "",
-    `<!-- Written by \`${info.command}\`. Change src/bench/report/ and run it again rather than editing this page. -->`,
+    `<!-- Written by \`${info.command}\`. Change tools/bench/report/ and run it again rather than editing this page. -->`,
     "",
     "What the library costs and saves against raw SDK calls, every comparison measured in one run on the machine below. " +
       (info.target === "azurite"
@@ -198,7 +198,7 @@ export function renderReport(run: BenchRun, { assets }: { assets: string }): Ren
     "```",
     "",
     "Scenarios run one after another, each on its own embedded Azurite; add `--use-env` to run them against the account in `AZURE_STORAGE_CONNECTION_STRING` instead. " +
-      "The package ships the same benchmarks as a command, to measure your own account: `npx azure-storage-concurrency bench all --report benchmarks.md --use-env`. " +
+      "The package ships the same benchmarks as a command, to measure your own account: `npx azure-storage-concurrency-cli bench all --report benchmarks.md --use-env`. " +
       `Every figure below comes from this run's JSON: [${assets}/results.json](${assets}/results.json), and each section shows its scenario's part.`,
     "",
     "## Goals",

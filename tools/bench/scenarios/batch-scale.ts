@@ -8,7 +8,7 @@
  *   entity, MB per second and transactions (requests) per call.
  */
 import type { TableClient, TransactionAction } from "@azure/data-tables";
-import { padNumber, writeBatch } from "../../index.js";
+import { padNumber, writeBatch } from "azure-storage-concurrency/tables";
 import { round } from "../harness.js";
 
 /** Operations per transaction on the first curve. */

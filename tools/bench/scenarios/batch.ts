@@ -28,18 +28,11 @@
 import type { TableClient, TransactionAction } from "@azure/data-tables";
 import { numberFlag } from "../../internal/args.js";
 import { importSdk } from "../../internal/sdk.js";
-import { runPool } from "../../internal/pool.js";
-import { padNumber, writeBatch } from "../../index.js";
+import { forEachConcurrently as pool } from "../../internal/pool.js";
+import { padNumber, writeBatch } from "azure-storage-concurrency/tables";
 import { median, round, type BenchScenario } from "../harness.js";
 import { growthOf } from "../stats.js";
 import { batchScale } from "./batch-scale.js";
-
-/** Runs task(0..count-1) with `concurrency` in flight. */
-const pool = (count: number, concurrency: number, task: (index: number) => Promise<void>) =>
-  runPool(
-    Array.from({ length: count }, (_, i) => () => task(i)),
-    concurrency,
-  );
 
 export const batchScenario: BenchScenario<typeof import("@azure/data-tables")> = {
   name: "batch",

@@ -23,14 +23,13 @@
  */
 import type { ShareFileClient, ShareServiceClient } from "@azure/storage-file-share";
 import {
-  classifyError,
   fileCodecs,
   fileLock,
   readFileContent,
-  SDK_SINGLE_ATTEMPT,
   updateFileUnderLease,
   writeFileLastWriterWins,
-} from "../../index.js";
+} from "azure-storage-concurrency/files";
+import { classifyError, SDK_SINGLE_ATTEMPT } from "azure-storage-concurrency/retry";
 import { numberFlag } from "../../internal/args.js";
 import { importSdk } from "../../internal/sdk.js";
 import {
@@ -39,7 +38,7 @@ import {
   seededRandom,
   startFilesResponder,
   type FaultProxy,
-} from "../../testing/index.js";
+} from "azure-storage-concurrency/testing";
 import { round, type BenchScenario } from "../harness.js";
 
 interface Outcome {

@@ -20,9 +20,9 @@
  */
 import type { TableClient, TransactionAction } from "@azure/data-tables";
 import { numberFlag } from "../../internal/args.js";
-import { runPool } from "../../internal/pool.js";
+import { forEachConcurrently } from "../../internal/pool.js";
 import { importSdk } from "../../internal/sdk.js";
-import { TableIdempotencyStore } from "../../index.js";
+import { TableIdempotencyStore } from "azure-storage-concurrency/queue";
 import { median, round, type BenchScenario } from "../harness.js";
 
 /** One row in this many of the fill has expired: what `purge()` deletes. */
@@ -61,10 +61,7 @@ async function fill(table: TableClient, store: TableIdempotencyStore, from: numb
     }
     chunks.push(chunk);
   }
-  await runPool(
-    chunks.map((chunk) => async () => void (await table.submitTransaction(chunk))),
-    FILL_CONCURRENCY,
-  );
+  await forEachConcurrently(chunks.length, FILL_CONCURRENCY, (i) => table.submitTransaction(chunks[i]!));
 }
 
 export const inboxScenario: BenchScenario<typeof import("@azure/data-tables")> = {

@@ -19,11 +19,11 @@
  * as it can give: there is always someone waiting, which is what handoffs measure.
  */
 import { randomUUID } from "node:crypto";
-import { blobLock } from "../../index.js";
-import { listLocks } from "../../lease/lock-listing.js";
+import { blobLock } from "azure-storage-concurrency/lease";
+import { listLocks } from "../../internal/lock-listing.js";
 import { numberFlag, stringFlag, UsageError } from "../../internal/args.js";
 import { importSdk } from "../../internal/sdk.js";
-import { createFaultProxy } from "../../testing/fault-proxy.js";
+import { createFaultProxy } from "azure-storage-concurrency/testing";
 import { round, type BenchScenario } from "../harness.js";
 import { contend, summarise, type ContendSettings } from "./lock-contention.js";
 

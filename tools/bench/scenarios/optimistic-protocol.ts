@@ -3,7 +3,12 @@
  * other: the configuration a writer is started with, the tally it prints when done, and the backoffs
  * that `--backoff` can name.
  */
-import { decorrelatedJitterBackoff, exponentialBackoff, fullJitterBackoff, type BackoffStrategy } from "../../index.js";
+import {
+  decorrelatedJitterBackoff,
+  exponentialBackoff,
+  fullJitterBackoff,
+  type BackoffStrategy,
+} from "azure-storage-concurrency/retry";
 
 /** What one or more writers counted. */
 export interface Tally {

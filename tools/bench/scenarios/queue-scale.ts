@@ -18,7 +18,7 @@ import { mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { QueueClient } from "@azure/storage-queue";
-import { QueueConsumer } from "../../index.js";
+import { QueueConsumer } from "azure-storage-concurrency/queue";
 import { median, round } from "../harness.js";
 import { spawnBenchWorker } from "../workers.js";
 

@@ -31,12 +31,12 @@ import type { TableClient } from "@azure/data-tables";
 import type { QueueClient } from "@azure/storage-queue";
 import { numberFlag } from "../../internal/args.js";
 import { importSdk } from "../../internal/sdk.js";
-import { QueueConsumer, TableIdempotencyStore } from "../../index.js";
-import { buildConnectionString, createFaultProxy, type FaultProxy } from "../../testing/index.js";
+import { QueueConsumer, TableIdempotencyStore } from "azure-storage-concurrency/queue";
+import { buildConnectionString, createFaultProxy, type FaultProxy } from "azure-storage-concurrency/testing";
 import { median, round, type BenchScenario } from "../harness.js";
 import { growthOf } from "../stats.js";
 import { inFlightMemory, queueScale, rawDrain } from "./queue-scale.js";
-import { describeError } from "../../internal/describe-error.js";
+import { describeError } from "azure-storage-concurrency/errors";
 
 /** Messages a consumer holds at once for the memory figure. */
 const IN_FLIGHT = 1_000;

@@ -14,6 +14,7 @@
  * comes first.
  */
 import type { BlobServiceClient, BlockBlobClient } from "@azure/storage-blob";
+import { statusOf } from "azure-storage-concurrency/errors";
 import {
   decorrelatedJitterBackoff,
   exponentialBackoff,
@@ -22,9 +23,8 @@ import {
   noBackoff,
   retry,
   SDK_SINGLE_ATTEMPT,
-  statusOf,
   type BackoffStrategy,
-} from "../../index.js";
+} from "azure-storage-concurrency/retry";
 import { numberFlag, numberListFlag } from "../../internal/args.js";
 import { importSdk } from "../../internal/sdk.js";
 import { median, round, type BenchScenario } from "../harness.js";

@@ -17,7 +17,8 @@ import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { BlobServiceClient, newPipeline, type ContainerClient } from "@azure/storage-blob";
-import { blobLock, isLockTimeoutError, statusOf } from "../../index.js";
+import { statusOf } from "azure-storage-concurrency/errors";
+import { blobLock, isLockTimeoutError } from "azure-storage-concurrency/lease";
 import { workerConnectionString } from "../workers.js";
 
 const [mode, containerName, blobName, contenders, goFile, holdMs, restMs, pollIntervalInMs] = process.argv.slice(2);

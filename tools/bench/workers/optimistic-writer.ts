@@ -12,15 +12,10 @@
  */
 import { existsSync } from "node:fs";
 import { BlobServiceClient, type BlockBlobClient } from "@azure/storage-blob";
-import { seededRandom } from "../../testing/index.js";
-import {
-  blobJsonCell,
-  optimisticUpdate,
-  SDK_SINGLE_ATTEMPT,
-  statusOf,
-  type BackoffStrategy,
-  type OptimisticUpdateOptions,
-} from "../../index.js";
+import { seededRandom } from "azure-storage-concurrency/testing";
+import { statusOf } from "azure-storage-concurrency/errors";
+import { blobJsonCell, optimisticUpdate, type OptimisticUpdateOptions } from "azure-storage-concurrency/optimistic";
+import { SDK_SINGLE_ATTEMPT, type BackoffStrategy } from "azure-storage-concurrency/retry";
 import {
   BACKOFFS,
   INTERLEAVED_WAYS,

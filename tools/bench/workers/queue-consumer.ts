@@ -13,7 +13,7 @@
 import { existsSync, readFileSync, watch } from "node:fs";
 import { join } from "node:path";
 import { QueueClient } from "@azure/storage-queue";
-import { QueueConsumer } from "../../index.js";
+import { QueueConsumer } from "azure-storage-concurrency/queue";
 import {
   rawDrain,
   type QueueRequestCounts,
@@ -21,7 +21,7 @@ import {
   type QueueWorkerReport,
 } from "../scenarios/queue-scale.js";
 import { workerConnectionString } from "../workers.js";
-import { describeError } from "../../internal/describe-error.js";
+import { describeError } from "azure-storage-concurrency/errors";
 
 /** Counts this process's receive, delete and update calls on `queue` (the consumer's and the raw loop's alike). */
 function countRequests(queue: QueueClient): QueueRequestCounts {

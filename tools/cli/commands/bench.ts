@@ -1,5 +1,5 @@
 /**
- * `azure-storage-concurrency bench`: the benchmarks (src/bench/), shipped so that anyone can measure
+ * `azure-storage-concurrency bench`: the benchmarks (tools/bench/), shipped so that anyone can measure
  * the library against raw SDK calls on their own account, or on an embedded Azurite. Runs one
  * scenario or all of them, each on its own storage, with progress on stderr; prints the result as
  * JSON (one line with --json), and with --report writes the Markdown report with SVG charts.
@@ -17,7 +17,7 @@ import {
 import type { ScenarioResult } from "../../bench/report/markdown.js";
 import { startRun, writeReport, type BenchRun } from "../../bench/report/report.js";
 import { scenarios } from "../../bench/scenarios/index.js";
-import { redactSecrets } from "../../errors.js";
+import { redactSecrets } from "azure-storage-concurrency/errors";
 import { numberFlag, shownArgument, stringFlag, UsageError, type FlagSpec, type Flags } from "../../internal/args.js";
 import type { Command } from "../command.js";
 import { explain } from "../explain.js";

@@ -4,9 +4,8 @@
  * named "\u001b[2J" or "x\nfake line" shows as such, and cannot forge output lines or drive the
  * operator's terminal. Both commands give the holder one JSON shape ({@link HolderJson}).
  */
-import type { LockHolder } from "../../lease/holder.js";
-import type { LockRow } from "../../lease/lock-listing.js";
-import { describeHolder, type LockInfo } from "../../lease/lock.js";
+import type { LockRow } from "../../internal/lock-listing.js";
+import { describeHolder, type LockHolder, type LockInfo } from "azure-storage-concurrency/lease";
 
 /**
  * Characters that must not reach a terminal raw: C0 and C1 controls (escape sequences, newlines,

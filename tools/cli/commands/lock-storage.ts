@@ -9,7 +9,7 @@
  */
 import type { BlobServiceClient } from "@azure/storage-blob";
 import type { ShareServiceClient } from "@azure/storage-file-share";
-import { serviceCodeOf } from "../../errors.js";
+import { serviceCodeOf } from "azure-storage-concurrency/errors";
 import { UsageError, stringFlag, type FlagSpec, type Flags } from "../../internal/args.js";
 import { importSdk } from "../../internal/sdk.js";
 import { accountOf, readConnectionString, type AccountConnection } from "../connection-string.js";

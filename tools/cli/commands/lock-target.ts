@@ -3,7 +3,7 @@
  * file lease (`--file <share>/<path>`) or a share lease (`--share <share>`), read from the command
  * line before any request, and opened as a leasable over the user's connection.
  */
-import type { Leasable } from "../../lease/leasable.js";
+import type { Leasable } from "azure-storage-concurrency/lease";
 import { shownArgument, stringFlag, UsageError, type Flags } from "../../internal/args.js";
 import type { LockStorage } from "./lock-storage.js";
 
@@ -61,18 +61,18 @@ export async function openLockTarget(target: LockTarget, storage: LockStorage): 
   if (target.kind === "file" || target.kind === "share") {
     const share = (await storage.shareService()).getShareClient(target.shareName);
     if (target.kind === "share") {
-      const { shareLeasable } = await import("../../files/share-lock.js");
+      const { shareLeasable } = await import("azure-storage-concurrency/files");
       return shareLeasable(share);
     }
-    const { fileLeasable } = await import("../../files/file-lock.js");
+    const { fileLeasable } = await import("azure-storage-concurrency/files");
     const directory = target.directory ? share.getDirectoryClient(target.directory) : share.rootDirectoryClient;
     return fileLeasable(directory.getFileClient(target.fileName));
   }
   const container = (await storage.blobService()).getContainerClient(target.containerName);
   if (target.kind === "container") {
-    const { containerLeasable } = await import("../../lease/container.js");
+    const { containerLeasable } = await import("azure-storage-concurrency/lease");
     return containerLeasable(container);
   }
-  const { blobLeasable } = await import("../../lease/blob.js");
+  const { blobLeasable } = await import("azure-storage-concurrency/lease");
   return blobLeasable(container, target.blobName);
 }

@@ -5,9 +5,8 @@
  * which account and container it acts on, and shows the holder it is about to break.
  */
 import type { ContainerClient } from "@azure/storage-blob";
-import type { LockHolder } from "../../lease/holder.js";
-import { listLocks } from "../../lease/lock-listing.js";
-import { LeaseLock } from "../../lease/lock.js";
+import { listLocks } from "../../internal/lock-listing.js";
+import { LeaseLock, type LockHolder } from "azure-storage-concurrency/lease";
 import {
   mayBeSecret,
   numberFlag,
@@ -17,7 +16,7 @@ import {
   type FlagSpec,
   type Flags,
 } from "../../internal/args.js";
-import { serviceCodeOf, statusOf } from "../../errors.js";
+import { serviceCodeOf, statusOf } from "azure-storage-concurrency/errors";
 import type { Command, CommandContext } from "../command.js";
 import { SignedInFailure } from "../explain.js";
 import { age, holderText, listJson, listText, lockJson, lockText, printable } from "./lock-output.js";

@@ -8,13 +8,13 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { numberFlag, shownArgument, stringFlag, UsageError, type FlagSpec } from "../../internal/args.js";
 import { importSdk } from "../../internal/sdk.js";
-import { SDK_SINGLE_ATTEMPT } from "../../retry/retry.js";
-import { stressDesigns, type BuiltInStressDesign } from "../../tables/stress/designs.js";
+import { SDK_SINGLE_ATTEMPT } from "azure-storage-concurrency/retry";
+import { stressDesigns, type BuiltInStressDesign } from "../../stress/designs.js";
 import {
   PARTITION_TARGET_ENTITIES_PER_SEC,
   runPartitionStressTest,
   type PartitionStressResult,
-} from "../../tables/stress/engine.js";
+} from "../../stress/engine.js";
 import type { Command } from "../command.js";
 import { renderStressChart } from "../stress-chart.js";
 import {
