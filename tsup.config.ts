@@ -8,6 +8,7 @@ const library = {
   index: "src/index.ts",
   "errors/index": "src/error-codes.ts",
   "files/index": "src/files/index.ts",
+  "idempotency/index": "src/idempotency/index.ts",
   "lease/index": "src/lease/index.ts",
   "optimistic/index": "src/optimistic/index.ts",
   "queue/index": "src/queue/index.ts",

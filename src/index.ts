@@ -22,4 +22,5 @@ export * from "./files/index.js";
 export * from "./lease/index.js";
 export * from "./tables/index.js";
 export * from "./queue/index.js";
+export * from "./idempotency/index.js";
 export * from "./optimistic/index.js";

@@ -19,8 +19,6 @@ export {
   type SmbRetryCallOptions,
 } from "./smb-retry.js";
 export type { FileLeaseRef, FileLeaseHandleLike } from "./lease-ref.js";
-export { fileLeasable, fileLock, type FileLeasableOptions, type FileLockOptions } from "./file-lock.js";
-export { shareLeasable, shareLock, type ShareLeasableOptions, type ShareLockOptions } from "./share-lock.js";
 export { WRITE_ID_METADATA_KEY, type FileRequestOptions } from "./request.js";
 export {
   readFileContent,

@@ -1,9 +1,10 @@
 /**
- * The errors of {@link idempotent}: a key reused for another payload, and a call whose key is being
- * processed by another call right now. Each extends {@link StorageConcurrencyError} and has a guard
- * that checks the brand and the `name`.
+ * The errors of the idempotency stores and of {@link idempotent}: a claim lost to another caller, a
+ * key reused for another payload, and a call whose key is being processed by another call right
+ * now. Each extends {@link StorageConcurrencyError} and has a guard that checks the brand and the
+ * `name`.
  */
-import { isStorageConcurrencyError, StorageConcurrencyError } from "../../errors.js";
+import { isStorageConcurrencyError, StorageConcurrencyError } from "../errors.js";
 
 /**
  * A call reused an idempotency key with a different payload than the call that claimed it: the
@@ -94,4 +95,68 @@ export class IdempotencyInProgressError extends StorageConcurrencyError {
  */
 export function isIdempotencyInProgressError(error: unknown): error is IdempotencyInProgressError {
   return isStorageConcurrencyError(error) && error.name === "IdempotencyInProgressError";
+}
+
+/**
+ * Why an idempotency claim was given up: `"record-changed"`, its record changed since it was
+ * claimed (another caller took it over after it expired) or is gone; `"expiry-guard"`, no extension
+ * succeeded in time, so the claim may expire and go to another caller at any moment (the holder
+ * gives it up before it can, as a lock gives up its lease).
+ */
+export type IdempotencyClaimLossReason = "record-changed" | "expiry-guard";
+
+/**
+ * An idempotency claim is no longer this caller's: its record changed since it was claimed
+ * (another consumer took it over after it expired), or it was deleted (`reason` `"record-changed"`);
+ * or no extension succeeded before the claim could expire (`"expiry-guard"`). Thrown by
+ * {@link IdempotencyStore} `extend` and `complete`, and by `idempotent()`; nothing was written when
+ * it is thrown. `idempotent()` aborts `fn`'s signal with it.
+ */
+export class IdempotencyClaimLostError extends StorageConcurrencyError {
+  /** The idempotency key. */
+  readonly key: string;
+  /** Why the claim was given up. */
+  readonly reason: IdempotencyClaimLossReason;
+
+  constructor(
+    message: string,
+    options: {
+      key: string;
+      reason?: IdempotencyClaimLossReason | undefined;
+      statusCode?: number | undefined;
+      serviceCode?: string | undefined;
+      cause?: unknown;
+    },
+  ) {
+    super(message, {
+      code: "IdempotencyClaimLost",
+      statusCode: options.statusCode,
+      serviceCode: options.serviceCode,
+      cause: options.cause,
+    });
+    this.name = "IdempotencyClaimLostError";
+    this.key = options.key;
+    this.reason = options.reason ?? "record-changed";
+  }
+}
+
+/**
+ * True when `error` is an {@link IdempotencyClaimLostError}.
+ *
+ * @example
+ * ```ts
+ * import { MemoryIdempotencyStore, isIdempotencyClaimLostError, type IdempotencyClaim } from "azure-storage-concurrency";
+ *
+ * declare const store: MemoryIdempotencyStore;
+ * declare const claim: IdempotencyClaim; // from an earlier store.claim(…)
+ * try {
+ *   await store.complete(claim, { result: "ok" });
+ * } catch (error) {
+ *   if (isIdempotencyClaimLostError(error)) console.log("someone else took the key over; nothing was written");
+ *   else throw error;
+ * }
+ * ```
+ */
+export function isIdempotencyClaimLostError(error: unknown): error is IdempotencyClaimLostError {
+  return isStorageConcurrencyError(error) && error.name === "IdempotencyClaimLostError";
 }

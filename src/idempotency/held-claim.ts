@@ -16,13 +16,13 @@
  *   the store, so it lands only if nobody took the key over; a lost answer is recognised by the
  *   store (it reads the record back), and tried again only while the guard holds.
  */
-import { logger } from "../../internal/logger.js";
-import { uniform } from "../../internal/sleep.js";
-import { systemClock, type GuardClock, type GuardExpiry, type SentAt } from "../../lease/guard.js";
-import { ClaimGuard, claimGivenUp, safetyMarginInMs } from "../claim-guard.js";
-import type { HoldWindow, StoreCalls } from "../claims.js";
-import { isIdempotencyClaimLostError, type IdempotencyClaimLostError } from "../errors.js";
-import { describe } from "../settle.js";
+import { logger } from "../internal/logger.js";
+import { uniform } from "../internal/sleep.js";
+import { systemClock, type GuardClock, type GuardExpiry, type SentAt } from "../lease/guard.js";
+import { ClaimGuard, claimGivenUp, safetyMarginInMs } from "./claim-guard.js";
+import type { HoldWindow, StoreCalls } from "./store-calls.js";
+import { isIdempotencyClaimLostError, type IdempotencyClaimLostError } from "./errors.js";
+import { describeError } from "../internal/describe-error.js";
 import type { IdempotencyClaim } from "./store.js";
 
 export class HeldClaim<TEffect> {
@@ -125,7 +125,7 @@ export class HeldClaim<TEffect> {
         this.#schedule(retryInMs);
         warn(
           () =>
-            `could not extend the claim on '${this.#claim.key}' (${describe(error)}); ` +
+            `could not extend the claim on '${this.#claim.key}' (${describeError(error)}); ` +
             `trying again in ${Math.round(retryInMs)} ms, ${Math.round(this.#guard.timeLeftInMs())} ms before giving it up`,
         );
       },

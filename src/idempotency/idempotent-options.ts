@@ -3,7 +3,7 @@
  * RangeError naming the option, before any request), with their defaults.
  */
 import { randomUUID } from "node:crypto";
-import { checkNonEmptyString, checkOptionalFunction, optionalNumber } from "../../internal/validate.js";
+import { checkNonEmptyString, checkOptionalFunction, optionalNumber } from "../internal/validate.js";
 import { checkRetention } from "./purge.js";
 import type { IdempotencyStore } from "./store.js";
 

@@ -25,19 +25,19 @@
  * by an earlier try (the same mechanism as the consumer's, `claims.ts`).
  */
 import { randomUUID } from "node:crypto";
-import { logger } from "../../internal/logger.js";
-import { sleep } from "../../internal/sleep.js";
-import { checkNonEmptyString, checkOptionalSignal } from "../../internal/validate.js";
-import { checkedOnRead, sentNow, type SentAt } from "../../lease/guard.js";
-import { safetyMarginInMs } from "../claim-guard.js";
-import { StoreCalls, type HoldWindow } from "../claims.js";
-import { isIdempotencyClaimLostError } from "../errors.js";
+import { logger } from "../internal/logger.js";
+import { sleep } from "../internal/sleep.js";
+import { checkNonEmptyString, checkOptionalSignal } from "../internal/validate.js";
+import { checkedOnRead, sentNow, type SentAt } from "../lease/guard.js";
+import { safetyMarginInMs } from "./claim-guard.js";
+import { StoreCalls, type HoldWindow } from "./store-calls.js";
+import { isIdempotencyClaimLostError } from "./errors.js";
 import { IdempotencyInProgressError, IdempotencyPayloadMismatchError } from "./errors.js";
 import { HeldClaim } from "./held-claim.js";
 import { resolveIdempotentOptions, type IdempotentOptions } from "./idempotent-options.js";
 import { payloadHash } from "./payload-hash.js";
 import { serializeResult, type ClaimRequest, type IdempotencyClaim } from "./store.js";
-import { describeError } from "../../internal/describe-error.js";
+import { describeError } from "../internal/describe-error.js";
 
 /** What `fn` is given besides its input. */
 export interface IdempotentContext<TEffect = never> {
@@ -116,10 +116,8 @@ export function idempotent<I, R, TEffect = never>(
 ): IdempotentFunction<I, R> {
   if (typeof fn !== "function") throw new TypeError("`fn` must be an async function (input, context) => result.");
   const o = resolveIdempotentOptions(options);
-  const calls = new StoreCalls(o.store, o.requestTimeoutInMs, {
-    retentionInMs: o.retentionInMs,
-    rawResourceFailures: true,
-  });
+  // Not a consumer: a missing table or a refused credential is thrown as the SDK reported it.
+  const calls = new StoreCalls(o.store, o.requestTimeoutInMs, { retentionInMs: o.retentionInMs });
 
   return async (input: I, callOptions: IdempotentCallOptions = {}): Promise<R> => {
     if (typeof callOptions !== "object" || callOptions === null) throw new TypeError("`options` must be an object.");

@@ -4,8 +4,8 @@
  * functions, run synchronously together with the done mark, so they are atomic with it within
  * the process. Nothing survives the process.
  */
-import { checkOptionalFunction } from "../../internal/validate.js";
-import { IdempotencyClaimLostError } from "../errors.js";
+import { checkOptionalFunction } from "../internal/validate.js";
+import { IdempotencyClaimLostError } from "./errors.js";
 import { checkRetention, PurgeTally, resolvePurgeOptions } from "./purge.js";
 import {
   DEFAULT_RETENTION_IN_MS,

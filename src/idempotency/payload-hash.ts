@@ -5,7 +5,7 @@
  * absent. A payload that JSON cannot hold (a bigint, a cycle) is a TypeError, before any request.
  */
 import { createHash } from "node:crypto";
-import { describeError } from "../../internal/describe-error.js";
+import { describeError } from "../internal/describe-error.js";
 
 /** The payload's hash, as `sha256:<base64url>`. */
 export function payloadHash(payload: unknown): string {

@@ -4,7 +4,7 @@
  * records that have expired (they already count as absent to every claim), and each one only if
  * it has not changed since the purge read it.
  */
-import { checkNumber, checkOptionalSignal, optionalNumber } from "../../internal/validate.js";
+import { checkNumber, checkOptionalSignal, optionalNumber } from "../internal/validate.js";
 import type { PurgeOptions, PurgeResult } from "./store.js";
 
 /** The default client-side time limit of one request of a purge. */

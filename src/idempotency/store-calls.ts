@@ -1,18 +1,21 @@
 /**
- * The consumer's calls to its idempotency store: each under the client-side time limit, an
- * ambiguous failure (time limit, network failure, 5xx) tried again while the message is certainly
- * still this consumer's (the store recognises its own write applied by an earlier try, see
- * `IdempotencyStore`), and a missing table or a refused credential turned into a
- * {@link ConsumerResourceError} that ends the consumer instead of failing the message; except a 403
- * on the transaction that carries a message's effects, which fails that message only
- * ({@link EffectsRefusedError}).
+ * The calls a holder of idempotency claims makes to its store (the queue consumer, `idempotent()`):
+ * each under the client-side time limit, an ambiguous failure (time limit, network failure, 5xx)
+ * tried again while the work is certainly still the caller's (the store recognises its own write
+ * applied by an earlier try, see `IdempotencyStore`). A missing table or a refused credential is
+ * thrown as the caller asks ({@link StoreCallsOptions.resourceFailure}: the consumer ends with a
+ * `ConsumerResourceError` instead of failing the message), and so is a 403 on the transaction that
+ * carries a key's effects ({@link StoreCallsOptions.effectsRefused}: the consumer fails that message
+ * only, with an `EffectsRefusedError`).
  */
 import { serviceCodeOf, statusOf } from "../errors.js";
 import { withTimeLimit } from "../internal/time-limit.js";
-import { EffectsRefusedError, MessageOwnershipLostError } from "./errors.js";
-import { MAX_TRIES } from "./hold.js";
-import type { ClaimOutcome, ClaimRequest, IdempotencyClaim, IdempotencyStore } from "./idempotency/store.js";
-import { isAmbiguous, isResourceFailure, resourceError } from "./requests.js";
+import { classifyError } from "../retry/index.js";
+import { isResourceFailure } from "../retry/internal.js";
+import type { ClaimOutcome, ClaimRequest, IdempotencyClaim, IdempotencyStore } from "./store.js";
+
+/** How many times an ambiguous call is tried, at most (and only within the caller's window). */
+const MAX_TRIES = 3;
 
 /**
  * How long the work is certainly still the caller's (a message's {@link MessageHold}, or the
@@ -30,28 +33,35 @@ interface ClaimToComplete<TEffect> {
 }
 
 /** Options of {@link StoreCalls}. */
-interface StoreCallsOptions {
+export interface StoreCallsOptions {
   /** How long done records keep their keys (undefined: the store's default). */
   readonly retentionInMs?: number | undefined;
   /**
-   * Throw a missing table or a refused credential as the SDK reported it, instead of as a
-   * {@link ConsumerResourceError} (for callers that are not a consumer).
-   * @default false
+   * What a missing table or a refused credential is thrown as, given the operation ("claim
+   * idempotency key 'k'") and the failure. Without it, the failure is thrown as the SDK reported it.
    */
-  readonly rawResourceFailures?: boolean;
+  readonly resourceFailure?: ((operation: string, error: unknown) => Error) | undefined;
+  /**
+   * What a 403 refusing the transaction that carries a key's effects is thrown as (see
+   * {@link isEffectsRefusal}), given the key and the failure. Without it, that 403 is a resource
+   * failure like any other.
+   */
+  readonly effectsRefused?: ((key: string, error: unknown) => Error) | undefined;
 }
 
 export class StoreCalls<TEffect> {
   readonly store: IdempotencyStore<TEffect>;
   readonly #requestTimeoutInMs: number;
   readonly #retention: { readonly retentionInMs?: number };
-  readonly #rawResourceFailures: boolean;
+  readonly #resourceFailure: StoreCallsOptions["resourceFailure"];
+  readonly #effectsRefused: StoreCallsOptions["effectsRefused"];
 
   constructor(store: IdempotencyStore<TEffect>, requestTimeoutInMs: number, options: StoreCallsOptions = {}) {
     this.store = store;
     this.#requestTimeoutInMs = requestTimeoutInMs;
     this.#retention = options.retentionInMs === undefined ? {} : { retentionInMs: options.retentionInMs };
-    this.#rawResourceFailures = options.rawResourceFailures ?? false;
+    this.#resourceFailure = options.resourceFailure;
+    this.#effectsRefused = options.effectsRefused;
   }
 
   /** Checks the store (when it can be checked), for `start()`. */
@@ -92,7 +102,7 @@ export class StoreCalls<TEffect> {
 
   /**
    * Marks the claim done with its effects. A 403 refusing the transaction that carries effects is
-   * that message's failure ({@link EffectsRefusedError}), not the consumer's: see {@link isEffectsRefusal}.
+   * that key's failure ({@link StoreCallsOptions.effectsRefused}), not the caller's: see {@link isEffectsRefusal}.
    */
   complete(claim: IdempotencyClaim, result: unknown, effects: readonly TEffect[], hold: HoldWindow): Promise<void> {
     return this.#call(
@@ -100,7 +110,7 @@ export class StoreCalls<TEffect> {
       hold,
       (signal) => this.store.complete(claim, { result, effects, ...this.#retention, abortSignal: signal }),
       undefined,
-      effects.length > 0 && !this.#rawResourceFailures ? claim.key : undefined,
+      effects.length > 0 ? claim.key : undefined,
     );
   }
 
@@ -140,40 +150,26 @@ export class StoreCalls<TEffect> {
       try {
         return await withTimeLimit(operation, this.#requestTimeoutInMs, abortSignal, call);
       } catch (error) {
-        if (effectsOfKey !== undefined && isEffectsRefusal(error)) {
-          throw new EffectsRefusedError(effectsOfKey, {
-            statusCode: statusOf(error),
-            serviceCode: serviceCodeOf(error),
-            cause: error,
-          });
+        if (effectsOfKey !== undefined && this.#effectsRefused && isEffectsRefusal(error)) {
+          throw this.#effectsRefused(effectsOfKey, error);
         }
-        if (isResourceFailure(error)) {
-          if (this.#rawResourceFailures) throw error;
-          throw resourceError("idempotencyStore", this.store.resourceName ?? this.store.name, operation, error);
-        }
+        if (isResourceFailure(error)) throw this.#resourceFailure ? this.#resourceFailure(operation, error) : error;
         const again = hold !== undefined && tries < MAX_TRIES && hold.remainingInMs() > 0 && !abortSignal?.aborted;
-        if (!again || !isAmbiguous(error)) throw error;
+        // Ambiguous: the request may have been applied, and trying again may succeed.
+        if (!again || !classifyError(error).transient) throw error;
       }
     }
   }
 }
 
 /**
- * A 403 on the transaction that carries a message's effects, other than a credential refused
- * outright (AuthenticationFailed: a bad or expired key or SAS, which every request would meet).
- * The consumer's own rows were writable (its claim, or the start check, went through); what was
- * refused is this transaction, whose rows the handler chose: one message's failure, not a reason to
- * stop consuming the others. The store rethrows the transaction's own error only after reading the
- * row back (a refused read would be a resource failure, thrown as such).
+ * A 403 on the transaction that carries a key's effects, other than a credential refused outright
+ * (AuthenticationFailed: a bad or expired key or SAS, which every request would meet). The caller's
+ * own rows were writable (its claim, or the consumer's start check, went through); what was refused
+ * is this transaction, whose rows the handler chose: one message's failure, not a reason for a
+ * consumer to stop consuming the others. The store rethrows the transaction's own error only after
+ * reading the row back (a refused read would be a resource failure, thrown as such).
  */
 function isEffectsRefusal(error: unknown): boolean {
   return statusOf(error) === 403 && serviceCodeOf(error) !== "AuthenticationFailed";
-}
-
-/** The error that reports a lost idempotency claim. */
-export function claimLost(messageId: string, operation: string, cause: unknown): MessageOwnershipLostError {
-  return new MessageOwnershipLostError(
-    `Another consumer took over the idempotency claim of message '${messageId}'; its done mark and effects were not written.`,
-    { messageId, lost: "claim", operation, cause },
-  );
 }

@@ -34,7 +34,7 @@
  * Implementations: {@link TableIdempotencyStore} (Azure Table Storage, the inbox table) and
  * {@link MemoryIdempotencyStore} (one process; tests).
  */
-import { describeError } from "../../internal/describe-error.js";
+import { describeError } from "../internal/describe-error.js";
 
 /** What {@link IdempotencyStore.claim} is asked to claim. */
 export interface ClaimRequest {

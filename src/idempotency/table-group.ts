@@ -11,13 +11,13 @@
  * fails alone and the others commit. Since every done mark is conditioned, a transaction applied
  * late, or twice, cannot commit anything twice.
  */
-import { sdkTracing } from "../../observability/scope.js";
+import { sdkTracing } from "../observability/scope.js";
 import type { TableClient, TransactionAction } from "@azure/data-tables";
-import { logger } from "../../internal/logger.js";
-import { estimateActionBytes, tableUrlBytes, transactionBytes, TRANSACTION_LIMITS } from "../../tables/payload.js";
+import { logger } from "../internal/logger.js";
+import { estimateActionBytes, tableUrlBytes, transactionBytes, TRANSACTION_LIMITS } from "../tables/payload.js";
 import { checkEffects, doneMark } from "./table-rows.js";
 import { serializeResult, type CompleteEntry, type IdempotencyStoreCallOptions } from "./store.js";
-import { describeError } from "../../internal/describe-error.js";
+import { describeError } from "../internal/describe-error.js";
 
 /** One claim's part of a transaction: its effects, then its done mark. */
 interface Part {

@@ -19,12 +19,13 @@
  * the row is gone (404) or someone wrote it since (412), and both are the right answer.
  */
 import type { TableClient } from "@azure/data-tables";
-import { withTimeLimit } from "../../internal/time-limit.js";
-import { statusOf } from "../../errors.js";
-import { runPool } from "../../internal/pool.js";
-import { sleep } from "../../internal/sleep.js";
-import { keyFilter, queryEntities } from "../../tables/query.js";
-import { isAmbiguous, isResourceFailure } from "../requests.js";
+import { withTimeLimit } from "../internal/time-limit.js";
+import { statusOf } from "../errors.js";
+import { runPool } from "../internal/pool.js";
+import { sleep } from "../internal/sleep.js";
+import { keyFilter, queryEntities } from "../tables/query.js";
+import { classifyError } from "../retry/index.js";
+import { isResourceFailure } from "../retry/internal.js";
 import { PurgeTally, resolvePurgeOptions, type ResolvedPurgeOptions } from "./purge.js";
 import type { PurgeOptions, PurgeResult } from "./store.js";
 import { ROW_KEY_PREFIX_SEPARATOR } from "./table-rows.js";
@@ -106,11 +107,16 @@ async function deleteIfUnchanged(
         return;
       }
       if (isResourceFailure(error)) throw error;
-      if (o.abortSignal?.aborted || tries >= DELETE_TRIES || !isAmbiguous(error)) {
+      if (o.abortSignal?.aborted || tries >= DELETE_TRIES || !isTransient(error)) {
         tally.fail(error);
         return;
       }
     }
     await sleep(100 * tries, o.abortSignal).catch(() => undefined);
   }
+}
+
+/** The request may have been applied, and trying again may succeed: a network failure, a 5xx, a time limit. */
+function isTransient(error: unknown): boolean {
+  return classifyError(error).transient;
 }

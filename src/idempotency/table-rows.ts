@@ -22,17 +22,17 @@
  * check (`tableKeyProblem`) runs on the escaped key with its prefix, before any request.
  */
 import type { TableEntityResult, TransactionAction } from "@azure/data-tables";
-import { serviceCodeOf, statusOf } from "../../errors.js";
-import { TableKeyError, type TableKeyName } from "../../tables/errors.js";
-import { TRANSACTION_LIMITS } from "../../tables/payload.js";
+import { serviceCodeOf, statusOf } from "../errors.js";
+import { TableKeyError, type TableKeyName } from "../tables/errors.js";
+import { TRANSACTION_LIMITS } from "../tables/payload.js";
 import {
   checkActions,
   MAX_TABLE_KEY_LENGTH,
   tableKeyProblem,
   UNPAIRED_SURROGATE,
   type CheckedAction,
-} from "../../tables/validation.js";
-import { IdempotencyClaimLostError } from "../errors.js";
+} from "../tables/validation.js";
+import { IdempotencyClaimLostError } from "./errors.js";
 import type { ClaimRequest, IdempotencyClaim } from "./store.js";
 
 /** What every RowKey prefix of a Table store ends with; keys have it escaped (`%3A`). */

@@ -11,11 +11,11 @@
  * or 412) are recognised by reading the row back: a row that still carries this claim's owner,
  * message id and dequeue count was written by this claim, and nobody else.
  */
-import { sdkTracing } from "../../observability/scope.js";
+import { sdkTracing } from "../observability/scope.js";
 import type { TableClient, TransactionAction } from "@azure/data-tables";
-import { serviceCodeOf, statusOf } from "../../errors.js";
-import { checkNonEmptyString } from "../../internal/validate.js";
-import { tableKeyProblem } from "../../tables/validation.js";
+import { serviceCodeOf, statusOf } from "../errors.js";
+import { checkNonEmptyString } from "../internal/validate.js";
+import { tableKeyProblem } from "../tables/validation.js";
 import { checkRetention } from "./purge.js";
 import {
   DEFAULT_RETENTION_IN_MS,

@@ -9,8 +9,8 @@
  */
 import { sdkTracing } from "../observability/scope.js";
 import type { ShareClient, ShareFileClient } from "@azure/storage-file-share";
-import type { Leasable, LeasableRequestOptions } from "../lease/leasable.js";
-import { ownRequest } from "./own-request.js";
+import type { Leasable, LeasableRequestOptions } from "./leasable.js";
+import { ownRequest } from "../files/own-request.js";
 
 type ShareLeaseOwner = Pick<ShareClient | ShareFileClient, "getShareLeaseClient">;
 

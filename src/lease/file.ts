@@ -33,17 +33,22 @@
  */
 import { sdkTracing } from "../observability/scope.js";
 import type { ShareFileClient } from "@azure/storage-file-share";
-import { isLockTimeoutError } from "../lease/errors.js";
-import { INFINITE_LEASE_SECONDS, type Leasable, type LeasableRequestOptions } from "../lease/leasable.js";
-import { readProperties } from "../lease/lease-client.js";
-import { LeaseLock } from "../lease/lock.js";
-import type { LeaseLockOptions } from "../lease/options.js";
+import { isLockTimeoutError } from "./errors.js";
+import { INFINITE_LEASE_SECONDS, type Leasable, type LeasableRequestOptions } from "./leasable.js";
+import { readProperties } from "./lease-client.js";
+import { LeaseLock } from "./lock.js";
+import type { LeaseLockOptions } from "./options.js";
 import type { ErrorClassification } from "../retry/classify.js";
 import { checkNumber } from "../internal/validate.js";
-import { shareLeaseOperations } from "./lease-operations.js";
-import { ownRequest } from "./own-request.js";
-import { describeFile } from "./request.js";
-import { retryWhileSmbLocked, SMB_LOCK_DEADLINE_IN_MS, smbConflictError, type SmbRetryOptions } from "./smb-retry.js";
+import { shareLeaseOperations } from "./file-share-operations.js";
+import { ownRequest } from "../files/own-request.js";
+import { describeFile } from "../files/request.js";
+import {
+  retryWhileSmbLocked,
+  SMB_LOCK_DEADLINE_IN_MS,
+  smbConflictError,
+  type SmbRetryOptions,
+} from "../files/smb-retry.js";
 
 /** Options for {@link fileLeasable}. */
 export interface FileLeasableOptions {

@@ -12,6 +12,8 @@ export {
 } from "./leasable.js";
 export { blobLeasable, blobLock } from "./blob.js";
 export { containerLeasable, containerLock } from "./container.js";
+export { fileLeasable, fileLock, type FileLeasableOptions, type FileLockOptions } from "./file.js";
+export { shareLeasable, shareLock, type ShareLeasableOptions, type ShareLockOptions } from "./share.js";
 export {
   LeaseLock,
   describeHolder,

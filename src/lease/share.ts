@@ -31,20 +31,20 @@
 import { sdkTracing } from "../observability/scope.js";
 import type { ShareClient } from "@azure/storage-file-share";
 import { statusOf } from "../errors.js";
-import { LeaseLostError } from "../lease/errors.js";
+import { LeaseLostError } from "./errors.js";
 import {
   INFINITE_LEASE_SECONDS,
   toLeaseState,
   type Leasable,
   type LeasableRenewOptions,
   type LeasableRequestOptions,
-} from "../lease/leasable.js";
-import { readProperties } from "../lease/lease-client.js";
-import { LeaseLock } from "../lease/lock.js";
-import type { LeaseLockOptions } from "../lease/options.js";
+} from "./leasable.js";
+import { readProperties } from "./lease-client.js";
+import { LeaseLock } from "./lock.js";
+import type { LeaseLockOptions } from "./options.js";
 import { checkNumber } from "../internal/validate.js";
-import { shareLeaseOperations } from "./lease-operations.js";
-import { ownRequest } from "./own-request.js";
+import { shareLeaseOperations } from "./file-share-operations.js";
+import { ownRequest } from "../files/own-request.js";
 
 /** Options for {@link shareLeasable}. */
 export interface ShareLeasableOptions {

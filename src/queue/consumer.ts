@@ -30,8 +30,14 @@ import type { DequeuedMessageItem, QueueClient } from "@azure/storage-queue";
 import { withTimeLimit } from "../internal/time-limit.js";
 import { logger } from "../internal/logger.js";
 import { sleep } from "../internal/sleep.js";
-import { StoreCalls } from "./claims.js";
-import { ConsumerStoppedError, isConsumerResourceError, type ConsumerResourceError } from "./errors.js";
+import { StoreCalls } from "../idempotency/store-calls.js";
+import { serviceCodeOf, statusOf } from "../errors.js";
+import {
+  ConsumerStoppedError,
+  EffectsRefusedError,
+  isConsumerResourceError,
+  type ConsumerResourceError,
+} from "./errors.js";
 import { TypedEvents, type ListenerDisposable } from "./events.js";
 import { markNow, MessageHold } from "./hold.js";
 import { checkStopOptions, resolveOptions, type ResolvedOptions } from "./options.js";
@@ -137,9 +143,22 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
     this.#queue = queueClient;
     this.#settle = new MessageSettler(queueClient, this.#events, this.#o);
     const idempotency = this.#o.idempotency;
+    // A missing table or a refused credential ends the consumer (a ConsumerResourceError) instead of
+    // failing the message; a 403 on the transaction that carries a message's effects fails that
+    // message only (an EffectsRefusedError).
     this.#store =
       idempotency &&
-      new StoreCalls(idempotency.store, this.#o.requestTimeoutInMs, { retentionInMs: idempotency.retentionInMs });
+      new StoreCalls(idempotency.store, this.#o.requestTimeoutInMs, {
+        retentionInMs: idempotency.retentionInMs,
+        resourceFailure: (operation, error) =>
+          resourceError("idempotencyStore", idempotency.store.resourceName ?? idempotency.store.name, operation, error),
+        effectsRefused: (key, error) =>
+          new EffectsRefusedError(key, {
+            statusCode: statusOf(error),
+            serviceCode: serviceCodeOf(error),
+            cause: error,
+          }),
+      });
     const consumerHandler: ConsumerHandler<T, TEffect> = batchHandler
       ? { kind: "batch", handler: batchHandler }
       : { kind: "message", handler };

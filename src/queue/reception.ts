@@ -11,15 +11,16 @@ import { currentScope } from "../observability/scope.js";
 import { sleep } from "../internal/sleep.js";
 import type { AttemptSettler } from "./attempt.js";
 import { sentNow } from "../lease/guard.js";
-import { ClaimGuard, claimGivenUp } from "./claim-guard.js";
-import { claimLost, type StoreCalls } from "./claims.js";
+import { ClaimGuard, claimGivenUp } from "../idempotency/claim-guard.js";
+import type { StoreCalls } from "../idempotency/store-calls.js";
+import { claimLost } from "./requests.js";
 import {
   isConsumerResourceError,
-  isIdempotencyClaimLostError,
   isMessageDecodeError,
   MessageDecodeError,
   MessageOwnershipLostError,
 } from "./errors.js";
+import { isIdempotencyClaimLostError } from "../idempotency/index.js";
 import { VisibilityHeartbeat } from "./heartbeat.js";
 import { MessageHold, type TimeMark } from "./hold.js";
 import { isAmbiguous } from "./requests.js";

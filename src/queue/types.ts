@@ -4,7 +4,7 @@
 import type { QueueClient } from "@azure/storage-queue";
 import type { BackoffStrategy } from "../retry/backoff.js";
 import type { MessageCodec } from "./codecs.js";
-import type { IdempotencyStore, PurgeResult } from "./idempotency/store.js";
+import type { IdempotencyStore, PurgeResult } from "../idempotency/store.js";
 
 /** A received message, as the consumer's events report it (before or without decoding). */
 export interface ReceivedQueueMessage {

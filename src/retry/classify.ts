@@ -5,7 +5,14 @@
  * Retried: 408, 429, 500, 502, 503, 504 and network failures (reset, timeout, refused, …).
  * Never retried: any other 4xx, 501, 505, cancellations, and errors that are not storage errors.
  */
-import { isStorageConcurrencyError, isStorageRequestError, readRestError, StorageRequestError } from "../errors.js";
+import {
+  isStorageConcurrencyError,
+  isStorageRequestError,
+  readRestError,
+  serviceCodeOf,
+  statusOf,
+  StorageRequestError,
+} from "../errors.js";
 
 /** Why a storage call failed, as far as retrying is concerned. */
 export type FailureKind =
@@ -209,4 +216,16 @@ function verdict(
   retryAfterInMs?: number,
 ): ErrorClassification {
   return { transient, kind, statusCode, serviceCode, retryAfterInMs };
+}
+
+/**
+ * The queue or table is gone (404 QueueNotFound, TableNotFound), or the credential is refused (401,
+ * 403): no retry will fix it, and no message or key is at fault. The queue consumer ends on it
+ * (`ConsumerResourceError`); the idempotency store's callers throw it as they are told.
+ */
+export function isResourceFailure(error: unknown): boolean {
+  const status = statusOf(error);
+  if (status === 401 || status === 403) return true;
+  const code = serviceCodeOf(error);
+  return status === 404 && (code === "QueueNotFound" || code === "TableNotFound");
 }

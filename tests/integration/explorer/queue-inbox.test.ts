@@ -24,7 +24,7 @@ import {
   type IdempotencyClaim,
   type PurgeResult,
 } from "../../../src/index.js";
-import { StoreCalls } from "../../../src/queue/claims.js";
+import { StoreCalls } from "../../../src/idempotency/store-calls.js";
 import {
   createExplorer,
   describeError,

@@ -34,7 +34,7 @@ import {
   type ClaimRequest,
   type IdempotencyClaim,
 } from "../../../src/index.js";
-import { StoreCalls } from "../../../src/queue/claims.js";
+import { StoreCalls } from "../../../src/idempotency/store-calls.js";
 import { TypedEvents } from "../../../src/queue/events.js";
 import { markNow, MessageHold, type HoldOutcome, type TimeMark } from "../../../src/queue/hold.js";
 import { MessageSettler } from "../../../src/queue/settle.js";

@@ -24,11 +24,11 @@
 import type { ShareFileClient, ShareServiceClient } from "@azure/storage-file-share";
 import {
   fileCodecs,
-  fileLock,
   readFileContent,
   updateFileUnderLease,
   writeFileLastWriterWins,
 } from "azure-storage-concurrency/files";
+import { fileLock } from "azure-storage-concurrency/lease";
 import { classifyError, SDK_SINGLE_ATTEMPT } from "azure-storage-concurrency/retry";
 import { numberFlag } from "../../internal/args.js";
 import { importSdk } from "../../internal/sdk.js";

@@ -22,7 +22,7 @@ import type { TableClient, TransactionAction } from "@azure/data-tables";
 import { numberFlag } from "../../internal/args.js";
 import { forEachConcurrently } from "../../internal/pool.js";
 import { importSdk } from "../../internal/sdk.js";
-import { TableIdempotencyStore } from "azure-storage-concurrency/queue";
+import { TableIdempotencyStore } from "azure-storage-concurrency/idempotency";
 import { median, round, type BenchScenario } from "../harness.js";
 
 /** One row in this many of the fill has expired: what `purge()` deletes. */

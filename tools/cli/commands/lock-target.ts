@@ -61,10 +61,10 @@ export async function openLockTarget(target: LockTarget, storage: LockStorage): 
   if (target.kind === "file" || target.kind === "share") {
     const share = (await storage.shareService()).getShareClient(target.shareName);
     if (target.kind === "share") {
-      const { shareLeasable } = await import("azure-storage-concurrency/files");
+      const { shareLeasable } = await import("azure-storage-concurrency/lease");
       return shareLeasable(share);
     }
-    const { fileLeasable } = await import("azure-storage-concurrency/files");
+    const { fileLeasable } = await import("azure-storage-concurrency/lease");
     const directory = target.directory ? share.getDirectoryClient(target.directory) : share.rootDirectoryClient;
     return fileLeasable(directory.getFileClient(target.fileName));
   }
