@@ -70,9 +70,9 @@ declare const queueClient: import("@azure/storage-queue").QueueClient;
 declare const shareClient: import("@azure/storage-file-share").ShareClient;
 declare const fileClient: import("@azure/storage-file-share").ShareFileClient;
 /** A lock made with blobLock, containerLock, fileLock, shareLock or new LeaseLock. */
-declare const lock: import("azure-storage-concurrency").LeaseLock;
+declare const lock: import("azure-storage-concurrency/lease").LeaseLock;
 /** A lock's handle while it is held. */
-declare const handle: import("azure-storage-concurrency").LockHandle;
+declare const handle: import("azure-storage-concurrency/lease").LockHandle;
 `;
 
 const NO_CHECK = /^\s*\/\/\s*@noCheck\b/;

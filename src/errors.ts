@@ -63,7 +63,8 @@ export class StorageConcurrencyError extends Error {
  *
  * @example
  * ```ts
- * import { blobLock, isStorageConcurrencyError } from "azure-storage-concurrency";
+ * import { blobLock } from "azure-storage-concurrency/lease";
+ * import { isStorageConcurrencyError } from "azure-storage-concurrency";
  *
  * await blobLock(container, "nightly").withLock(async () => console.log("working")).catch((error: unknown) => {
  *   if (isStorageConcurrencyError(error)) console.error(`${error.code}: ${error.message}`);
@@ -91,7 +92,8 @@ function hasBrand(error: object, brand: symbol): boolean {
  *
  * @example
  * ```ts
- * import { retry, isStorageRequestError } from "azure-storage-concurrency";
+ * import { retry } from "azure-storage-concurrency/retry";
+ * import { isStorageRequestError } from "azure-storage-concurrency";
  *
  * try {
  *   await retry(({ abortSignal }) => container.create({ abortSignal }), { operationName: "create container 'reports'" });
@@ -134,7 +136,8 @@ export class StorageRequestError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { retry, isStorageRequestError } from "azure-storage-concurrency";
+ * import { retry } from "azure-storage-concurrency/retry";
+ * import { isStorageRequestError } from "azure-storage-concurrency";
  *
  * await retry(({ abortSignal }) => blob.getProperties({ abortSignal })).catch((error: unknown) => {
  *   if (isStorageRequestError(error) && error.statusCode === 404) return undefined; // no such blob
@@ -180,7 +183,7 @@ interface RestErrorLike {
  *
  * @example
  * ```ts
- * import { readRestError } from "azure-storage-concurrency";
+ * import { readRestError } from "azure-storage-concurrency/errors";
  *
  * try {
  *   await table.createEntity({ partitionKey: "p", rowKey: "r" });
@@ -225,7 +228,7 @@ function readRestErrorObject(e: RestErrorLike): RestErrorInfo | undefined {
  *
  * @example
  * ```ts
- * import { statusOf } from "azure-storage-concurrency";
+ * import { statusOf } from "azure-storage-concurrency/errors";
  *
  * const properties = await blob.getProperties().catch((error: unknown) => {
  *   if (statusOf(error) === 404) return undefined;
@@ -243,7 +246,7 @@ export function statusOf(error: unknown): number | undefined {
  *
  * @example
  * ```ts
- * import { serviceCodeOf } from "azure-storage-concurrency";
+ * import { serviceCodeOf } from "azure-storage-concurrency/errors";
  *
  * await table.createEntity({ partitionKey: "p", rowKey: "r" }).catch((error: unknown) => {
  *   if (serviceCodeOf(error) !== "EntityAlreadyExists") throw error;
@@ -287,7 +290,7 @@ export const NETWORK_CODES: ReadonlySet<string> = new Set([
  *
  * @example
  * ```ts
- * import { redactSecrets } from "azure-storage-concurrency";
+ * import { redactSecrets } from "azure-storage-concurrency/errors";
  *
  * redactSecrets("https://acct.blob.core.windows.net/c/b?sv=2024-05-04&sig=abc%2Fdef");
  * // "https://acct.blob.core.windows.net/c/b?sv=2024-05-04&sig=<redacted>"

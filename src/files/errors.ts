@@ -45,7 +45,7 @@ export class SmbConflictError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { readFileContent, isSmbConflictError } from "azure-storage-concurrency";
+ * import { readFileContent, isSmbConflictError } from "azure-storage-concurrency/files";
  *
  * const file = await readFileContent(fileClient).catch((error: unknown) => {
  *   if (isSmbConflictError(error)) console.log(`${error.serviceCode} after ${error.attempts} tries over ${error.waitedInMs} ms`);
@@ -94,7 +94,7 @@ export class FileLeaseConflictError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { writeFileLastWriterWins, isFileLeaseConflictError } from "azure-storage-concurrency";
+ * import { writeFileLastWriterWins, isFileLeaseConflictError } from "azure-storage-concurrency/files";
  *
  * await writeFileLastWriterWins(fileClient, "fresh cache").catch((error: unknown) => {
  *   // FileLeasedByAnother: someone holds a lease on it, and last writer wins does not override a lock.
@@ -132,7 +132,7 @@ export class FileWriteNotConfirmedError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { readFileContent, writeFileUnderLease, isFileWriteNotConfirmedError } from "azure-storage-concurrency";
+ * import { readFileContent, writeFileUnderLease, isFileWriteNotConfirmedError } from "azure-storage-concurrency/files";
  *
  * try {
  *   await writeFileUnderLease(fileClient, handle, "new content");
@@ -165,7 +165,7 @@ export class FileContentError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { fileCodecs, updateFileUnderLease, isFileContentError } from "azure-storage-concurrency";
+ * import { fileCodecs, updateFileUnderLease, isFileContentError } from "azure-storage-concurrency/files";
  *
  * await updateFileUnderLease(fileClient, handle, (settings) => ({ ...settings, retries: 5 }), {
  *   codec: fileCodecs.json<{ retries: number }>(),

@@ -92,7 +92,8 @@ export interface FileWriteResult {
  *
  * @example
  * ```ts
- * import { fileLock, writeFileUnderLease } from "azure-storage-concurrency";
+ * import { fileLock } from "azure-storage-concurrency/lease";
+ * import { writeFileUnderLease } from "azure-storage-concurrency/files";
  *
  * await using handle = await fileLock(fileClient).acquire(); // file leases are infinite: released at scope end
  * await writeFileUnderLease(fileClient, handle, JSON.stringify({ state: "done" }));
@@ -115,7 +116,7 @@ export async function writeFileUnderLease(
  *
  * @example
  * ```ts
- * import { writeFileLastWriterWins } from "azure-storage-concurrency";
+ * import { writeFileLastWriterWins } from "azure-storage-concurrency/files";
  *
  * declare function renderDashboard(): string; // your own rendering
  *

@@ -32,7 +32,7 @@ export class IdempotencyPayloadMismatchError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { idempotent, isIdempotencyPayloadMismatchError, MemoryIdempotencyStore } from "azure-storage-concurrency";
+ * import { idempotent, isIdempotencyPayloadMismatchError, MemoryIdempotencyStore } from "azure-storage-concurrency/idempotency";
  *
  * const charge = idempotent(async (order: { id: string; amount: number }) => ({ charged: order.amount }), {
  *   store: new MemoryIdempotencyStore(),
@@ -81,7 +81,7 @@ export class IdempotencyInProgressError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { idempotent, isIdempotencyInProgressError, TableIdempotencyStore } from "azure-storage-concurrency";
+ * import { idempotent, isIdempotencyInProgressError, TableIdempotencyStore } from "azure-storage-concurrency/idempotency";
  *
  * declare function createInvoice(request: { requestId: string }): Promise<{ invoiceId: string }>;
  * const handle = idempotent(createInvoice, { store: new TableIdempotencyStore(tableClient), key: (r) => r.requestId });
@@ -145,7 +145,7 @@ export class IdempotencyClaimLostError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { MemoryIdempotencyStore, isIdempotencyClaimLostError, type IdempotencyClaim } from "azure-storage-concurrency";
+ * import { MemoryIdempotencyStore, isIdempotencyClaimLostError, type IdempotencyClaim } from "azure-storage-concurrency/idempotency";
  *
  * declare const store: MemoryIdempotencyStore;
  * declare const claim: IdempotencyClaim; // from an earlier store.claim(…)

@@ -90,7 +90,7 @@ const REFUSED_RESULT = "__azureStorageConcurrencyRefusedResult";
  * @example
  * ```ts
  * import { TableClient, type TransactionAction } from "@azure/data-tables";
- * import { idempotent, TableIdempotencyStore } from "azure-storage-concurrency";
+ * import { idempotent, TableIdempotencyStore } from "azure-storage-concurrency/idempotency";
  *
  * interface ChargeRequest { idempotencyKey: string; customerId: string; amount: number }
  * declare function chargeCard(request: ChargeRequest, signal: AbortSignal): Promise<{ chargeId: string }>;

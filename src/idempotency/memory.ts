@@ -78,7 +78,7 @@ export interface MemoryIdempotencyRecord {
  *
  * @example
  * ```ts
- * import { MemoryIdempotencyStore } from "azure-storage-concurrency";
+ * import { MemoryIdempotencyStore } from "azure-storage-concurrency/idempotency";
  *
  * const store = new MemoryIdempotencyStore();
  * const outcome = await store.claim({ key: "order-1", owner: "me", messageId: "m1", dequeueCount: 1, ttlInMs: 30_000 });

@@ -33,7 +33,7 @@ interface ClaimToComplete<TEffect> {
 }
 
 /** Options of {@link StoreCalls}. */
-export interface StoreCallsOptions {
+interface StoreCallsOptions {
   /** How long done records keep their keys (undefined: the store's default). */
   readonly retentionInMs?: number | undefined;
   /**

@@ -82,7 +82,7 @@ const CLAIM_ATTEMPTS = 5;
  * @example
  * ```ts
  * import { TableClient } from "@azure/data-tables";
- * import { TableIdempotencyStore } from "azure-storage-concurrency";
+ * import { TableIdempotencyStore } from "azure-storage-concurrency/idempotency";
  *
  * const inbox = TableClient.fromConnectionString(process.env.AZURE_STORAGE_CONNECTION_STRING!, "inbox");
  * await inbox.createTable();
@@ -317,7 +317,7 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
    *
    * @example
    * ```ts
-   * import { TableIdempotencyStore } from "azure-storage-concurrency";
+   * import { TableIdempotencyStore } from "azure-storage-concurrency/idempotency";
    *
    * const store = new TableIdempotencyStore(tableClient, { retentionInMs: 24 * 3_600_000 }); // keep done keys a day
    * const { deleted, changed, failed } = await store.purge({ abortSignal: AbortSignal.timeout(60_000) });

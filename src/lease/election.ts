@@ -74,7 +74,7 @@ export interface LeaderElection extends AsyncDisposable {
  * @example
  * ```ts
  * import { BlobServiceClient } from "@azure/storage-blob";
- * import { blobLeasable, startLeaderElection } from "azure-storage-concurrency";
+ * import { blobLeasable, startLeaderElection } from "azure-storage-concurrency/lease";
  *
  * const container = BlobServiceClient.fromConnectionString(process.env.AZURE_STORAGE_CONNECTION_STRING!)
  *   .getContainerClient("locks");

@@ -22,7 +22,7 @@ export type LeaseLossReason =
  *
  * @example
  * ```ts
- * import { isLeaseLostError } from "azure-storage-concurrency";
+ * import { isLeaseLostError } from "azure-storage-concurrency/lease";
  *
  * handle.abortSignal.addEventListener("abort", () => {
  *   if (isLeaseLostError(handle.abortSignal.reason)) console.warn(`lost: ${handle.abortSignal.reason.reason}`);
@@ -58,7 +58,7 @@ export function isLeaseLostError(error: unknown): error is LeaseLostError {
  *
  * @example
  * ```ts
- * import { isLockTimeoutError } from "azure-storage-concurrency";
+ * import { isLockTimeoutError } from "azure-storage-concurrency/lease";
  *
  * try {
  *   await lock.acquire({ timeoutInMs: 5_000 });
@@ -102,7 +102,7 @@ export function isLockTimeoutError(error: unknown): error is LockTimeoutError {
  *
  * @example
  * ```ts
- * import { isLeaseTargetNotFoundError } from "azure-storage-concurrency";
+ * import { isLeaseTargetNotFoundError } from "azure-storage-concurrency/lease";
  *
  * const handle = await lock.tryAcquire().catch((error: unknown) => {
  *   if (isLeaseTargetNotFoundError(error)) console.error("create the container first");
@@ -128,7 +128,7 @@ export function isLeaseTargetNotFoundError(error: unknown): error is LeaseTarget
  *
  * @example
  * ```ts
- * import { isLockNotHeldError, type GuardedTable } from "azure-storage-concurrency";
+ * import { isLockNotHeldError, type GuardedTable } from "azure-storage-concurrency/lease";
  *
  * declare const guarded: GuardedTable; // from tableLock(…).acquire()
  * await guarded.updateEntity({ partitionKey: "orders", rowKey: "42", status: "shipped" }).catch((error: unknown) => {
@@ -159,7 +159,7 @@ export function isLockNotHeldError(error: unknown): error is LockNotHeldError {
  *
  * @example
  * ```ts
- * import { isFencedWriteRejectedError, type GuardedTable } from "azure-storage-concurrency";
+ * import { isFencedWriteRejectedError, type GuardedTable } from "azure-storage-concurrency/lease";
  *
  * declare const guarded: GuardedTable; // from tableLock(…).acquire()
  * await guarded.updateEntity({ partitionKey: "orders", rowKey: "42", status: "shipped" }).catch((error: unknown) => {
@@ -205,7 +205,7 @@ export function isFencedWriteRejectedError(error: unknown): error is FencedWrite
  *
  * @example
  * ```ts
- * import { isFencedWriteOutcomeUnknownError, type GuardedTable } from "azure-storage-concurrency";
+ * import { isFencedWriteOutcomeUnknownError, type GuardedTable } from "azure-storage-concurrency/lease";
  *
  * declare const guarded: GuardedTable; // from tableLock(…).acquire()
  * await guarded.upsertEntity({ partitionKey: "orders", rowKey: "42", status: "shipped" }).catch((error: unknown) => {

@@ -78,7 +78,7 @@ export interface FileLockOptions extends LeaseLockOptions, FileLeasableOptions {
  * @example
  * ```ts
  * import { ShareServiceClient } from "@azure/storage-file-share";
- * import { fileLeasable, LeaseLock } from "azure-storage-concurrency";
+ * import { fileLeasable, LeaseLock } from "azure-storage-concurrency/lease";
  *
  * const file = ShareServiceClient.fromConnectionString(process.env.AZURE_STORAGE_CONNECTION_STRING!)
  *   .getShareClient("config")
@@ -202,7 +202,8 @@ async function waitOutSmbClients<T>(
  * @example
  * ```ts
  * import { ShareServiceClient } from "@azure/storage-file-share";
- * import { fileCodecs, fileLock, updateFileUnderLease } from "azure-storage-concurrency";
+ * import { fileCodecs, updateFileUnderLease } from "azure-storage-concurrency/files";
+ * import { fileLock } from "azure-storage-concurrency/lease";
  *
  * const file = ShareServiceClient.fromConnectionString(process.env.AZURE_STORAGE_CONNECTION_STRING!)
  *   .getShareClient("config")

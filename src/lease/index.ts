@@ -7,8 +7,6 @@ export {
   type LeaseState,
   type LeaseDurationType,
   INFINITE_LEASE_SECONDS,
-  toLeaseState,
-  toLeaseDurationType,
 } from "./leasable.js";
 export { blobLeasable, blobLock } from "./blob.js";
 export { containerLeasable, containerLock } from "./container.js";

@@ -66,7 +66,7 @@ export interface ShareLockOptions extends LeaseLockOptions, ShareLeasableOptions
  * @example
  * ```ts
  * import { ShareServiceClient } from "@azure/storage-file-share";
- * import { LeaseLock, shareLeasable } from "azure-storage-concurrency";
+ * import { LeaseLock, shareLeasable } from "azure-storage-concurrency/lease";
  *
  * const share = ShareServiceClient.fromConnectionString(process.env.AZURE_STORAGE_CONNECTION_STRING!)
  *   .getShareClient("reports-2024");
@@ -179,7 +179,7 @@ function isSdkShareRenewDefect(error: unknown): boolean {
  * @example
  * ```ts
  * import { ShareServiceClient } from "@azure/storage-file-share";
- * import { shareLock } from "azure-storage-concurrency";
+ * import { shareLock } from "azure-storage-concurrency/lease";
  *
  * const share = ShareServiceClient.fromConnectionString(process.env.AZURE_STORAGE_CONNECTION_STRING!)
  *   .getShareClient("reports-2024");

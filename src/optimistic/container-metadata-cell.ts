@@ -78,7 +78,7 @@ const HEADER_SAFE_VALUE = /^[\x20-\x7e]*$/;
  *
  * @example
  * ```ts
- * import { containerMetadataCell, optimisticUpdate } from "azure-storage-concurrency";
+ * import { containerMetadataCell, optimisticUpdate } from "azure-storage-concurrency/optimistic";
  *
  * const settings = containerMetadataCell(blobServiceClient.getContainerClient("tenant-42"));
  * await optimisticUpdate(settings, (current) => ({ ...current, plan: "premium" }));

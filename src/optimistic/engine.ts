@@ -47,7 +47,7 @@ const RECOVERY_TIMEOUT_IN_MS = 30_000;
  * @example
  * ```ts
  * import { BlobServiceClient } from "@azure/storage-blob";
- * import { blobJsonCell, optimisticUpdate, SKIP_WRITE } from "azure-storage-concurrency";
+ * import { blobJsonCell, optimisticUpdate, SKIP_WRITE } from "azure-storage-concurrency/optimistic";
  *
  * const blobs = BlobServiceClient.fromConnectionString(process.env.AZURE_STORAGE_CONNECTION_STRING!);
  * const page = blobJsonCell<{ title: string; body: string; revision: number }>(
@@ -122,7 +122,7 @@ export type ReadCellResult<T> =
  *
  * @example
  * ```ts
- * import { blobJsonCell, readCell } from "azure-storage-concurrency";
+ * import { blobJsonCell, readCell } from "azure-storage-concurrency/optimistic";
  *
  * const page = blobJsonCell<{ body: string }>(container.getBlockBlobClient("wiki/home.json"));
  * const first = await readCell(page);
@@ -172,7 +172,7 @@ export interface WriteIfMatchOptions {
  *
  * @example
  * ```ts
- * import { blobJsonCell, readCell, writeIfMatch } from "azure-storage-concurrency";
+ * import { blobJsonCell, readCell, writeIfMatch } from "azure-storage-concurrency/optimistic";
  *
  * const page = blobJsonCell<{ body: string }>(container.getBlockBlobClient("wiki/home.json"));
  * const shown = await readCell(page); // rendered in the editor together with shown.etag
@@ -229,7 +229,7 @@ export interface WriteLastWriterWinsOptions {
  *
  * @example
  * ```ts
- * import { blobJsonCell, writeLastWriterWins } from "azure-storage-concurrency";
+ * import { blobJsonCell, writeLastWriterWins } from "azure-storage-concurrency/optimistic";
  *
  * // The nightly job owns this document: nobody else writes it, so no ETag check is needed.
  * const report = blobJsonCell(container.getBlockBlobClient("reports/latest.json"));

@@ -35,7 +35,7 @@ export class OptimisticConflictError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { blobJsonCell, isOptimisticConflictError, optimisticUpdate } from "azure-storage-concurrency";
+ * import { blobJsonCell, isOptimisticConflictError, optimisticUpdate } from "azure-storage-concurrency/optimistic";
  *
  * const counter = blobJsonCell<number>(container.getBlockBlobClient("counters/visits.json"));
  * try {
@@ -83,7 +83,7 @@ export class OptimisticOutcomeUnknownError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { isOptimisticOutcomeUnknownError, optimisticUpdate, readCell, tableEntityCell } from "azure-storage-concurrency";
+ * import { isOptimisticOutcomeUnknownError, optimisticUpdate, readCell, tableEntityCell } from "azure-storage-concurrency/optimistic";
  *
  * const order = tableEntityCell<{ status: string; total: number }>(table, "orders", "1001");
  * try {
@@ -123,7 +123,7 @@ export class CellContentError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { blobJsonCell, isCellContentError, optimisticUpdate } from "azure-storage-concurrency";
+ * import { blobJsonCell, isCellContentError, optimisticUpdate } from "azure-storage-concurrency/optimistic";
  *
  * const settings = blobJsonCell<{ theme?: string }>(container.getBlockBlobClient("settings/app.json"));
  * await optimisticUpdate(settings, (s) => ({ ...s, theme: "dark" })).catch((error: unknown) => {
@@ -164,7 +164,7 @@ export class TableEntityTooLargeError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { isTableEntityTooLargeError, optimisticUpdate, tableEntityCell } from "azure-storage-concurrency";
+ * import { isTableEntityTooLargeError, optimisticUpdate, tableEntityCell } from "azure-storage-concurrency/optimistic";
  *
  * declare const longText: string;
  * const entity = tableEntityCell<{ notes?: string }>(table, "customers", "42");

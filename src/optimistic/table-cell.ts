@@ -42,7 +42,7 @@ const LOG_RESERVE_IN_BYTES = 8 + OPTIMISTIC_LOG_KEY.length * 2 + MAX_LOG_LENGTH 
  * @example
  * ```ts
  * import { TableClient } from "@azure/data-tables";
- * import { optimisticUpdate, tableEntityCell } from "azure-storage-concurrency";
+ * import { optimisticUpdate, tableEntityCell } from "azure-storage-concurrency/optimistic";
  *
  * const customers = TableClient.fromConnectionString(process.env.AZURE_STORAGE_CONNECTION_STRING!, "customers");
  * const customer = tableEntityCell<{ email: string }>(customers, "contoso", "42");

@@ -9,7 +9,7 @@ import type { BackoffStrategy } from "../retry/backoff.js";
  *
  * @example
  * ```ts
- * import { blobJsonCell, optimisticUpdate, SKIP_WRITE } from "azure-storage-concurrency";
+ * import { blobJsonCell, optimisticUpdate, SKIP_WRITE } from "azure-storage-concurrency/optimistic";
  *
  * declare const email: string;
  * const profile = blobJsonCell<{ email: string; displayName?: string }>(container.getBlockBlobClient("profiles/42.json"));

@@ -67,7 +67,8 @@ import { describeError } from "../internal/describe-error.js";
  * ```ts
  * import { QueueClient } from "@azure/storage-queue";
  * import { TableClient } from "@azure/data-tables";
- * import { QueueConsumer, TableIdempotencyStore, jsonCodec } from "azure-storage-concurrency";
+ * import { QueueConsumer, jsonCodec } from "azure-storage-concurrency/queue";
+ * import { TableIdempotencyStore } from "azure-storage-concurrency/idempotency";
  *
  * const cs = process.env.AZURE_STORAGE_CONNECTION_STRING!;
  * const orders = new QueueClient(cs, "orders");
@@ -207,7 +208,8 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
    * @example
    * ```ts
    * import { TableClient, type TransactionAction } from "@azure/data-tables";
-   * import { QueueConsumer, TableIdempotencyStore, jsonCodec } from "azure-storage-concurrency";
+   * import { QueueConsumer, jsonCodec } from "azure-storage-concurrency/queue";
+   * import { TableIdempotencyStore } from "azure-storage-concurrency/idempotency";
    *
    * interface Reading { deviceId: string; readingId: string; celsius: number }
    * declare function isPlausible(reading: Reading): boolean;

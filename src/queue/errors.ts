@@ -28,7 +28,7 @@ export class MessageDecodeError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { isMessageDecodeError, jsonCodec } from "azure-storage-concurrency";
+ * import { isMessageDecodeError, jsonCodec } from "azure-storage-concurrency/queue";
  *
  * try {
  *   jsonCodec().decode("{ not json");
@@ -85,7 +85,7 @@ export class MessageOwnershipLostError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { QueueConsumer, isMessageOwnershipLostError } from "azure-storage-concurrency";
+ * import { QueueConsumer, isMessageOwnershipLostError } from "azure-storage-concurrency/queue";
  *
  * const consumer = new QueueConsumer(queueClient, async (body) => console.log(body));
  * consumer.on("ownershipLost", ({ message, error }) => {
@@ -110,7 +110,7 @@ export class ConsumerStoppedError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { QueueConsumer, isConsumerStoppedError } from "azure-storage-concurrency";
+ * import { QueueConsumer, isConsumerStoppedError } from "azure-storage-concurrency/queue";
  *
  * const consumer = new QueueConsumer(queueClient, async (body) => console.log(body));
  * consumer.on("failed", ({ error }) => {
@@ -151,7 +151,7 @@ export class HandlerTimeoutError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { QueueConsumer, isHandlerTimeoutError } from "azure-storage-concurrency";
+ * import { QueueConsumer, isHandlerTimeoutError } from "azure-storage-concurrency/queue";
  *
  * const consumer = new QueueConsumer(
  *   queueClient,
@@ -217,7 +217,7 @@ export class ConsumerResourceError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { QueueConsumer, isConsumerResourceError } from "azure-storage-concurrency";
+ * import { QueueConsumer, isConsumerResourceError } from "azure-storage-concurrency/queue";
  *
  * const consumer = new QueueConsumer(queueClient, async (body) => console.log(body));
  * try {
@@ -281,7 +281,7 @@ export class EffectsRefusedError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { QueueConsumer, isEffectsRefusedError } from "azure-storage-concurrency";
+ * import { QueueConsumer, isEffectsRefusedError } from "azure-storage-concurrency/queue";
  *
  * const consumer = new QueueConsumer(queueClient, async () => undefined);
  * consumer.on("failed", ({ message, error }) => {

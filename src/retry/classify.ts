@@ -66,7 +66,7 @@ export const TRANSIENT_STATUS_CODES: ReadonlySet<number> = new Set([408, 429, 50
  *
  * @example
  * ```ts
- * import { classifyError } from "azure-storage-concurrency";
+ * import { classifyError } from "azure-storage-concurrency/retry";
  *
  * const body = JSON.stringify({ generatedAt: new Date() });
  * try {
@@ -102,7 +102,7 @@ export function classifyError(error: unknown): ErrorClassification {
  *
  * @example
  * ```ts
- * import { isTransientError } from "azure-storage-concurrency";
+ * import { isTransientError } from "azure-storage-concurrency/retry";
  *
  * const saved = await table.upsertEntity({ partitionKey: "p", rowKey: "r", n: 1 }).catch((error: unknown) => {
  *   if (isTransientError(error)) return undefined; // 503, timeout, reset …: try again on the next run
@@ -139,7 +139,7 @@ export function mayHaveBeenApplied(error: unknown): boolean {
  *
  * @example
  * ```ts
- * import { wrapStorageError } from "azure-storage-concurrency";
+ * import { wrapStorageError } from "azure-storage-concurrency/retry";
  *
  * try {
  *   await container.create();

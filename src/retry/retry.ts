@@ -96,7 +96,7 @@ export interface RetryPolicy {
  *
  * @example
  * ```ts
- * import { retryPolicy, exponentialBackoff } from "azure-storage-concurrency";
+ * import { retryPolicy, exponentialBackoff } from "azure-storage-concurrency/retry";
  *
  * const policy = retryPolicy({ backoff: exponentialBackoff(), maxRetries: 5 });
  * const props = await policy.execute(({ abortSignal }) => blob.getProperties({ abortSignal }));
@@ -129,7 +129,7 @@ export function retryPolicy(options: RetryOptions = {}): RetryPolicy {
  *
  * @example
  * ```ts
- * import { retry, SDK_SINGLE_ATTEMPT } from "azure-storage-concurrency";
+ * import { retry, SDK_SINGLE_ATTEMPT } from "azure-storage-concurrency/retry";
  * import { BlobServiceClient } from "@azure/storage-blob";
  *
  * // The SDK makes one attempt per call; retry() is the one place that retries.

@@ -64,7 +64,7 @@ export interface WriteAtomicResult {
  *
  * @example
  * ```ts
- * import { writeAtomic } from "azure-storage-concurrency";
+ * import { writeAtomic } from "azure-storage-concurrency/tables";
  *
  * // A transfer: both legs and the record share the transaction id as PartitionKey (the document's
  * // bank example), so they commit together or not at all.

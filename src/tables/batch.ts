@@ -112,7 +112,7 @@ function notSent(plan: PlannedTransaction, reason: TransactionOutcome["reason"])
  * @example
  * ```ts
  * import { TableClient } from "@azure/data-tables";
- * import { writeBatch } from "azure-storage-concurrency";
+ * import { writeBatch } from "azure-storage-concurrency/tables";
  *
  * declare const readings: { deviceId: string; id: string; celsius: number }[]; // your data
  *

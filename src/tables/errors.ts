@@ -61,7 +61,7 @@ export class TableKeyError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { writeBatch, isTableKeyError } from "azure-storage-concurrency";
+ * import { writeBatch, isTableKeyError } from "azure-storage-concurrency/tables";
  *
  * try {
  *   await writeBatch(table, [["upsert", { partitionKey: "eu/west", rowKey: "1" }]]); // "/" is not allowed in keys
@@ -118,7 +118,7 @@ export class TableActionError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { writeBatch, isTableActionError } from "azure-storage-concurrency";
+ * import { writeBatch, isTableActionError } from "azure-storage-concurrency/tables";
  *
  * const error = await writeBatch(table, [["upsert", { partitionKey: "p", rowKey: "r", tags: ["a"] }]]).catch((e) => e);
  * if (isTableActionError(error)) console.log(error.rule, error.property); // "unsupported-value" "tags"
@@ -176,7 +176,7 @@ export class TransactionRefusedError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { writeAtomic, isTransactionRefusedError } from "azure-storage-concurrency";
+ * import { writeAtomic, isTransactionRefusedError } from "azure-storage-concurrency/tables";
  *
  * const error = await writeAtomic(table, [
  *   ["upsert", { partitionKey: "alice", rowKey: "balance", amount: 75 }],
@@ -239,7 +239,7 @@ export class TableTransactionError extends StorageRequestError {
  *
  * @example
  * ```ts
- * import { writeAtomic, isTableTransactionError } from "azure-storage-concurrency";
+ * import { writeAtomic, isTableTransactionError } from "azure-storage-concurrency/tables";
  *
  * const error = await writeAtomic(table, [
  *   ["create", { partitionKey: "order-7", rowKey: "header", status: "new" }], // 409 if it exists already
@@ -290,7 +290,7 @@ export class MultiIndexConflictError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { multiIndexTable, isMultiIndexConflictError } from "azure-storage-concurrency";
+ * import { multiIndexTable, isMultiIndexConflictError } from "azure-storage-concurrency/tables";
  *
  * const runners = multiIndexTable<{ race: string; bib: string; age: number }>(table, {
  *   partitionKey: (r) => r.race,

@@ -22,7 +22,6 @@ export {
   parseInvertedTimestampKey,
   compositeKey,
   parseCompositeKey,
-  stableHash,
   bucketOf,
   bucketedKey,
   bucketPrefixes,

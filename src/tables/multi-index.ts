@@ -189,7 +189,7 @@ function signalOf(options: MultiIndexCallOptions | undefined): { abortSignal?: A
  * @example
  * ```ts
  * import { TableClient } from "@azure/data-tables";
- * import { multiIndexTable, compositeKey, padNumber } from "azure-storage-concurrency";
+ * import { multiIndexTable, compositeKey, padNumber } from "azure-storage-concurrency/tables";
  *
  * interface Runner { race: string; bib: number; name: string; gender: string; age: number; [k: string]: unknown }
  * const runners = multiIndexTable<Runner>(TableClient.fromConnectionString(connectionString, "registrations"), {

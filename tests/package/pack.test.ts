@@ -116,7 +116,7 @@ describe("the packed packages", () => {
          const retry = await import("azure-storage-concurrency/retry");
          const errors = await import("azure-storage-concurrency/errors");
          const testing = await import("azure-storage-concurrency/testing");
-         console.log(modules.every((m) => Object.keys(m).length > 0), main.blobLock === lease.blobLock,
+         console.log(modules.every((m) => Object.keys(m).length > 0), main.StorageConcurrencyError.prototype.isPrototypeOf(lease.LeaseLostError.prototype),
            main.StorageConcurrencyError === errors.StorageConcurrencyError, typeof retry.retry, typeof retry.classifyError,
            typeof testing.startAzurite, typeof testing.createFaultProxy);`,
       ],
@@ -135,7 +135,7 @@ describe("the packed packages", () => {
          const errors = require("azure-storage-concurrency/errors");
          const retry = require("azure-storage-concurrency/retry");
          const testing = require("azure-storage-concurrency/testing");
-         console.log(modules.every((m) => Object.keys(m).length > 0), main.optimisticUpdate === optimistic.optimisticUpdate,
+         console.log(modules.every((m) => Object.keys(m).length > 0), main.StorageConcurrencyError.prototype.isPrototypeOf(optimistic.OptimisticConflictError.prototype),
            main.StorageConcurrencyError === errors.StorageConcurrencyError, typeof retry.retry, typeof retry.exponentialBackoff,
            typeof testing.startAzurite, retry.isTransientError({ name: "RestError", statusCode: 503 }));`,
       ],

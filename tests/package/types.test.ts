@@ -37,7 +37,8 @@ const RESOLUTIONS = {
 
 /** Checked in every resolution: what the issue said must compile, stated as types. */
 const EXPECTATIONS = `
-import { blobJsonCell, optimisticUpdate, retry, writeIfMatch, type MutationContext, type RetryAttemptContext } from "azure-storage-concurrency";
+import { blobJsonCell, optimisticUpdate, writeIfMatch, type MutationContext } from "azure-storage-concurrency/optimistic";
+import { retry, type RetryAttemptContext } from "azure-storage-concurrency/retry";
 import type { BlockBlobClient } from "@azure/storage-blob";
 
 declare const blockBlob: BlockBlobClient;
@@ -71,13 +72,14 @@ export { fromRetry, fromMutate };
  * the SDK's CommonJS types to the library's CommonJS types.
  */
 const COMMONJS_CONSUMER = `
-import asc = require("azure-storage-concurrency");
+import lease = require("azure-storage-concurrency/lease");
+import retry = require("azure-storage-concurrency/retry");
 import testing = require("azure-storage-concurrency/testing");
 import blob = require("@azure/storage-blob");
 
 declare const container: blob.ContainerClient;
-const lock: asc.LeaseLock = asc.blobLock(container, "nightly");
-const policy: asc.RetryPolicy = asc.retryPolicy({ maxRetries: 1 });
+const lock: lease.LeaseLock = lease.blobLock(container, "nightly");
+const policy: retry.RetryPolicy = retry.retryPolicy({ maxRetries: 1 });
 const started: Promise<testing.RunningAzurite> = testing.startAzurite();
 void [lock, policy, started];
 `;

@@ -10,7 +10,7 @@ import {
   generateBlobSASQueryParameters,
   StorageSharedKeyCredential,
 } from "@azure/storage-blob";
-import { blobLock, isLeaseLostError } from "../../../src/index.js";
+import { blobLock, isLeaseLostError } from "../../../src/lease/index.js";
 import { AZURITE_ACCOUNT_KEY } from "../../../src/testing/index.js";
 import { spawnWorker } from "../../support/processes.js";
 import { blobService, connectionString, endpoints, uniqueName } from "../../support/storage.js";

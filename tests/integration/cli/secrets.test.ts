@@ -18,7 +18,7 @@ import {
   generateAccountSASQueryParameters,
   StorageSharedKeyCredential,
 } from "@azure/storage-blob";
-import { blobLock } from "../../../src/index.js";
+import { blobLock } from "../../../src/lease/index.js";
 import { startAzurite, type RunningAzurite } from "../../../src/testing/index.js";
 import { spawnBenchWorker } from "../../../tools/bench/workers.js";
 import { spawnWorker } from "../../support/processes.js";

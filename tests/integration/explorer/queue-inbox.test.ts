@@ -23,7 +23,7 @@ import {
   TableIdempotencyStore,
   type IdempotencyClaim,
   type PurgeResult,
-} from "../../../src/index.js";
+} from "../../../src/idempotency/index.js";
 import { StoreCalls } from "../../../src/idempotency/store-calls.js";
 import {
   createExplorer,

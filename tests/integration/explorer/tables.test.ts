@@ -10,8 +10,8 @@
  *   often no read could decide.
  */
 import type { TableClient, TableEntityResult } from "@azure/data-tables";
+import { fixedBackoff } from "../../../src/retry/index.js";
 import {
-  fixedBackoff,
   isMultiIndexConflictError,
   isTableTransactionError,
   multiIndexTable,
@@ -19,7 +19,7 @@ import {
   writeBatch,
   type MultiIndexSnapshot,
   type TransactionOutcome,
-} from "../../../src/index.js";
+} from "../../../src/tables/index.js";
 import { classifyError } from "../../../src/retry/classify.js";
 import {
   createExplorer,

@@ -24,21 +24,18 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import type { ContainerClient } from "@azure/storage-blob";
 import type { TableClient } from "@azure/data-tables";
 import type { QueueClient } from "@azure/storage-queue";
+import { blobJsonCell, optimisticUpdate } from "../../../src/optimistic/index.js";
 import {
-  blobJsonCell,
   blobLeasable,
   blobLock,
-  fixedBackoff,
   isLeaseLostError,
   LeaseLock,
-  optimisticUpdate,
-  parsePoisonMessage,
-  QueueConsumer,
   startLeaderElection,
-  textCodec,
-  writeBatch,
   type LockHandle,
-} from "../../../src/index.js";
+} from "../../../src/lease/index.js";
+import { fixedBackoff } from "../../../src/retry/index.js";
+import { parsePoisonMessage, QueueConsumer, textCodec } from "../../../src/queue/index.js";
+import { writeBatch } from "../../../src/tables/index.js";
 import { describeError } from "../../../src/internal/describe-error.js";
 import { blobService, queueService, tableClient, uniqueName } from "../../support/storage.js";
 import {
@@ -47,7 +44,7 @@ import {
   type TelemetryFaultKind,
   type TelemetryFaultPlan,
 } from "../../support/telemetry-faults.js";
-import { exponentialBackoff } from "../../../src/index.js";
+import { exponentialBackoff } from "../../../src/retry/index.js";
 
 /** One operation: runs from a fresh start and answers what an observer sees, in words. */
 interface TelemetryOperation {

@@ -4,7 +4,8 @@
  * responder's fidelity is checked (the responder-only parts need its SMB and clock hooks).
  */
 import type { ShareClient, ShareFileClient } from "@azure/storage-file-share";
-import { classifyError, serviceCodeOf, statusOf } from "../../../src/index.js";
+import { classifyError } from "../../../src/retry/index.js";
+import { serviceCodeOf, statusOf } from "../../../src/error-codes.js";
 import { describeFiles, describeResponderOnly, openFilesTarget, type FilesTarget } from "../../support/files.js";
 
 async function failure(promise: Promise<unknown>): Promise<{ status: number | undefined; code: string | undefined }> {

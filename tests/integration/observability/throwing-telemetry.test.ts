@@ -12,7 +12,8 @@
 import type { ContainerClient } from "@azure/storage-blob";
 import { trace } from "@opentelemetry/api";
 import { BasicTracerProvider, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
-import { blobJsonCell, blobLock, isLeaseLostError, optimisticUpdate } from "../../../src/index.js";
+import { blobJsonCell, optimisticUpdate } from "../../../src/optimistic/index.js";
+import { blobLock, isLeaseLostError } from "../../../src/lease/index.js";
 import { blobService, uniqueName } from "../../support/storage.js";
 
 let container: ContainerClient;

@@ -6,7 +6,7 @@
  * extended on schedule, given up at the deadline (its extension in flight abandoned), refuses its
  * done mark from then on, and sees a suspend by the wall clock.
  */
-import type { IdempotencyClaim, IdempotencyStore } from "../../../src/index.js";
+import type { IdempotencyClaim, IdempotencyStore } from "../../../src/idempotency/index.js";
 import { ClaimGuard, safetyMarginInMs } from "../../../src/idempotency/claim-guard.js";
 import { StoreCalls } from "../../../src/idempotency/store-calls.js";
 import { IdempotencyClaimLostError } from "../../../src/idempotency/errors.js";

@@ -1,6 +1,7 @@
 import { judgeExistingRecord } from "../../../src/idempotency/store.js";
 import { buildPoisonMessageText, MAX_MESSAGE_TEXT_LENGTH, siblingQueueUrl } from "../../../src/queue/poison.js";
-import { MemoryIdempotencyStore, parsePoisonMessage, poisonQueueNameOf } from "../../../src/index.js";
+import { MemoryIdempotencyStore } from "../../../src/idempotency/index.js";
+import { parsePoisonMessage, poisonQueueNameOf } from "../../../src/queue/index.js";
 
 describe("poison messages", () => {
   const message = {

@@ -1,12 +1,6 @@
 import { RestError, createHttpHeaders, type PipelineRequest } from "@azure/core-rest-pipeline";
-import {
-  fixedBackoff,
-  isStorageRequestError,
-  noBackoff,
-  retry,
-  retryPolicy,
-  type RetryEvent,
-} from "../../../src/index.js";
+import { fixedBackoff, noBackoff, retry, retryPolicy, type RetryEvent } from "../../../src/retry/index.js";
+import { isStorageRequestError } from "../../../src/index.js";
 
 const busy = (headers: Record<string, string> = {}) =>
   new RestError("busy", {
