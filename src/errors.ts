@@ -5,6 +5,7 @@
  * `code`; errors from the service are read once, here, into {@link RestErrorInfo}. Validation of
  * arguments throws the standard `TypeError` / `RangeError`, as the Azure SDK guidelines ask.
  */
+import type { StorageConcurrencyErrorCode, StorageConcurrencyErrorOf } from "./error-codes.js";
 
 const BRAND = Symbol.for("azure-storage-concurrency.error");
 const REQUEST_BRAND = Symbol.for("azure-storage-concurrency.request-error");
@@ -59,7 +60,12 @@ export class StorageConcurrencyError extends Error {
 }
 
 /**
- * True for any error thrown on purpose by this library (any subclass, any copy of the package).
+ * True for any error thrown on purpose by this library (any subclass, any copy of the package);
+ * given a `code`, true only for an error with that code, narrowed to the class that carries it
+ * (`isStorageConcurrencyError(error, "LeaseLost")` gives a `LeaseLostError`, with its `reason`).
+ * The one guard for every error of the library: the classes stay for `instanceof` and `cause`
+ * chains, and the feature guards (`isLeaseLostError`, …) are deprecated in favour of this one. Your
+ * own subclasses' codes are read from `error.code` after the guard without a code.
  *
  * @example
  * ```ts
@@ -67,13 +73,30 @@ export class StorageConcurrencyError extends Error {
  * import { isStorageConcurrencyError } from "azure-storage-concurrency";
  *
  * await blobLock(container, "nightly").withLock(async () => console.log("working")).catch((error: unknown) => {
- *   if (isStorageConcurrencyError(error)) console.error(`${error.code}: ${error.message}`);
+ *   if (isStorageConcurrencyError(error, "LockTimeout")) console.error(`busy: ${error.message}`);
+ *   else if (isStorageConcurrencyError(error, "LeaseLost")) console.error(`lost the lock (${error.reason})`);
+ *   else if (isStorageConcurrencyError(error)) console.error(`${error.code}: ${error.message}`);
  *   throw error;
  * });
  * ```
  */
-export function isStorageConcurrencyError(error: unknown): error is StorageConcurrencyError {
-  return typeof error === "object" && error !== null && hasBrand(error, BRAND);
+export function isStorageConcurrencyError(error: unknown): error is StorageConcurrencyError;
+export function isStorageConcurrencyError<C extends StorageConcurrencyErrorCode>(
+  error: unknown,
+  code: C,
+): error is StorageConcurrencyErrorOf<C>;
+export function isStorageConcurrencyError(error: unknown, code?: string): boolean {
+  if (typeof error !== "object" || error === null || !hasBrand(error, BRAND)) return false;
+  return code === undefined || readCode(error) === code;
+}
+
+/** Reads `code`; `undefined` for a value whose reads throw (any value can be thrown). */
+function readCode(error: object): unknown {
+  try {
+    return (error as { code?: unknown }).code;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Reads a brand; `false` for a value whose reads throw (a revoked Proxy, a throwing getter): any value can be thrown. */

@@ -17,3 +17,4 @@ export {
   isStorageRequestError,
   type StorageConcurrencyErrorOptions,
 } from "./errors.js";
+export type { StorageConcurrencyErrorCode, StorageConcurrencyErrorOf } from "./error-codes.js";

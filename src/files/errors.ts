@@ -52,6 +52,8 @@ export class SmbConflictError extends StorageConcurrencyError {
  *   throw error;
  * });
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "SmbFileLocked") || isStorageConcurrencyError(error, "SmbDeletePending")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isSmbConflictError(error: unknown): error is SmbConflictError {
   return isStorageConcurrencyError(error) && error.name === "SmbConflictError";
@@ -102,6 +104,8 @@ export class FileLeaseConflictError extends StorageConcurrencyError {
  *   else throw error;
  * });
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "FileLeaseNotHeld") || isStorageConcurrencyError(error, "FileLeasedByAnother")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isFileLeaseConflictError(error: unknown): error is FileLeaseConflictError {
   return isStorageConcurrencyError(error) && error.name === "FileLeaseConflictError";
@@ -143,6 +147,8 @@ export class FileWriteNotConfirmedError extends StorageConcurrencyError {
  *   console.log(writeId === error.writeId ? "it was applied" : "it was not applied");
  * }
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "FileWriteNotConfirmed")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isFileWriteNotConfirmedError(error: unknown): error is FileWriteNotConfirmedError {
   return isStorageConcurrencyError(error) && error.name === "FileWriteNotConfirmedError";
@@ -174,6 +180,8 @@ export class FileContentError extends StorageConcurrencyError {
  *   else throw error;
  * });
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "FileContentNotDecodable")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isFileContentError(error: unknown): error is FileContentError {
   return isStorageConcurrencyError(error) && error.name === "FileContentError";

@@ -45,6 +45,8 @@ export class IdempotencyPayloadMismatchError extends StorageConcurrencyError {
  *   if (isIdempotencyPayloadMismatchError(error)) console.log(`422: ${error.message}`);
  * }
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "IdempotencyPayloadMismatch")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isIdempotencyPayloadMismatchError(error: unknown): error is IdempotencyPayloadMismatchError {
   return isStorageConcurrencyError(error) && error.name === "IdempotencyPayloadMismatchError";
@@ -92,6 +94,8 @@ export class IdempotencyInProgressError extends StorageConcurrencyError {
  *   else throw error;
  * }
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "IdempotencyInProgress")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isIdempotencyInProgressError(error: unknown): error is IdempotencyInProgressError {
   return isStorageConcurrencyError(error) && error.name === "IdempotencyInProgressError";
@@ -156,6 +160,8 @@ export class IdempotencyClaimLostError extends StorageConcurrencyError {
  *   else throw error;
  * }
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "IdempotencyClaimLost")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isIdempotencyClaimLostError(error: unknown): error is IdempotencyClaimLostError {
   return isStorageConcurrencyError(error) && error.name === "IdempotencyClaimLostError";

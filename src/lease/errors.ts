@@ -46,7 +46,11 @@ export class LeaseLostError extends StorageConcurrencyError {
   }
 }
 
-/** True when `error` is a {@link LeaseLostError}. */
+/**
+ * True when `error` is a {@link LeaseLostError}.
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "LeaseLost")` (from the package root): one guard for every error, narrowed by its code.
+ */
 export function isLeaseLostError(error: unknown): error is LeaseLostError {
   return isStorageConcurrencyError(error) && error.name === "LeaseLostError";
 }
@@ -91,7 +95,11 @@ export class LockTimeoutError extends StorageConcurrencyError {
   }
 }
 
-/** True when `error` is a {@link LockTimeoutError}. */
+/**
+ * True when `error` is a {@link LockTimeoutError}.
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "LockTimeout")` (from the package root): one guard for every error, narrowed by its code.
+ */
 export function isLockTimeoutError(error: unknown): error is LockTimeoutError {
   return isStorageConcurrencyError(error) && error.name === "LockTimeoutError";
 }
@@ -117,7 +125,11 @@ export class LeaseTargetNotFoundError extends StorageConcurrencyError {
   }
 }
 
-/** True when `error` is a {@link LeaseTargetNotFoundError}. */
+/**
+ * True when `error` is a {@link LeaseTargetNotFoundError}.
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "LeaseTargetNotFound")` (from the package root): one guard for every error, narrowed by its code.
+ */
 export function isLeaseTargetNotFoundError(error: unknown): error is LeaseTargetNotFoundError {
   return isStorageConcurrencyError(error) && error.name === "LeaseTargetNotFoundError";
 }
@@ -148,7 +160,11 @@ export class LockNotHeldError extends StorageConcurrencyError {
   }
 }
 
-/** True when `error` is a {@link LockNotHeldError}. */
+/**
+ * True when `error` is a {@link LockNotHeldError}.
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "LockNotHeld")` (from the package root): one guard for every error, narrowed by its code.
+ */
 export function isLockNotHeldError(error: unknown): error is LockNotHeldError {
   return isStorageConcurrencyError(error) && error.name === "LockNotHeldError";
 }
@@ -191,7 +207,11 @@ export class FencedWriteRejectedError extends StorageConcurrencyError {
   }
 }
 
-/** True when `error` is a {@link FencedWriteRejectedError}. */
+/**
+ * True when `error` is a {@link FencedWriteRejectedError}.
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "FencedWriteRejected")` (from the package root): one guard for every error, narrowed by its code.
+ */
 export function isFencedWriteRejectedError(error: unknown): error is FencedWriteRejectedError {
   return isStorageConcurrencyError(error) && error.name === "FencedWriteRejectedError";
 }
@@ -225,7 +245,11 @@ export class FencedWriteOutcomeUnknownError extends StorageConcurrencyError {
   }
 }
 
-/** True when `error` is a {@link FencedWriteOutcomeUnknownError}. */
+/**
+ * True when `error` is a {@link FencedWriteOutcomeUnknownError}.
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "FencedWriteOutcomeUnknown")` (from the package root): one guard for every error, narrowed by its code.
+ */
 export function isFencedWriteOutcomeUnknownError(error: unknown): error is FencedWriteOutcomeUnknownError {
   return isStorageConcurrencyError(error) && error.name === "FencedWriteOutcomeUnknownError";
 }

@@ -45,6 +45,8 @@ export class OptimisticConflictError extends StorageConcurrencyError {
  *   else throw error;
  * }
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "OptimisticConflict")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isOptimisticConflictError(error: unknown): error is OptimisticConflictError {
   return isStorageConcurrencyError(error) && error.name === "OptimisticConflictError";
@@ -94,6 +96,8 @@ export class OptimisticOutcomeUnknownError extends StorageConcurrencyError {
  *   console.log(now.exists && now.value.status);
  * }
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "OptimisticOutcomeUnknown")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isOptimisticOutcomeUnknownError(error: unknown): error is OptimisticOutcomeUnknownError {
   return isStorageConcurrencyError(error) && error.name === "OptimisticOutcomeUnknownError";
@@ -131,6 +135,8 @@ export class CellContentError extends StorageConcurrencyError {
  *   else throw error;
  * });
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "InvalidJson") || isStorageConcurrencyError(error, "InvalidText")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isCellContentError(error: unknown): error is CellContentError {
   return isStorageConcurrencyError(error) && error.name === "CellContentError";
@@ -173,6 +179,8 @@ export class TableEntityTooLargeError extends StorageConcurrencyError {
  *   else throw error;
  * });
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "EntityTooLarge") || isStorageConcurrencyError(error, "PropertyValueTooLarge") || isStorageConcurrencyError(error, "TooManyProperties")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isTableEntityTooLargeError(error: unknown): error is TableEntityTooLargeError {
   return isStorageConcurrencyError(error) && error.name === "TableEntityTooLargeError";

@@ -36,6 +36,8 @@ export class MessageDecodeError extends StorageConcurrencyError {
  *   if (isMessageDecodeError(error)) console.log(`${error.codec}: ${error.message}`);
  * }
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "MessageDecodeFailed")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isMessageDecodeError(error: unknown): error is MessageDecodeError {
   return isStorageConcurrencyError(error) && error.name === "MessageDecodeError";
@@ -92,6 +94,8 @@ export class MessageOwnershipLostError extends StorageConcurrencyError {
  *   if (isMessageOwnershipLostError(error)) console.log(`${message.messageId}: lost the ${error.lost} (${error.serviceCode})`);
  * });
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "MessageOwnershipLost") || isStorageConcurrencyError(error, "ClaimOwnershipLost")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isMessageOwnershipLostError(error: unknown): error is MessageOwnershipLostError {
   return isStorageConcurrencyError(error) && error.name === "MessageOwnershipLostError";
@@ -117,6 +121,8 @@ export class ConsumerStoppedError extends StorageConcurrencyError {
  *   if (!isConsumerStoppedError(error)) console.warn(error);
  * });
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "ConsumerStopped")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isConsumerStoppedError(error: unknown): error is ConsumerStoppedError {
   return isStorageConcurrencyError(error) && error.name === "ConsumerStoppedError";
@@ -162,6 +168,8 @@ export class HandlerTimeoutError extends StorageConcurrencyError {
  *   if (isHandlerTimeoutError(error)) console.warn(`${message.messageId} took longer than ${error.timeoutInMs} ms`);
  * });
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "HandlerTimedOut")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isHandlerTimeoutError(error: unknown): error is HandlerTimeoutError {
   return isStorageConcurrencyError(error) && error.name === "HandlerTimeoutError";
@@ -228,6 +236,8 @@ export class ConsumerResourceError extends StorageConcurrencyError {
  *   throw error;
  * }
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "ConsumerResourceFailed")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isConsumerResourceError(error: unknown): error is ConsumerResourceError {
   return isStorageConcurrencyError(error) && error.name === "ConsumerResourceError";
@@ -288,6 +298,8 @@ export class EffectsRefusedError extends StorageConcurrencyError {
  *   if (isEffectsRefusedError(error)) console.warn(`message ${message.messageId}: ${error.message}`);
  * });
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "EffectsRefused")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isEffectsRefusedError(error: unknown): error is EffectsRefusedError {
   return isStorageConcurrencyError(error) && error.name === "EffectsRefusedError";

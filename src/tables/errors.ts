@@ -69,6 +69,8 @@ export class TableKeyError extends StorageConcurrencyError {
  *   if (isTableKeyError(error)) console.log(`action ${error.actionIndex}: ${error.keyName} breaks ${error.rule}`);
  * }
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "InvalidTableKey")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isTableKeyError(error: unknown): error is TableKeyError {
   return isStorageConcurrencyError(error) && error.name === "TableKeyError";
@@ -123,6 +125,8 @@ export class TableActionError extends StorageConcurrencyError {
  * const error = await writeBatch(table, [["upsert", { partitionKey: "p", rowKey: "r", tags: ["a"] }]]).catch((e) => e);
  * if (isTableActionError(error)) console.log(error.rule, error.property); // "unsupported-value" "tags"
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "InvalidTableAction")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isTableActionError(error: unknown): error is TableActionError {
   return isStorageConcurrencyError(error) && error.name === "TableActionError";
@@ -184,6 +188,8 @@ export class TransactionRefusedError extends StorageConcurrencyError {
  * ]).catch((e) => e);
  * if (isTransactionRefusedError(error)) console.log(error.reason); // "multiple-partitions"; nothing was sent
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "TransactionRefused")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isTransactionRefusedError(error: unknown): error is TransactionRefusedError {
   return isStorageConcurrencyError(error) && error.name === "TransactionRefusedError";
@@ -247,6 +253,8 @@ export class TableTransactionError extends StorageRequestError {
  * ]).catch((e) => e);
  * if (isTableTransactionError(error)) console.log(error.statusCode, error.serviceCode, error.failedActionIndex);
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "TransactionFailed")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isTableTransactionError(error: unknown): error is TableTransactionError {
   return isStorageConcurrencyError(error) && error.name === "TableTransactionError";
@@ -302,6 +310,8 @@ export class MultiIndexConflictError extends StorageConcurrencyError {
  *   // read again, reapply the change, write again (runners.modify() does this loop)
  * }
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "MultiIndexConflict")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isMultiIndexConflictError(error: unknown): error is MultiIndexConflictError {
   return isStorageConcurrencyError(error) && error.name === "MultiIndexConflictError";
