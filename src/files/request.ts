@@ -4,8 +4,8 @@
  */
 import type { ShareFileClient } from "@azure/storage-file-share";
 import { serviceCodeOf, statusOf } from "../errors.js";
-import { wrapStorageError } from "../retry/classify.js";
-import type { RetryAttemptContext } from "../retry/retry.js";
+import { wrapStorageError } from "../retry/index.js";
+import type { RetryAttemptContext } from "../retry/index.js";
 import { FileLeaseConflictError } from "./errors.js";
 import type { ResolvedLease } from "./lease-ref.js";
 import { retryWhileSmbLocked, type SmbRetryOptions } from "./smb-retry.js";

@@ -14,9 +14,9 @@
  * own retries, as everywhere in this library (docs/retries.md).
  */
 import { checkOptionalSignal } from "../internal/validate.js";
-import { exponentialBackoff, type BackoffStrategy } from "../retry/backoff.js";
-import { classifyError, type ErrorClassification } from "../retry/classify.js";
-import { retryPolicy, type RetryAttemptContext, type RetryEvent } from "../retry/retry.js";
+import { exponentialBackoff, type BackoffStrategy } from "../retry/index.js";
+import { classifyError, type ErrorClassification } from "../retry/index.js";
+import { retryPolicy, type RetryAttemptContext, type RetryEvent } from "../retry/index.js";
 import { SmbConflictError } from "./errors.js";
 
 /** Options for {@link retryWhileSmbLocked}. */

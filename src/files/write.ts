@@ -28,7 +28,7 @@ import type { FileSystemAttributes, ShareFileClient } from "@azure/storage-file-
 import { statusOf } from "../errors.js";
 import { checkNumber, checkOptionalSignal } from "../internal/validate.js";
 import { logger } from "../internal/logger.js";
-import { classifyError } from "../retry/classify.js";
+import { classifyError } from "../retry/index.js";
 import { FileWriteNotConfirmedError } from "./errors.js";
 import { eitherSignal, resolveLease, type FileLeaseRef, type ResolvedLease } from "./lease-ref.js";
 import { ownRequest } from "./own-request.js";

@@ -19,7 +19,14 @@
  * - the margin covers the skew between this caller's clock and those of the callers that judge T,
  *   and the time the work needs to stop once aborted.
  */
-import { ExpiryGuard, sentNow, systemClock, type GuardClock, type GuardExpiry, type SentAt } from "../lease/guard.js";
+import {
+  ExpiryGuard,
+  sentNow,
+  systemClock,
+  type GuardClock,
+  type GuardExpiry,
+  type SentAt,
+} from "../lease/internal.js";
 import { IdempotencyClaimLostError } from "./errors.js";
 
 /** The safety margin of a claim or a visibility window of `durationInMs`: 1 s, at most a quarter of it. */

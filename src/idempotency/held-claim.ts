@@ -18,7 +18,7 @@
  */
 import { logger } from "../internal/logger.js";
 import { uniform } from "../internal/sleep.js";
-import { systemClock, type GuardClock, type GuardExpiry, type SentAt } from "../lease/guard.js";
+import { systemClock, type GuardClock, type GuardExpiry, type SentAt } from "../lease/internal.js";
 import { ClaimGuard, claimGivenUp, safetyMarginInMs } from "./claim-guard.js";
 import type { HoldWindow, StoreCalls } from "./store-calls.js";
 import { isIdempotencyClaimLostError, type IdempotencyClaimLostError } from "./errors.js";

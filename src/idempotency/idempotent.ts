@@ -28,7 +28,7 @@ import { randomUUID } from "node:crypto";
 import { logger } from "../internal/logger.js";
 import { sleep } from "../internal/sleep.js";
 import { checkNonEmptyString, checkOptionalSignal } from "../internal/validate.js";
-import { checkedOnRead, sentNow, type SentAt } from "../lease/guard.js";
+import { checkedOnRead, sentNow, type SentAt } from "../lease/internal.js";
 import { safetyMarginInMs } from "./claim-guard.js";
 import { StoreCalls, type HoldWindow } from "./store-calls.js";
 import { isIdempotencyClaimLostError } from "./errors.js";

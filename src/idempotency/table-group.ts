@@ -14,7 +14,7 @@
 import { sdkTracing } from "../observability/scope.js";
 import type { TableClient, TransactionAction } from "@azure/data-tables";
 import { logger } from "../internal/logger.js";
-import { estimateActionBytes, tableUrlBytes, transactionBytes, TRANSACTION_LIMITS } from "../tables/payload.js";
+import { estimateActionBytes, tableUrlBytes, transactionBytes, TRANSACTION_LIMITS } from "../tables/internal.js";
 import { checkEffects, doneMark } from "./table-rows.js";
 import { serializeResult, type CompleteEntry, type IdempotencyStoreCallOptions } from "./store.js";
 import { describeError } from "../internal/describe-error.js";

@@ -23,7 +23,7 @@ import { withTimeLimit } from "../internal/time-limit.js";
 import { statusOf } from "../errors.js";
 import { runPool } from "../internal/pool.js";
 import { sleep } from "../internal/sleep.js";
-import { keyFilter, queryEntities } from "../tables/query.js";
+import { keyFilter, queryEntities } from "../tables/index.js";
 import { classifyError } from "../retry/index.js";
 import { isResourceFailure } from "../retry/internal.js";
 import { PurgeTally, resolvePurgeOptions, type ResolvedPurgeOptions } from "./purge.js";

@@ -23,15 +23,15 @@
  */
 import type { TableEntityResult, TransactionAction } from "@azure/data-tables";
 import { serviceCodeOf, statusOf } from "../errors.js";
-import { TableKeyError, type TableKeyName } from "../tables/errors.js";
-import { TRANSACTION_LIMITS } from "../tables/payload.js";
+import { TableKeyError, type TableKeyName } from "../tables/index.js";
+import { TRANSACTION_LIMITS } from "../tables/index.js";
 import {
   checkActions,
   MAX_TABLE_KEY_LENGTH,
   tableKeyProblem,
   UNPAIRED_SURROGATE,
   type CheckedAction,
-} from "../tables/validation.js";
+} from "../tables/internal.js";
 import { IdempotencyClaimLostError } from "./errors.js";
 import type { ClaimRequest, IdempotencyClaim } from "./store.js";
 

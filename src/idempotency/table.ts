@@ -15,7 +15,7 @@ import { sdkTracing } from "../observability/scope.js";
 import type { TableClient, TransactionAction } from "@azure/data-tables";
 import { serviceCodeOf, statusOf } from "../errors.js";
 import { checkNonEmptyString } from "../internal/validate.js";
-import { tableKeyProblem } from "../tables/validation.js";
+import { tableKeyProblem } from "../tables/index.js";
 import { checkRetention } from "./purge.js";
 import {
   DEFAULT_RETENTION_IN_MS,

@@ -10,7 +10,7 @@
 import { sdkTracing } from "../observability/scope.js";
 import type { ShareClient, ShareFileClient } from "@azure/storage-file-share";
 import type { Leasable, LeasableRequestOptions } from "./leasable.js";
-import { ownRequest } from "../files/own-request.js";
+import { ownRequest } from "../files/internal.js";
 
 type ShareLeaseOwner = Pick<ShareClient | ShareFileClient, "getShareLeaseClient">;
 

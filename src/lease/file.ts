@@ -38,17 +38,17 @@ import { INFINITE_LEASE_SECONDS, type Leasable, type LeasableRequestOptions } fr
 import { readProperties } from "./lease-client.js";
 import { LeaseLock } from "./lock.js";
 import type { LeaseLockOptions } from "./options.js";
-import type { ErrorClassification } from "../retry/classify.js";
+import type { ErrorClassification } from "../retry/index.js";
 import { checkNumber } from "../internal/validate.js";
 import { shareLeaseOperations } from "./file-share-operations.js";
-import { ownRequest } from "../files/own-request.js";
-import { describeFile } from "../files/request.js";
+import { ownRequest } from "../files/internal.js";
+import { describeFile } from "../files/internal.js";
 import {
   retryWhileSmbLocked,
   SMB_LOCK_DEADLINE_IN_MS,
   smbConflictError,
   type SmbRetryOptions,
-} from "../files/smb-retry.js";
+} from "../files/internal.js";
 
 /** Options for {@link fileLeasable}. */
 export interface FileLeasableOptions {

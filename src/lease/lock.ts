@@ -21,7 +21,7 @@
  * logged and kept as the timeout's `cause`, and a service that answers nothing at all ends it after
  * `unreachableTimeoutInMs` (`./wait-failures.ts`).
  */
-import { classifyError, wrapStorageError } from "../retry/classify.js";
+import { classifyError, wrapStorageError } from "../retry/index.js";
 import { isStorageConcurrencyError } from "../errors.js";
 import { noteLockAttempt, noteLockBusy, traceAcquire } from "../observability/instrument.js";
 import { logger } from "../internal/logger.js";

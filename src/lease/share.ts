@@ -44,7 +44,7 @@ import { LeaseLock } from "./lock.js";
 import type { LeaseLockOptions } from "./options.js";
 import { checkNumber } from "../internal/validate.js";
 import { shareLeaseOperations } from "./file-share-operations.js";
-import { ownRequest } from "../files/own-request.js";
+import { ownRequest } from "../files/internal.js";
 
 /** Options for {@link shareLeasable}. */
 export interface ShareLeasableOptions {

@@ -11,7 +11,7 @@
 import type { ContainerClient } from "@azure/storage-blob";
 import type { TableClient } from "@azure/data-tables";
 import { checkNonEmptyString } from "../internal/validate.js";
-import { validateTableKey } from "../tables/validation.js";
+import { validateTableKey } from "../tables/index.js";
 import { blobLeasable } from "./blob.js";
 import {
   guardTable,

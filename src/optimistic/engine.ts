@@ -12,8 +12,8 @@
 import { finishUpdate, startUpdate } from "../observability/instrument.js";
 import { loadOpenTelemetry, openTelemetryLoaded } from "../observability/otel.js";
 import { checkNumber, checkOptionalFunction, checkOptionalSignal } from "../internal/validate.js";
-import { backoffPresets } from "../retry/backoff.js";
-import { wrapStorageError } from "../retry/classify.js";
+import { backoffPresets } from "../retry/index.js";
+import { wrapStorageError } from "../retry/index.js";
 import { NOT_MODIFIED, type VersionedCell } from "./cell.js";
 import { enqueue, join, openRound, type Settings } from "./coalescing.js";
 import { acquireSlot, forgetVersion, releaseSlot, rememberVersion } from "./process-state.js";

@@ -2,7 +2,7 @@
  * The optimistic engine's public types: what `mutate` is and is told, the options of
  * {@link optimisticUpdate} and its result.
  */
-import type { BackoffStrategy } from "../retry/backoff.js";
+import type { BackoffStrategy } from "../retry/index.js";
 
 /**
  * Return this from `mutate` to leave the cell as it is (the update resolves with `written: false`).

@@ -19,7 +19,7 @@ import {
   isMessageOwnershipLostError,
 } from "./errors.js";
 import { isIdempotencyClaimLostError } from "../idempotency/index.js";
-import { serializeResult, type IdempotencyClaim } from "../idempotency/store.js";
+import { serializeResult, type IdempotencyClaim } from "../idempotency/internal.js";
 import { MAX_VISIBILITY_TIMEOUT_IN_SECONDS } from "./options.js";
 import { describe } from "./settle.js";
 import type { ReceivedQueueMessage } from "./types.js";

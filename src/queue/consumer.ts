@@ -30,7 +30,7 @@ import type { DequeuedMessageItem, QueueClient } from "@azure/storage-queue";
 import { withTimeLimit } from "../internal/time-limit.js";
 import { logger } from "../internal/logger.js";
 import { sleep } from "../internal/sleep.js";
-import { StoreCalls } from "../idempotency/store-calls.js";
+import { StoreCalls } from "../idempotency/internal.js";
 import { serviceCodeOf, statusOf } from "../errors.js";
 import {
   ConsumerStoppedError,

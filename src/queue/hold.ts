@@ -42,7 +42,7 @@ import { withTimeLimit } from "../internal/time-limit.js";
 import { sleep } from "../internal/sleep.js";
 import { MessageOwnershipLostError } from "./errors.js";
 import { statusOf, serviceCodeOf } from "../errors.js";
-import { safetyMarginInMs } from "../idempotency/claim-guard.js";
+import { safetyMarginInMs } from "../idempotency/internal.js";
 import { isAmbiguous, isMessageGone, isReceiptMismatch, isResourceFailure, resourceError } from "./requests.js";
 
 /** Tries of one update or delete whose outcome stays ambiguous. */

@@ -10,9 +10,9 @@ import { logger } from "../internal/logger.js";
 import { currentScope } from "../observability/scope.js";
 import { sleep } from "../internal/sleep.js";
 import type { AttemptSettler } from "./attempt.js";
-import { sentNow } from "../lease/guard.js";
-import { ClaimGuard, claimGivenUp } from "../idempotency/claim-guard.js";
-import type { StoreCalls } from "../idempotency/store-calls.js";
+import { sentNow } from "../lease/internal.js";
+import { ClaimGuard, claimGivenUp } from "../idempotency/internal.js";
+import type { StoreCalls } from "../idempotency/internal.js";
 import { claimLost } from "./requests.js";
 import {
   isConsumerResourceError,

@@ -2,9 +2,9 @@
  * The queue consumer's public types: its options, what a handler is given, and its events.
  */
 import type { QueueClient } from "@azure/storage-queue";
-import type { BackoffStrategy } from "../retry/backoff.js";
+import type { BackoffStrategy } from "../retry/index.js";
 import type { MessageCodec } from "./codecs.js";
-import type { IdempotencyStore, PurgeResult } from "../idempotency/store.js";
+import type { IdempotencyStore, PurgeResult } from "../idempotency/index.js";
 
 /** A received message, as the consumer's events report it (before or without decoding). */
 export interface ReceivedQueueMessage {

@@ -10,7 +10,7 @@
 import type { TransactionAction } from "@azure/data-tables";
 import { logger } from "../internal/logger.js";
 import { checkOptionalSignal } from "../internal/validate.js";
-import { retryPolicy, type RetryOptions } from "../retry/retry.js";
+import { retryPolicy, type RetryOptions } from "../retry/index.js";
 import { TransactionRefusedError } from "./errors.js";
 import { estimateActionBytes, tableUrlBytes, transactionBytes, TRANSACTION_LIMITS } from "./payload.js";
 import type { TableLocation } from "./plan.js";

@@ -11,7 +11,7 @@ import { traceBatch } from "../observability/instrument.js";
 import { runPool } from "../internal/pool.js";
 import { checkNumber, checkOptionalFunction, checkOptionalSignal } from "../internal/validate.js";
 import { logger } from "../internal/logger.js";
-import { retryPolicy, type RetryOptions, type RetryPolicy } from "../retry/retry.js";
+import { retryPolicy, type RetryOptions, type RetryPolicy } from "../retry/index.js";
 import { TableTransactionError } from "./errors.js";
 import { planChecked, type PlannedTransaction, type PlanTransactionsOptions } from "./plan.js";
 import { sendTransaction, type TransactionClient } from "./transaction.js";

@@ -29,7 +29,7 @@ import type { TableClient, TableEntity } from "@azure/data-tables";
 import { sleep } from "../internal/sleep.js";
 import { logger } from "../internal/logger.js";
 import { checkNumber, checkOptionalSignal } from "../internal/validate.js";
-import { decorrelatedJitterBackoff, type BackoffStrategy } from "../retry/backoff.js";
+import { decorrelatedJitterBackoff, type BackoffStrategy } from "../retry/index.js";
 import { isMultiIndexConflictError, MultiIndexConflictError, TransactionRefusedError } from "./errors.js";
 import { formatHistory } from "./multi-index-history.js";
 import {

@@ -7,7 +7,14 @@
  * - the tools import the library only by its package name and public entry points
  *   (`azure-storage-concurrency/lease`), never by a path into src/, as any other user does;
  * - in the tools, the benchmarks sit below the command line tool (the CLI runs them, they never
- *   reach up into it).
+ *   reach up into it);
+ * - each feature (a folder of src/: optimistic, lease, queue, idempotency, ...) is imported by the
+ *   others only through its front door, `index.ts` (its public entry point) or `internal.ts` (what
+ *   other features need beyond it, never a package entry point), so that a feature's files can be
+ *   moved and renamed without touching another feature;
+ * - the shared helpers (src/internal/, src/observability/) import no feature, and src/errors.ts
+ *   imports none at run time (its code map, src/error-codes.ts, reads the features' error classes
+ *   as types only).
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -46,6 +53,33 @@ function relativeImportsOf(file: string): string[] {
 }
 
 const rel = (file: string) => relative(root, file);
+
+/** The shared helpers' folders: below every feature. */
+const SHARED = new Set(["internal", "observability"]);
+/** The feature a file of src/ belongs to (its top folder), or undefined for src/'s own files and the shared helpers. */
+function featureOf(file: string): string | undefined {
+  const parts = relative(src, file).split(/[\\/]/);
+  return parts.length > 1 && !SHARED.has(parts[0]!) ? parts[0] : undefined;
+}
+
+/** The specifiers a file imports at run time (not `import type`, not an import of types only). */
+function runtimeSpecifiersOf(file: string): string[] {
+  const text = readFileSync(file, "utf8");
+  const pattern = /^\s*(?:import|export)\s+(type\s+)?(\{[^}]*\}|\*)?[^"';]*?\sfrom\s+"([^"]+)"/gm;
+  return [...text.matchAll(pattern)]
+    .filter(([, typeOnly, names]) => {
+      if (typeOnly) return false;
+      const items = names?.startsWith("{")
+        ? names
+            .slice(1, -1)
+            .split(",")
+            .map((item) => item.trim())
+            .filter(Boolean)
+        : [];
+      return !(items.length > 0 && items.every((item) => item.startsWith("type ")));
+    })
+    .map((match) => match[3]!);
+}
 const under = (dir: string) => (file: string) => file.startsWith(dir + "/");
 
 describe("layering", () => {
@@ -104,5 +138,39 @@ describe("layering", () => {
           .map((target) => `${rel(file)} -> ${rel(target)}`),
       );
     expect(upward).toEqual([]);
+  });
+
+  it("features import each other only through their index.ts or internal.ts", () => {
+    const deep = filesUnder(src).flatMap((file) =>
+      relativeImportsOf(file)
+        .filter((target) => {
+          const feature = featureOf(target);
+          if (feature === undefined || feature === featureOf(file)) return false;
+          return !["index.ts", "internal.ts"].includes(relative(join(src, feature), target));
+        })
+        .map((target) => `${rel(file)} -> ${rel(target)}`),
+    );
+    expect(deep).toEqual([]);
+    // ...and features do import each other (the check above would pass on a library without imports).
+    expect(
+      filesUnder(join(src, "queue")).some((file) => specifiersOf(file).includes("../idempotency/internal.js")),
+    ).toBe(true);
+  });
+
+  it("the shared helpers import no feature, and src/errors.ts none at run time", () => {
+    const upward = filesUnder(src)
+      .filter((file) => SHARED.has(relative(src, file).split(/[\\/]/)[0]!))
+      .flatMap((file) =>
+        relativeImportsOf(file)
+          .filter((target) => featureOf(target) !== undefined)
+          .map((target) => `${rel(file)} -> ${rel(target)}`),
+      );
+    const errors = join(src, "errors.ts");
+    const fromErrors = runtimeSpecifiersOf(errors)
+      .filter((specifier) => specifier.startsWith("."))
+      .map((specifier) => resolve(src, specifier.replace(/\.js$/, ".ts")))
+      .filter((target) => target !== errors && !SHARED.has(relative(src, target).split(/[\\/]/)[0]!))
+      .map((target) => `src/errors.ts -> ${rel(target)}`);
+    expect([...upward, ...fromErrors]).toEqual([]);
   });
 });
