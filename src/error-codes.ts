@@ -68,49 +68,85 @@ import type {
  */
 export interface StorageConcurrencyErrorByCode {
   // A storage request failed and the library passes the failure on (any feature).
+  /** Carried by `StorageRequestError`, from the package root. */
   StorageRequestFailed: StorageRequestError;
+  /** Carried by `StorageRequestError`, from the package root. */
   RequestTimedOut: StorageRequestError;
   // /optimistic
+  /** Carried by `OptimisticConflictError`, from `azure-storage-concurrency/optimistic`. */
   OptimisticConflict: OptimisticConflictError;
+  /** Carried by `OptimisticOutcomeUnknownError`, from `azure-storage-concurrency/optimistic`. */
   OptimisticOutcomeUnknown: OptimisticOutcomeUnknownError;
   /** A container's metadata changed since it was read (a 412 of the metadata cell's own check). */
   ConditionNotMet: StorageConcurrencyError;
+  /** Carried by `CellContentError`, from `azure-storage-concurrency/optimistic`. */
   InvalidJson: CellContentError;
+  /** Carried by `CellContentError`, from `azure-storage-concurrency/optimistic`. */
   InvalidText: CellContentError;
+  /** Carried by `TableEntityTooLargeError`, from `azure-storage-concurrency/optimistic`. */
   EntityTooLarge: TableEntityTooLargeError;
+  /** Carried by `TableEntityTooLargeError`, from `azure-storage-concurrency/optimistic`. */
   PropertyValueTooLarge: TableEntityTooLargeError;
+  /** Carried by `TableEntityTooLargeError`, from `azure-storage-concurrency/optimistic`. */
   TooManyProperties: TableEntityTooLargeError;
   // /lease
+  /** Carried by `LeaseLostError`, from `azure-storage-concurrency/lease`. */
   LeaseLost: LeaseLostError;
+  /** Carried by `LockTimeoutError`, from `azure-storage-concurrency/lease`. */
   LockTimeout: LockTimeoutError;
+  /** Carried by `LeaseTargetNotFoundError`, from `azure-storage-concurrency/lease`. */
   LeaseTargetNotFound: LeaseTargetNotFoundError;
+  /** Carried by `LockNotHeldError`, from `azure-storage-concurrency/lease`. */
   LockNotHeld: LockNotHeldError;
+  /** Carried by `FencedWriteRejectedError`, from `azure-storage-concurrency/lease`. */
   FencedWriteRejected: FencedWriteRejectedError;
+  /** Carried by `FencedWriteOutcomeUnknownError`, from `azure-storage-concurrency/lease`. */
   FencedWriteOutcomeUnknown: FencedWriteOutcomeUnknownError;
   // /tables
+  /** Carried by `TableKeyError`, from `azure-storage-concurrency/tables`. */
   InvalidTableKey: TableKeyError;
+  /** Carried by `TableActionError`, from `azure-storage-concurrency/tables`. */
   InvalidTableAction: TableActionError;
+  /** Carried by `TransactionRefusedError`, from `azure-storage-concurrency/tables`. */
   TransactionRefused: TransactionRefusedError;
+  /** Carried by `TableTransactionError`, from `azure-storage-concurrency/tables`. */
   TransactionFailed: TableTransactionError;
+  /** Carried by `MultiIndexConflictError`, from `azure-storage-concurrency/tables`. */
   MultiIndexConflict: MultiIndexConflictError;
   // /queue
+  /** Carried by `MessageDecodeError`, from `azure-storage-concurrency/queue`. */
   MessageDecodeFailed: MessageDecodeError;
+  /** Carried by `MessageOwnershipLostError`, from `azure-storage-concurrency/queue`. */
   MessageOwnershipLost: MessageOwnershipLostError;
+  /** Carried by `MessageOwnershipLostError`, from `azure-storage-concurrency/queue`. */
   ClaimOwnershipLost: MessageOwnershipLostError;
+  /** Carried by `ConsumerStoppedError`, from `azure-storage-concurrency/queue`. */
   ConsumerStopped: ConsumerStoppedError;
+  /** Carried by `HandlerTimeoutError`, from `azure-storage-concurrency/queue`. */
   HandlerTimedOut: HandlerTimeoutError;
+  /** Carried by `ConsumerResourceError`, from `azure-storage-concurrency/queue`. */
   ConsumerResourceFailed: ConsumerResourceError;
+  /** Carried by `EffectsRefusedError`, from `azure-storage-concurrency/queue`. */
   EffectsRefused: EffectsRefusedError;
   // /idempotency
+  /** Carried by `IdempotencyPayloadMismatchError`, from `azure-storage-concurrency/idempotency`. */
   IdempotencyPayloadMismatch: IdempotencyPayloadMismatchError;
+  /** Carried by `IdempotencyInProgressError`, from `azure-storage-concurrency/idempotency`. */
   IdempotencyInProgress: IdempotencyInProgressError;
+  /** Carried by `IdempotencyClaimLostError`, from `azure-storage-concurrency/idempotency`. */
   IdempotencyClaimLost: IdempotencyClaimLostError;
   // /files
+  /** Carried by `SmbConflictError`, from `azure-storage-concurrency/files`. */
   SmbFileLocked: SmbConflictError;
+  /** Carried by `SmbConflictError`, from `azure-storage-concurrency/files`. */
   SmbDeletePending: SmbConflictError;
+  /** Carried by `FileLeaseConflictError`, from `azure-storage-concurrency/files`. */
   FileLeaseNotHeld: FileLeaseConflictError;
+  /** Carried by `FileLeaseConflictError`, from `azure-storage-concurrency/files`. */
   FileLeasedByAnother: FileLeaseConflictError;
+  /** Carried by `FileWriteNotConfirmedError`, from `azure-storage-concurrency/files`. */
   FileWriteNotConfirmed: FileWriteNotConfirmedError;
+  /** Carried by `FileContentError`, from `azure-storage-concurrency/files`. */
   FileContentNotDecodable: FileContentError;
 }
 
@@ -119,5 +155,6 @@ export type StorageConcurrencyErrorCode = keyof StorageConcurrencyErrorByCode;
 
 /** The error that carries `C`, with its `code` narrowed to `C`. */
 export type StorageConcurrencyErrorOf<C extends StorageConcurrencyErrorCode> = StorageConcurrencyErrorByCode[C] & {
+  /** The code the guard was given. */
   readonly code: C;
 };

@@ -129,7 +129,7 @@ function hasBrand(error: object, brand: symbol): boolean {
  * ```
  */
 export class StorageRequestError extends StorageConcurrencyError {
-  /** Whether the failure is worth retrying (see {@link classifyError}). */
+  /** Whether the failure is worth retrying (see {@link retry!classifyError}). */
   readonly transient: boolean;
   /** The service's request id, for support tickets. */
   readonly requestId: string | undefined;
@@ -155,7 +155,7 @@ export class StorageRequestError extends StorageConcurrencyError {
 
 /**
  * True when `error` is a {@link StorageRequestError}, or one of the feature-specific subclasses that
- * carry more detail (such as a failed table transaction), so that {@link classifyError} reads them all.
+ * carry more detail (such as a failed table transaction), so that {@link retry!classifyError} reads them all.
  *
  * @example
  * ```ts

@@ -1,3 +1,9 @@
+/**
+ * `azure-storage-concurrency/files`: Azure Files: reads, and writes under a lease or last writer wins, with the SMB
+ * clients' share-mode conflicts recognised and waited out (the file and share locks are in `/lease`).
+ *
+ * @packageDocumentation
+ */
 export {
   SmbConflictError,
   isSmbConflictError,

@@ -1,3 +1,9 @@
+/**
+ * `azure-storage-concurrency/lease`: lease-based locks that renew themselves and say when they are lost, over blobs,
+ * containers, files and shares; blob-lease locks that guard Azure Tables; leader election.
+ *
+ * @packageDocumentation
+ */
 export {
   type Leasable,
   type LeasableProperties,

@@ -1,3 +1,9 @@
+/**
+ * `azure-storage-concurrency/queue`: the queue consumer: at-least-once delivery with visibility extension for long work, a
+ * poison queue, and exactly-once effects through an idempotency store (`/idempotency`).
+ *
+ * @packageDocumentation
+ */
 export { QueueConsumer } from "./consumer.js";
 export { textCodec, base64Codec, jsonCodec, type MessageCodec, type JsonCodecOptions } from "./codecs.js";
 export {

@@ -62,7 +62,7 @@ export type MessageHandler<T, TEffect = never> = (body: T, context: MessageConte
 
 /** Idempotency settings of a {@link QueueConsumerOptions}. */
 export interface IdempotencyOptions<T, TEffect> {
-  /** Where claims and done marks live: {@link TableIdempotencyStore} or {@link MemoryIdempotencyStore}. */
+  /** Where claims and done marks live: {@link idempotency!TableIdempotencyStore} or {@link idempotency!MemoryIdempotencyStore}. */
   readonly store: IdempotencyStore<TEffect>;
   /**
    * The idempotency key of a message. Derive it from the body when producers may send the same

@@ -85,7 +85,7 @@ export interface RetryPolicy {
   readonly options: Readonly<Required<Omit<RetryOptions, "onRetry">>> & Pick<RetryOptions, "onRetry">;
   /**
    * Runs `operation`, retrying transient failures. When it gives up, a storage failure is thrown as
-   * a {@link StorageRequestError} (with `attempts`); anything else the operation rejected with (an
+   * a {@link index!StorageRequestError} (with `attempts`); anything else the operation rejected with (an
    * `Error` of yours, or a value that is not an `Error` at all) is thrown as it was.
    */
   execute<T>(operation: (context: RetryAttemptContext) => Promise<T>, options?: ExecuteOptions): Promise<T>;

@@ -1,3 +1,9 @@
+/**
+ * `azure-storage-concurrency/tables`: the table-design toolkit: key encoding, queries by key range, entity group
+ * transactions (batched, or atomic with their outcome read back), and multi-index tables.
+ *
+ * @packageDocumentation
+ */
 export {
   TableKeyError,
   isTableKeyError,
