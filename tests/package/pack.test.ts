@@ -88,7 +88,11 @@ describe("the packed packages", () => {
         .flatMap((entry) => [".d.cts", ".d.ts"].map((ext) => `dist/${entry ? `${entry}/` : ""}index${ext}`))
         .sort(),
     );
-    const chunks = declarations.filter((path) => !/(^|\/)index\.d\.c?ts$/.test(path));
+    // A chunk's name ends in a hash of its text, which may differ between the formats (a chunk that
+    // imports another names it by its own format's hash): compared without it.
+    const chunks = declarations
+      .filter((path) => !/(^|\/)index\.d\.c?ts$/.test(path))
+      .map((path) => path.replace(/-[\w-]{8}(\.d\.c?ts)$/, "$1"));
     expect(
       chunks
         .filter((path) => path.endsWith(".d.ts"))
