@@ -9,7 +9,10 @@ export const shared = {
   transform: { "^.+\\.ts$": ["ts-jest", { useESM: true, tsconfig: "tsconfig.json" }] },
   moduleNameMapper: {
     "^azure-storage-concurrency$": "<rootDir>/src/index.ts",
-    "^azure-storage-concurrency/testing$": "<rootDir>/src/testing/index.ts",
+    "^azure-storage-concurrency/errors$": "<rootDir>/src/error-codes.ts",
+    "^azure-storage-concurrency/(files|idempotency|lease|optimistic|queue|retry|tables|testing|claim-check|outbox|schedule|semaphore|throttling)$":
+      "<rootDir>/src/$1/index.ts",
+    "^azure-storage-concurrency-cli$": "<rootDir>/tools/index.ts",
     "^(\\.{1,2}/.*)\\.js$": "$1",
   },
 };

@@ -9,16 +9,13 @@
 import { ShareServiceClient, type ShareClient } from "@azure/storage-file-share";
 import {
   fileCodecs,
-  fileLock,
   isFileLeaseConflictError,
-  isLeaseLostError,
-  LOCK_METADATA,
-  shareLock,
-  statusOf,
   updateFileUnderLease,
   writeFileLastWriterWins,
   writeFileUnderLease,
-} from "azure-storage-concurrency";
+} from "azure-storage-concurrency/files";
+import { fileLock, isLeaseLostError, LOCK_METADATA, shareLock } from "azure-storage-concurrency/lease";
+import { statusOf } from "azure-storage-concurrency/errors";
 import { startFilesResponder } from "azure-storage-concurrency/testing";
 import { runIfMain, type ExampleContext } from "./support/run-example.js";
 

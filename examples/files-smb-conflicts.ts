@@ -17,7 +17,7 @@ import {
   updateFileUnderLease,
   writeFileLastWriterWins,
   writeFileUnderLease,
-} from "azure-storage-concurrency";
+} from "azure-storage-concurrency/files";
 import { startFilesResponder, type FilesResponder } from "azure-storage-concurrency/testing";
 import { runIfMain, type ExampleContext } from "./support/run-example.js";
 

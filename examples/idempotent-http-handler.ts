@@ -17,13 +17,13 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { TableClient, type TransactionAction } from "@azure/data-tables";
+import { compositeKey } from "azure-storage-concurrency/tables";
 import {
-  compositeKey,
   idempotent,
   isIdempotencyInProgressError,
   isIdempotencyPayloadMismatchError,
   TableIdempotencyStore,
-} from "azure-storage-concurrency";
+} from "azure-storage-concurrency/idempotency";
 import { runIfMain, type ExampleContext } from "./support/run-example.js";
 
 export const title = "idempotent(): an HTTP handler that is safe to retry";

@@ -6,7 +6,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { BlobServiceClient } from "@azure/storage-blob";
-import { blobLock, isLeaseLostError } from "azure-storage-concurrency";
+import { blobLock, isLeaseLostError } from "azure-storage-concurrency/lease";
 import { runIfMain, type ExampleContext } from "./support/run-example.js";
 
 export const title = "Lease locks: an exclusive, auto-renewing blob lock with fencing tokens";

@@ -5,7 +5,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { BlobServiceClient } from "@azure/storage-blob";
-import { blobLeasable, startLeaderElection, type LeaderElection } from "azure-storage-concurrency";
+import { blobLeasable, startLeaderElection, type LeaderElection } from "azure-storage-concurrency/lease";
 import { runIfMain, type ExampleContext } from "./support/run-example.js";
 
 export const title = "Lease locks: leader election with handover on stop";

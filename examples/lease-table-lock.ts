@@ -5,7 +5,7 @@
  */
 import { BlobServiceClient } from "@azure/storage-blob";
 import { TableClient } from "@azure/data-tables";
-import { isFencedWriteRejectedError, tableLock } from "azure-storage-concurrency";
+import { isFencedWriteRejectedError, tableLock } from "azure-storage-concurrency/lease";
 import { runIfMain, type ExampleContext } from "./support/run-example.js";
 
 export const title = "Lease locks: a blob-lease table lock with fenced writes";

@@ -9,15 +9,11 @@
 import { TableClient } from "@azure/data-tables";
 import { QueueServiceClient } from "@azure/storage-queue";
 import { BlobServiceClient } from "@azure/storage-blob";
-import {
-  blobJsonCell,
-  blobLock,
-  jsonCodec,
-  optimisticUpdate,
-  QueueConsumer,
-  TableIdempotencyStore,
-  writeBatch,
-} from "azure-storage-concurrency";
+import { blobJsonCell, optimisticUpdate } from "azure-storage-concurrency/optimistic";
+import { blobLock } from "azure-storage-concurrency/lease";
+import { jsonCodec, QueueConsumer } from "azure-storage-concurrency/queue";
+import { TableIdempotencyStore } from "azure-storage-concurrency/idempotency";
+import { writeBatch } from "azure-storage-concurrency/tables";
 import { runIfMain, type ExampleContext } from "./support/run-example.js";
 import { formatTraceTree, startTracing, type SpanRecord } from "./support/tracing.js";
 

@@ -7,7 +7,7 @@
  * On a real account there is nothing to inject and the writers simply race.
  */
 import { BlobServiceClient } from "@azure/storage-blob";
-import { blobJsonCell, optimisticUpdate, readCell } from "azure-storage-concurrency";
+import { blobJsonCell, optimisticUpdate, readCell } from "azure-storage-concurrency/optimistic";
 import { buildConnectionString, createFaultProxy } from "azure-storage-concurrency/testing";
 import { runIfMain, type ExampleContext } from "./support/run-example.js";
 

@@ -4,7 +4,8 @@
  * service would refuse are refused here, before any request.
  */
 import { TableClient } from "@azure/data-tables";
-import { isTableKeyError, optimisticUpdate, readCell, tableEntityCell } from "azure-storage-concurrency";
+import { isTableKeyError } from "azure-storage-concurrency/tables";
+import { optimisticUpdate, readCell, tableEntityCell } from "azure-storage-concurrency/optimistic";
 import { runIfMain, type ExampleContext } from "./support/run-example.js";
 
 export const title = "Optimistic concurrency: a table entity counter with many writers, none lost";

@@ -12,7 +12,8 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { TableClient, type TransactionAction } from "@azure/data-tables";
 import { QueueClient } from "@azure/storage-queue";
-import { jsonCodec, QueueConsumer, TableIdempotencyStore } from "azure-storage-concurrency";
+import { jsonCodec, QueueConsumer } from "azure-storage-concurrency/queue";
+import { TableIdempotencyStore } from "azure-storage-concurrency/idempotency";
 import { runIfMain, type ExampleContext } from "./support/run-example.js";
 
 export const title = "Queues: a worker killed mid-work, and no order charged twice";

@@ -6,7 +6,7 @@
  * 503 ServerBusy; on a real account there is nothing to inject and the call simply succeeds.
  */
 import { BlobServiceClient } from "@azure/storage-blob";
-import { backoffPresets, classifyError, retry, SDK_SINGLE_ATTEMPT } from "azure-storage-concurrency";
+import { backoffPresets, classifyError, retry, SDK_SINGLE_ATTEMPT } from "azure-storage-concurrency/retry";
 import { buildConnectionString, createFaultProxy } from "azure-storage-concurrency/testing";
 import { runIfMain, type ExampleContext } from "./support/run-example.js";
 

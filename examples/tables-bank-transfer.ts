@@ -12,7 +12,7 @@ import {
   queryEntities,
   keyFilter,
   writeAtomic,
-} from "azure-storage-concurrency";
+} from "azure-storage-concurrency/tables";
 import { runIfMain, type ExampleContext } from "./support/run-example.js";
 
 export const title = "Tables: a bank transfer recorded atomically, the transfer id as partition";

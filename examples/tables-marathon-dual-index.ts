@@ -13,7 +13,7 @@ import {
   multiIndexTable,
   padNumber,
   queryEntities,
-} from "azure-storage-concurrency";
+} from "azure-storage-concurrency/tables";
 import { runIfMain, type ExampleContext } from "./support/run-example.js";
 
 export const title = "Tables: the marathon dual index (BIB: and AGE: rows in one transaction)";

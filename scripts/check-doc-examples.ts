@@ -1,6 +1,6 @@
 /**
  * Type-checks every TypeScript snippet of the documentation: each ```ts block inside a TSDoc comment
- * in `src/` (the `@example`s) and each ```ts block of `README.md` and `docs/**.md`.
+ * in `src/` and `tools/` (the `@example`s) and each ```ts block of `README.md` and `docs/**.md`.
  *
  * All snippets go into ONE TypeScript program (with the project's compiler options and the same
  * `azure-storage-concurrency` path mapping as the examples), each as its own ES module, so a check
@@ -16,9 +16,9 @@
  * - A snippet whose first line is `// @noCheck` is skipped (and counted): for deliberately partial
  *   code such as a shape being described. Keep these rare.
  *
- * It also checks that every function and class exported by the package's entry points
- * (`src/index.ts`, `src/testing/index.ts`) has an `@example`. An error class and its `is…Error`
- * guard share one: an example on either covers both.
+ * It also checks that every function and class exported by the packages' entry points (the
+ * library's root and sub-paths, and the tools package's module: `scripts/entry-points.ts`) has an
+ * `@example`. An error class and its `is…Error` guard share one: an example on either covers both.
  *
  * Run: `npx tsx scripts/check-doc-examples.ts` (exit 1 and one line per problem when a snippet does
  * not compile); `tests/unit/docs/doc-examples.test.ts` runs the same check in `npm test`.
@@ -27,6 +27,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
+import { entryPoints } from "./entry-points.js";
 import { readProjectConfig } from "./project-config.js";
 
 /** One snippet, with where it was found. */
@@ -69,13 +70,13 @@ declare const queueClient: import("@azure/storage-queue").QueueClient;
 declare const shareClient: import("@azure/storage-file-share").ShareClient;
 declare const fileClient: import("@azure/storage-file-share").ShareFileClient;
 /** A lock made with blobLock, containerLock, fileLock, shareLock or new LeaseLock. */
-declare const lock: import("azure-storage-concurrency").LeaseLock;
+declare const lock: import("azure-storage-concurrency/lease").LeaseLock;
 /** A lock's handle while it is held. */
-declare const handle: import("azure-storage-concurrency").LockHandle;
+declare const handle: import("azure-storage-concurrency/lease").LockHandle;
 /** A counting semaphore made with blobSemaphore. */
-declare const semaphore: import("azure-storage-concurrency").BlobSemaphore;
+declare const semaphore: import("azure-storage-concurrency/semaphore").BlobSemaphore;
 /** A semaphore's permit while it is held. */
-declare const permit: import("azure-storage-concurrency").PermitHandle;
+declare const permit: import("azure-storage-concurrency/semaphore").PermitHandle;
 `;
 
 const NO_CHECK = /^\s*\/\/\s*@noCheck\b/;
@@ -130,7 +131,11 @@ function filesUnder(dir: string, extension: string, skip: (path: string) => bool
 export function collectDocExamples(root: string): DocExample[] {
   const rel = (path: string) => relative(root, path).split(sep).join("/");
   const examples: DocExample[] = [];
-  for (const path of filesUnder(join(root, "src"), ".ts", () => false)) {
+  const built = (path: string) => /[/\\](dist|node_modules)$/.test(path);
+  for (const path of [
+    ...filesUnder(join(root, "src"), ".ts", () => false),
+    ...filesUnder(join(root, "tools"), ".ts", built),
+  ]) {
     examples.push(...examplesInSource(rel(path), readFileSync(path, "utf8")));
   }
   const apiDocs = join(root, "docs", "api");
@@ -154,20 +159,20 @@ export function checkDocExamples(root: string): DocExamplesReport {
     sourceMap: false,
     declaration: false,
   };
-  const entryPoints = [join(root, "src", "index.ts"), join(root, "src", "testing", "index.ts")];
+  const entries = entryPoints(root).map((entry) => join(root, entry.source));
   // A TSDoc example sits beside its source file, so an internal module's example can import it
   // with a relative path ("./chart.js"); public examples import "azure-storage-concurrency" anyway.
   const { program, problems } = compileDocExamples(checked, {
     options,
-    rootNames: entryPoints,
+    rootNames: entries,
     dirOf: (example) =>
-      example.file.startsWith("src/") ? join(root, dirname(example.file)) : join(root, ".doc-examples"),
+      /^(src|tools)\//.test(example.file) ? join(root, dirname(example.file)) : join(root, ".doc-examples"),
   });
   return {
     checked: checked.length,
     skipped,
     problems,
-    missingExamples: exportsWithoutExamples(program, entryPoints, root),
+    missingExamples: exportsWithoutExamples(program, entries, root),
   };
 }
 

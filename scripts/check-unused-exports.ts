@@ -1,7 +1,8 @@
 /**
- * Finds exports of `src/` that nothing uses: not part of the public API (not reachable from the
- * package's entry points `src/index.ts` and `src/testing/index.ts`), and not imported by any other
- * file of the project (src, tests, examples, bench, scripts, as `tsconfig.json` includes them).
+ * Finds exports of `src/` and `tools/` that nothing uses: not part of the public API (not reachable
+ * from the packages' entry points, `scripts/entry-points.ts`, or the tools' command), and not
+ * imported by any other file of the project (src, tools, tests, examples, scripts, as
+ * `tsconfig.json` includes them).
  * Such an export is either dead code or should not be exported.
  *
  * One TypeScript program over the project; every import (named, default, namespace, `export … from`,
@@ -14,10 +15,11 @@
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import ts from "typescript";
+import { entryPoints } from "./entry-points.js";
 import { readProjectConfig } from "./project-config.js";
 
-/** Entry points of the package (its `exports` map and the CLI's bin), relative to the root. */
-const ENTRY_POINTS = ["src/index.ts", "src/testing/index.ts", "src/cli/main.ts"];
+/** The command line tool's script (the tools package's `bin`), relative to the root. */
+const BIN = "tools/cli/main.ts";
 
 /** The unused exports of the project at `root`, as `file: name`, sorted. */
 export function findUnusedExports(root: string): string[] {
@@ -50,7 +52,7 @@ export function findUnusedExports(root: string): string[] {
   };
 
   const used = new Set<ts.Symbol>();
-  for (const entry of ENTRY_POINTS)
+  for (const entry of [...entryPoints(root).map((e) => e.source), BIN])
     for (const symbol of exportsOf(program.getSourceFile(join(root, entry)))) used.add(original(symbol));
 
   for (const file of projectFiles) {
@@ -89,7 +91,8 @@ export function findUnusedExports(root: string): string[] {
   const unused: string[] = [];
   for (const file of projectFiles) {
     const path = rel(file.fileName);
-    if (!path.startsWith("src/")) continue;
+    // (A tool's configuration, such as tools/tsup.config.ts, is read by the tool, not imported.)
+    if (!/^(src|tools)\//.test(path) || path.endsWith(".config.ts")) continue;
     for (const symbol of exportsOf(file)) {
       const target = original(symbol);
       // Re-exports are judged at their declaration.

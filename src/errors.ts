@@ -5,6 +5,7 @@
  * `code`; errors from the service are read once, here, into {@link RestErrorInfo}. Validation of
  * arguments throws the standard `TypeError` / `RangeError`, as the Azure SDK guidelines ask.
  */
+import type { StorageConcurrencyErrorCode, StorageConcurrencyErrorOf } from "./error-codes.js";
 
 const BRAND = Symbol.for("azure-storage-concurrency.error");
 const REQUEST_BRAND = Symbol.for("azure-storage-concurrency.request-error");
@@ -59,20 +60,43 @@ export class StorageConcurrencyError extends Error {
 }
 
 /**
- * True for any error thrown on purpose by this library (any subclass, any copy of the package).
+ * True for any error thrown on purpose by this library (any subclass, any copy of the package);
+ * given a `code`, true only for an error with that code, narrowed to the class that carries it
+ * (`isStorageConcurrencyError(error, "LeaseLost")` gives a `LeaseLostError`, with its `reason`).
+ * The one guard for every error of the library: the classes stay for `instanceof` and `cause`
+ * chains, and the feature guards (`isLeaseLostError`, …) are deprecated in favour of this one. Your
+ * own subclasses' codes are read from `error.code` after the guard without a code.
  *
  * @example
  * ```ts
- * import { blobLock, isStorageConcurrencyError } from "azure-storage-concurrency";
+ * import { blobLock } from "azure-storage-concurrency/lease";
+ * import { isStorageConcurrencyError } from "azure-storage-concurrency";
  *
  * await blobLock(container, "nightly").withLock(async () => console.log("working")).catch((error: unknown) => {
- *   if (isStorageConcurrencyError(error)) console.error(`${error.code}: ${error.message}`);
+ *   if (isStorageConcurrencyError(error, "LockTimeout")) console.error(`busy: ${error.message}`);
+ *   else if (isStorageConcurrencyError(error, "LeaseLost")) console.error(`lost the lock (${error.reason})`);
+ *   else if (isStorageConcurrencyError(error)) console.error(`${error.code}: ${error.message}`);
  *   throw error;
  * });
  * ```
  */
-export function isStorageConcurrencyError(error: unknown): error is StorageConcurrencyError {
-  return typeof error === "object" && error !== null && hasBrand(error, BRAND);
+export function isStorageConcurrencyError(error: unknown): error is StorageConcurrencyError;
+export function isStorageConcurrencyError<C extends StorageConcurrencyErrorCode>(
+  error: unknown,
+  code: C,
+): error is StorageConcurrencyErrorOf<C>;
+export function isStorageConcurrencyError(error: unknown, code?: string): boolean {
+  if (typeof error !== "object" || error === null || !hasBrand(error, BRAND)) return false;
+  return code === undefined || readCode(error) === code;
+}
+
+/** Reads `code`; `undefined` for a value whose reads throw (any value can be thrown). */
+function readCode(error: object): unknown {
+  try {
+    return (error as { code?: unknown }).code;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Reads a brand; `false` for a value whose reads throw (a revoked Proxy, a throwing getter): any value can be thrown. */
@@ -91,7 +115,8 @@ function hasBrand(error: object, brand: symbol): boolean {
  *
  * @example
  * ```ts
- * import { retry, isStorageRequestError } from "azure-storage-concurrency";
+ * import { retry } from "azure-storage-concurrency/retry";
+ * import { isStorageRequestError } from "azure-storage-concurrency";
  *
  * try {
  *   await retry(({ abortSignal }) => container.create({ abortSignal }), { operationName: "create container 'reports'" });
@@ -104,7 +129,7 @@ function hasBrand(error: object, brand: symbol): boolean {
  * ```
  */
 export class StorageRequestError extends StorageConcurrencyError {
-  /** Whether the failure is worth retrying (see {@link classifyError}). */
+  /** Whether the failure is worth retrying (see {@link retry!classifyError}). */
   readonly transient: boolean;
   /** The service's request id, for support tickets. */
   readonly requestId: string | undefined;
@@ -130,11 +155,12 @@ export class StorageRequestError extends StorageConcurrencyError {
 
 /**
  * True when `error` is a {@link StorageRequestError}, or one of the feature-specific subclasses that
- * carry more detail (such as a failed table transaction), so that {@link classifyError} reads them all.
+ * carry more detail (such as a failed table transaction), so that {@link retry!classifyError} reads them all.
  *
  * @example
  * ```ts
- * import { retry, isStorageRequestError } from "azure-storage-concurrency";
+ * import { retry } from "azure-storage-concurrency/retry";
+ * import { isStorageRequestError } from "azure-storage-concurrency";
  *
  * await retry(({ abortSignal }) => blob.getProperties({ abortSignal })).catch((error: unknown) => {
  *   if (isStorageRequestError(error) && error.statusCode === 404) return undefined; // no such blob
@@ -230,7 +256,7 @@ interface RestErrorLike {
  *
  * @example
  * ```ts
- * import { readRestError } from "azure-storage-concurrency";
+ * import { readRestError } from "azure-storage-concurrency/errors";
  *
  * try {
  *   await table.createEntity({ partitionKey: "p", rowKey: "r" });
@@ -275,7 +301,7 @@ function readRestErrorObject(e: RestErrorLike): RestErrorInfo | undefined {
  *
  * @example
  * ```ts
- * import { statusOf } from "azure-storage-concurrency";
+ * import { statusOf } from "azure-storage-concurrency/errors";
  *
  * const properties = await blob.getProperties().catch((error: unknown) => {
  *   if (statusOf(error) === 404) return undefined;
@@ -293,7 +319,7 @@ export function statusOf(error: unknown): number | undefined {
  *
  * @example
  * ```ts
- * import { serviceCodeOf } from "azure-storage-concurrency";
+ * import { serviceCodeOf } from "azure-storage-concurrency/errors";
  *
  * await table.createEntity({ partitionKey: "p", rowKey: "r" }).catch((error: unknown) => {
  *   if (serviceCodeOf(error) !== "EntityAlreadyExists") throw error;
@@ -337,7 +363,7 @@ export const NETWORK_CODES: ReadonlySet<string> = new Set([
  *
  * @example
  * ```ts
- * import { redactSecrets } from "azure-storage-concurrency";
+ * import { redactSecrets } from "azure-storage-concurrency/errors";
  *
  * redactSecrets("https://acct.blob.core.windows.net/c/b?sv=2024-05-04&sig=abc%2Fdef");
  * // "https://acct.blob.core.windows.net/c/b?sv=2024-05-04&sig=<redacted>"

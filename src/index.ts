@@ -2,27 +2,24 @@
  * azure-storage-concurrency: the concurrency strategies of Azure Storage, as typed wrappers over the
  * official SDK clients.
  *
+ * The root carries only the error base that every feature's errors extend, and the one guard that
+ * narrows any of them by its code. Each feature has an entry point of its own, from its folder:
+ * `azure-storage-concurrency/optimistic`, `/lease`, `/queue`, `/idempotency`, `/tables`, `/files`,
+ * `/retry`, `/testing`, and `/errors` (what the library reads out of the SDKs' errors). Importing
+ * a lock loads no queue consumer, and autocompletion shows one feature at a time.
+ *
  * @packageDocumentation
  */
-export {
-  StorageConcurrencyError,
-  StorageRequestError,
-  isStorageConcurrencyError,
-  isStorageRequestError,
-  RetryBudgetExhaustedError,
-  isRetryBudgetExhaustedError,
-  readRestError,
-  statusOf,
-  serviceCodeOf,
-  redactSecrets,
-  NETWORK_CODES,
-  type StorageConcurrencyErrorOptions,
-  type RestErrorInfo,
-} from "./errors.js";
+export * from "./error-codes.js";
+
+// Every feature's public API, also from the root, so that code written for 0.1 (which had one entry
+// point) keeps working through 0.x. New code imports from the feature's own entry point: smaller
+// autocompletion, and a cold import that loads one feature.
 export * from "./retry/index.js";
 export * from "./files/index.js";
 export * from "./lease/index.js";
 export * from "./tables/index.js";
+export * from "./idempotency/index.js";
 export * from "./queue/index.js";
 export * from "./optimistic/index.js";
 export * from "./throttling/index.js";

@@ -31,7 +31,7 @@ const PREFIX = `{"kind":"${ENVELOPE_KIND}"`;
 export type ClaimCheckCompression = "none" | "gzip" | "brotli";
 
 /** An envelope that carries the message text itself (a small message with an idempotency key). */
-export interface InlineEnvelope {
+interface InlineEnvelope {
   readonly kind: typeof ENVELOPE_KIND;
   /** The idempotency key consumers use by default. */
   readonly key: string;
@@ -60,7 +60,7 @@ export interface BlobEnvelope {
   readonly body: "text" | "base64";
 }
 
-export type Envelope = InlineEnvelope | BlobEnvelope;
+type Envelope = InlineEnvelope | BlobEnvelope;
 
 /** The UTF-8 size of a message text, as the service counts it. */
 export function messageBytes(text: string): number {

@@ -13,9 +13,9 @@ import {
 import { MAX_MESSAGE_BYTES, type ClaimCheckCompression } from "./envelope.js";
 
 /** The service's default message time to live: 7 days, in seconds. */
-export const DEFAULT_MESSAGE_TIME_TO_LIVE_IN_SECONDS = 604_800;
+const DEFAULT_MESSAGE_TIME_TO_LIVE_IN_SECONDS = 604_800;
 /** The longest idempotency key a message may carry, in characters (an inbox RowKey holds 1 KiB). */
-export const MAX_IDEMPOTENCY_KEY_LENGTH = 512;
+const MAX_IDEMPOTENCY_KEY_LENGTH = 512;
 
 /** Options for {@link ClaimCheck}. */
 export interface ClaimCheckOptions {

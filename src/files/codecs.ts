@@ -18,7 +18,7 @@ export interface FileCodec<T> {
  *
  * @example
  * ```ts
- * import { fileCodecs, updateFileUnderLease } from "azure-storage-concurrency";
+ * import { fileCodecs, updateFileUnderLease } from "azure-storage-concurrency/files";
  *
  * // `handle`: a held fileLock's handle (a lease id works too).
  * await updateFileUnderLease(fileClient, handle, (settings) => ({ ...settings, retries: 5 }), {

@@ -45,13 +45,15 @@ export class SmbConflictError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { readFileContent, isSmbConflictError } from "azure-storage-concurrency";
+ * import { readFileContent, isSmbConflictError } from "azure-storage-concurrency/files";
  *
  * const file = await readFileContent(fileClient).catch((error: unknown) => {
  *   if (isSmbConflictError(error)) console.log(`${error.serviceCode} after ${error.attempts} tries over ${error.waitedInMs} ms`);
  *   throw error;
  * });
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "SmbFileLocked") || isStorageConcurrencyError(error, "SmbDeletePending")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isSmbConflictError(error: unknown): error is SmbConflictError {
   return isStorageConcurrencyError(error) && error.name === "SmbConflictError";
@@ -94,7 +96,7 @@ export class FileLeaseConflictError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { writeFileLastWriterWins, isFileLeaseConflictError } from "azure-storage-concurrency";
+ * import { writeFileLastWriterWins, isFileLeaseConflictError } from "azure-storage-concurrency/files";
  *
  * await writeFileLastWriterWins(fileClient, "fresh cache").catch((error: unknown) => {
  *   // FileLeasedByAnother: someone holds a lease on it, and last writer wins does not override a lock.
@@ -102,6 +104,8 @@ export class FileLeaseConflictError extends StorageConcurrencyError {
  *   else throw error;
  * });
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "FileLeaseNotHeld") || isStorageConcurrencyError(error, "FileLeasedByAnother")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isFileLeaseConflictError(error: unknown): error is FileLeaseConflictError {
   return isStorageConcurrencyError(error) && error.name === "FileLeaseConflictError";
@@ -132,7 +136,7 @@ export class FileWriteNotConfirmedError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { readFileContent, writeFileUnderLease, isFileWriteNotConfirmedError } from "azure-storage-concurrency";
+ * import { readFileContent, writeFileUnderLease, isFileWriteNotConfirmedError } from "azure-storage-concurrency/files";
  *
  * try {
  *   await writeFileUnderLease(fileClient, handle, "new content");
@@ -143,6 +147,8 @@ export class FileWriteNotConfirmedError extends StorageConcurrencyError {
  *   console.log(writeId === error.writeId ? "it was applied" : "it was not applied");
  * }
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "FileWriteNotConfirmed")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isFileWriteNotConfirmedError(error: unknown): error is FileWriteNotConfirmedError {
   return isStorageConcurrencyError(error) && error.name === "FileWriteNotConfirmedError";
@@ -165,7 +171,7 @@ export class FileContentError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { fileCodecs, updateFileUnderLease, isFileContentError } from "azure-storage-concurrency";
+ * import { fileCodecs, updateFileUnderLease, isFileContentError } from "azure-storage-concurrency/files";
  *
  * await updateFileUnderLease(fileClient, handle, (settings) => ({ ...settings, retries: 5 }), {
  *   codec: fileCodecs.json<{ retries: number }>(),
@@ -174,6 +180,8 @@ export class FileContentError extends StorageConcurrencyError {
  *   else throw error;
  * });
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "FileContentNotDecodable")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isFileContentError(error: unknown): error is FileContentError {
   return isStorageConcurrencyError(error) && error.name === "FileContentError";

@@ -1,3 +1,9 @@
+/**
+ * `azure-storage-concurrency/files`: Azure Files: reads, and writes under a lease or last writer wins, with the SMB
+ * clients' share-mode conflicts recognised and waited out (the file and share locks are in `/lease`).
+ *
+ * @packageDocumentation
+ */
 export {
   SmbConflictError,
   isSmbConflictError,
@@ -19,8 +25,6 @@ export {
   type SmbRetryCallOptions,
 } from "./smb-retry.js";
 export type { FileLeaseRef, FileLeaseHandleLike } from "./lease-ref.js";
-export { fileLeasable, fileLock, type FileLeasableOptions, type FileLockOptions } from "./file-lock.js";
-export { shareLeasable, shareLock, type ShareLeasableOptions, type ShareLockOptions } from "./share-lock.js";
 export { WRITE_ID_METADATA_KEY, type FileRequestOptions } from "./request.js";
 export {
   readFileContent,

@@ -8,8 +8,8 @@
  * file lease held.
  */
 import { withTimeLimit } from "../internal/time-limit.js";
-import { exponentialBackoff } from "../retry/backoff.js";
-import { retryPolicy } from "../retry/retry.js";
+import { exponentialBackoff } from "../retry/index.js";
+import { retryPolicy } from "../retry/index.js";
 
 /** The default client-side time limit of each attempt of a request a Files helper makes on its own. */
 const OWN_REQUEST_TIMEOUT_IN_MS = 10_000;

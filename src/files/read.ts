@@ -73,7 +73,7 @@ export interface FileContent {
  *
  * @example
  * ```ts
- * import { readFileContent } from "azure-storage-concurrency";
+ * import { readFileContent } from "azure-storage-concurrency/files";
  *
  * const { content, writeId } = await readFileContent(fileClient);
  * console.log(content.toString("utf8"), "written by", writeId ?? "someone else");

@@ -14,9 +14,9 @@
  * own retries, as everywhere in this library (docs/retries.md).
  */
 import { checkOptionalSignal } from "../internal/validate.js";
-import { exponentialBackoff, type BackoffStrategy } from "../retry/backoff.js";
-import { classifyError, type ErrorClassification } from "../retry/classify.js";
-import { retryPolicy, type RetryAttemptContext, type RetryEvent } from "../retry/retry.js";
+import { exponentialBackoff, type BackoffStrategy } from "../retry/index.js";
+import { classifyError, type ErrorClassification } from "../retry/index.js";
+import { retryPolicy, type RetryAttemptContext, type RetryEvent } from "../retry/index.js";
 import { SmbConflictError } from "./errors.js";
 
 /** Options for {@link retryWhileSmbLocked}. */
@@ -69,7 +69,8 @@ export const SMB_LOCK_DEADLINE_IN_MS = 30_000;
  *
  * @example
  * ```ts
- * import { classifyError, isSmbConflict } from "azure-storage-concurrency";
+ * import { classifyError } from "azure-storage-concurrency/retry";
+ * import { isSmbConflict } from "azure-storage-concurrency/files";
  *
  * await fileClient.delete().catch((error: unknown) => {
  *   if (isSmbConflict(classifyError(error))) console.log("an SMB client has the file open; try again later");
@@ -95,7 +96,7 @@ export function isSmbConflict(classification: ErrorClassification, includeDelete
  *
  * @example
  * ```ts
- * import { retryWhileSmbLocked, isSmbConflictError } from "azure-storage-concurrency";
+ * import { retryWhileSmbLocked, isSmbConflictError } from "azure-storage-concurrency/files";
  *
  * try {
  *   const download = await retryWhileSmbLocked(

@@ -71,7 +71,8 @@ export interface UpdateFileResult<T> {
  *
  * @example
  * ```ts
- * import { fileCodecs, fileLock, updateFileUnderLease } from "azure-storage-concurrency";
+ * import { fileCodecs, updateFileUnderLease } from "azure-storage-concurrency/files";
+ * import { fileLock } from "azure-storage-concurrency/lease";
  *
  * await fileLock(fileClient).withLock((handle) =>
  *   updateFileUnderLease(fileClient, handle, (counter) => ({ count: (counter?.count ?? 0) + 1 }), {
@@ -82,7 +83,7 @@ export interface UpdateFileResult<T> {
  *
  * @example
  * ```ts
- * import { fileCodecs, updateFileUnderLease } from "azure-storage-concurrency";
+ * import { fileCodecs, updateFileUnderLease } from "azure-storage-concurrency/files";
  *
  * const { leaseId } = await fileClient.getShareLeaseClient().acquireLease(-1);
  * const { value } = await updateFileUnderLease(

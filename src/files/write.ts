@@ -28,7 +28,7 @@ import type { FileSystemAttributes, ShareFileClient } from "@azure/storage-file-
 import { statusOf } from "../errors.js";
 import { checkNumber, checkOptionalSignal } from "../internal/validate.js";
 import { logger } from "../internal/logger.js";
-import { classifyError } from "../retry/classify.js";
+import { classifyError } from "../retry/index.js";
 import { FileWriteNotConfirmedError } from "./errors.js";
 import { eitherSignal, resolveLease, type FileLeaseRef, type ResolvedLease } from "./lease-ref.js";
 import { ownRequest } from "./own-request.js";
@@ -99,7 +99,8 @@ export interface FileWriteResult {
  *
  * @example
  * ```ts
- * import { fileLock, writeFileUnderLease } from "azure-storage-concurrency";
+ * import { fileLock } from "azure-storage-concurrency/lease";
+ * import { writeFileUnderLease } from "azure-storage-concurrency/files";
  *
  * await using handle = await fileLock(fileClient).acquire(); // file leases are infinite: released at scope end
  * await writeFileUnderLease(fileClient, handle, JSON.stringify({ state: "done" }));
@@ -122,7 +123,7 @@ export async function writeFileUnderLease(
  *
  * @example
  * ```ts
- * import { writeFileLastWriterWins } from "azure-storage-concurrency";
+ * import { writeFileLastWriterWins } from "azure-storage-concurrency/files";
  *
  * declare function renderDashboard(): string; // your own rendering
  *

@@ -24,6 +24,15 @@ const MAX_LENGTH = 4_000;
  * A thrown value in words, redacted of secrets; never throws. An error-like value gives its
  * `message` (as `error.message` always did here); a string itself; other values their text, and
  * an object without a usable message or `toString` says so, with its JSON when it has one.
+ *
+ * @example
+ * ```ts
+ * import { describeError } from "azure-storage-concurrency/errors";
+ *
+ * declare function work(): Promise<void>;
+ * // Whatever `work` throws (an Error, a string, an object without a prototype), the log line is written.
+ * await work().catch((error: unknown) => console.error(`work failed: ${describeError(error)}`));
+ * ```
  */
 export function describeError(value: unknown): string {
   let text: string;

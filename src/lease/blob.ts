@@ -23,7 +23,7 @@ import type { LeaseLockOptions } from "./options.js";
  * @example
  * ```ts
  * import { BlobServiceClient } from "@azure/storage-blob";
- * import { blobLeasable, LeaseLock } from "azure-storage-concurrency";
+ * import { blobLeasable, LeaseLock } from "azure-storage-concurrency/lease";
  *
  * const container = BlobServiceClient.fromConnectionString(process.env.AZURE_STORAGE_CONNECTION_STRING!)
  *   .getContainerClient("locks");
@@ -86,7 +86,7 @@ export function blobLeasable(container: ContainerClient, blobName: string): Leas
  * @example
  * ```ts
  * import { BlobServiceClient } from "@azure/storage-blob";
- * import { blobLock } from "azure-storage-concurrency";
+ * import { blobLock } from "azure-storage-concurrency/lease";
  *
  * const container = BlobServiceClient.fromConnectionString(process.env.AZURE_STORAGE_CONNECTION_STRING!)
  *   .getContainerClient("locks");

@@ -16,7 +16,7 @@ import type { LeaseLockOptions } from "./options.js";
  * @example
  * ```ts
  * import { BlobServiceClient } from "@azure/storage-blob";
- * import { containerLeasable, LeaseLock } from "azure-storage-concurrency";
+ * import { containerLeasable, LeaseLock } from "azure-storage-concurrency/lease";
  *
  * const container = BlobServiceClient.fromConnectionString(process.env.AZURE_STORAGE_CONNECTION_STRING!)
  *   .getContainerClient("reports-2024");
@@ -47,7 +47,7 @@ export function containerLeasable(container: ContainerClient): Leasable {
  * @example
  * ```ts
  * import { BlobServiceClient } from "@azure/storage-blob";
- * import { containerLock } from "azure-storage-concurrency";
+ * import { containerLock } from "azure-storage-concurrency/lease";
  *
  * const container = BlobServiceClient.fromConnectionString(process.env.AZURE_STORAGE_CONNECTION_STRING!)
  *   .getContainerClient("reports-2024");

@@ -15,7 +15,7 @@ import { noteLeaderChange } from "../observability/instrument.js";
 import { logger } from "../internal/logger.js";
 import { sleep, uniform } from "../internal/sleep.js";
 import { checkOptionalFunction, checkOptionalSignal, optionalNumber } from "../internal/validate.js";
-import { classifyError } from "../retry/classify.js";
+import { classifyError } from "../retry/index.js";
 import type { LockHandle } from "./handle.js";
 import type { Leasable } from "./leasable.js";
 import { LeaseLock } from "./lock.js";
@@ -74,7 +74,7 @@ export interface LeaderElection extends AsyncDisposable {
  * @example
  * ```ts
  * import { BlobServiceClient } from "@azure/storage-blob";
- * import { blobLeasable, startLeaderElection } from "azure-storage-concurrency";
+ * import { blobLeasable, startLeaderElection } from "azure-storage-concurrency/lease";
  *
  * const container = BlobServiceClient.fromConnectionString(process.env.AZURE_STORAGE_CONNECTION_STRING!)
  *   .getContainerClient("locks");

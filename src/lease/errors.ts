@@ -22,7 +22,7 @@ export type LeaseLossReason =
  *
  * @example
  * ```ts
- * import { isLeaseLostError } from "azure-storage-concurrency";
+ * import { isLeaseLostError } from "azure-storage-concurrency/lease";
  *
  * handle.abortSignal.addEventListener("abort", () => {
  *   if (isLeaseLostError(handle.abortSignal.reason)) console.warn(`lost: ${handle.abortSignal.reason.reason}`);
@@ -46,7 +46,11 @@ export class LeaseLostError extends StorageConcurrencyError {
   }
 }
 
-/** True when `error` is a {@link LeaseLostError}. */
+/**
+ * True when `error` is a {@link LeaseLostError}.
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "LeaseLost")` (from the package root): one guard for every error, narrowed by its code.
+ */
 export function isLeaseLostError(error: unknown): error is LeaseLostError {
   return isStorageConcurrencyError(error) && error.name === "LeaseLostError";
 }
@@ -58,7 +62,7 @@ export function isLeaseLostError(error: unknown): error is LeaseLostError {
  *
  * @example
  * ```ts
- * import { isLockTimeoutError } from "azure-storage-concurrency";
+ * import { isLockTimeoutError } from "azure-storage-concurrency/lease";
  *
  * try {
  *   await lock.acquire({ timeoutInMs: 5_000 });
@@ -91,7 +95,11 @@ export class LockTimeoutError extends StorageConcurrencyError {
   }
 }
 
-/** True when `error` is a {@link LockTimeoutError}. */
+/**
+ * True when `error` is a {@link LockTimeoutError}.
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "LockTimeout")` (from the package root): one guard for every error, narrowed by its code.
+ */
 export function isLockTimeoutError(error: unknown): error is LockTimeoutError {
   return isStorageConcurrencyError(error) && error.name === "LockTimeoutError";
 }
@@ -102,7 +110,7 @@ export function isLockTimeoutError(error: unknown): error is LockTimeoutError {
  *
  * @example
  * ```ts
- * import { isLeaseTargetNotFoundError } from "azure-storage-concurrency";
+ * import { isLeaseTargetNotFoundError } from "azure-storage-concurrency/lease";
  *
  * const handle = await lock.tryAcquire().catch((error: unknown) => {
  *   if (isLeaseTargetNotFoundError(error)) console.error("create the container first");
@@ -117,7 +125,11 @@ export class LeaseTargetNotFoundError extends StorageConcurrencyError {
   }
 }
 
-/** True when `error` is a {@link LeaseTargetNotFoundError}. */
+/**
+ * True when `error` is a {@link LeaseTargetNotFoundError}.
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "LeaseTargetNotFound")` (from the package root): one guard for every error, narrowed by its code.
+ */
 export function isLeaseTargetNotFoundError(error: unknown): error is LeaseTargetNotFoundError {
   return isStorageConcurrencyError(error) && error.name === "LeaseTargetNotFoundError";
 }
@@ -128,7 +140,7 @@ export function isLeaseTargetNotFoundError(error: unknown): error is LeaseTarget
  *
  * @example
  * ```ts
- * import { isLockNotHeldError, type GuardedTable } from "azure-storage-concurrency";
+ * import { isLockNotHeldError, type GuardedTable } from "azure-storage-concurrency/lease";
  *
  * declare const guarded: GuardedTable; // from tableLock(…).acquire()
  * await guarded.updateEntity({ partitionKey: "orders", rowKey: "42", status: "shipped" }).catch((error: unknown) => {
@@ -148,7 +160,11 @@ export class LockNotHeldError extends StorageConcurrencyError {
   }
 }
 
-/** True when `error` is a {@link LockNotHeldError}. */
+/**
+ * True when `error` is a {@link LockNotHeldError}.
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "LockNotHeld")` (from the package root): one guard for every error, narrowed by its code.
+ */
 export function isLockNotHeldError(error: unknown): error is LockNotHeldError {
   return isStorageConcurrencyError(error) && error.name === "LockNotHeldError";
 }
@@ -159,7 +175,7 @@ export function isLockNotHeldError(error: unknown): error is LockNotHeldError {
  *
  * @example
  * ```ts
- * import { isFencedWriteRejectedError, type GuardedTable } from "azure-storage-concurrency";
+ * import { isFencedWriteRejectedError, type GuardedTable } from "azure-storage-concurrency/lease";
  *
  * declare const guarded: GuardedTable; // from tableLock(…).acquire()
  * await guarded.updateEntity({ partitionKey: "orders", rowKey: "42", status: "shipped" }).catch((error: unknown) => {
@@ -191,7 +207,11 @@ export class FencedWriteRejectedError extends StorageConcurrencyError {
   }
 }
 
-/** True when `error` is a {@link FencedWriteRejectedError}. */
+/**
+ * True when `error` is a {@link FencedWriteRejectedError}.
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "FencedWriteRejected")` (from the package root): one guard for every error, narrowed by its code.
+ */
 export function isFencedWriteRejectedError(error: unknown): error is FencedWriteRejectedError {
   return isStorageConcurrencyError(error) && error.name === "FencedWriteRejectedError";
 }
@@ -205,7 +225,7 @@ export function isFencedWriteRejectedError(error: unknown): error is FencedWrite
  *
  * @example
  * ```ts
- * import { isFencedWriteOutcomeUnknownError, type GuardedTable } from "azure-storage-concurrency";
+ * import { isFencedWriteOutcomeUnknownError, type GuardedTable } from "azure-storage-concurrency/lease";
  *
  * declare const guarded: GuardedTable; // from tableLock(…).acquire()
  * await guarded.upsertEntity({ partitionKey: "orders", rowKey: "42", status: "shipped" }).catch((error: unknown) => {
@@ -225,7 +245,11 @@ export class FencedWriteOutcomeUnknownError extends StorageConcurrencyError {
   }
 }
 
-/** True when `error` is a {@link FencedWriteOutcomeUnknownError}. */
+/**
+ * True when `error` is a {@link FencedWriteOutcomeUnknownError}.
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "FencedWriteOutcomeUnknown")` (from the package root): one guard for every error, narrowed by its code.
+ */
 export function isFencedWriteOutcomeUnknownError(error: unknown): error is FencedWriteOutcomeUnknownError {
   return isStorageConcurrencyError(error) && error.name === "FencedWriteOutcomeUnknownError";
 }

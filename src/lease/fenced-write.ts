@@ -32,8 +32,8 @@ import { randomBytes } from "node:crypto";
 import type { TableClient, TableEntity, TableEntityResult, UpdateMode } from "@azure/data-tables";
 import { StorageRequestError, statusOf } from "../errors.js";
 import { withTimeLimit } from "../internal/time-limit.js";
-import { classifyError } from "../retry/classify.js";
-import { validateTableKey } from "../tables/validation.js";
+import { classifyError } from "../retry/index.js";
+import { validateTableKey } from "../tables/index.js";
 import { FencedWriteOutcomeUnknownError, FencedWriteRejectedError } from "./errors.js";
 import { describeFailure } from "./wait-failures.js";
 

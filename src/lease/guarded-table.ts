@@ -71,7 +71,7 @@ export interface FencedWriteOptions {
  *
  * @example
  * ```ts
- * import { tableLock } from "azure-storage-concurrency";
+ * import { tableLock } from "azure-storage-concurrency/lease";
  *
  * const counters = tableLock(container, table, { scope: { partitionKey: "counters" } });
  * await counters.withLock(async (guarded) => {
@@ -131,7 +131,7 @@ export function resolveGuardOptions(options: GuardedTableOptions) {
  *
  * @example
  * ```ts
- * import { guardTable } from "azure-storage-concurrency";
+ * import { guardTable } from "azure-storage-concurrency/lease";
  *
  * await using held = await lock.acquire(); // a lock on a blob or container
  * const guarded = guardTable(table, held, { minTimeLeftInMs: 5_000 });

@@ -30,7 +30,7 @@ import { noteLockEnded, noteRenewalFailed } from "../observability/instrument.js
 import { detached } from "../observability/scope.js";
 import { uniform } from "../internal/sleep.js";
 import { withTimeLimit } from "../internal/time-limit.js";
-import { classifyError, wrapStorageError } from "../retry/classify.js";
+import { classifyError, wrapStorageError } from "../retry/index.js";
 import { isLeaseLostError, LeaseLostError, LockNotHeldError, type LeaseLossReason } from "./errors.js";
 import { checkedOnRead, ExpiryGuard, sentNow, type GuardExpiry, type SentAt } from "./guard.js";
 import { INFINITE_LEASE_SECONDS, type Leasable, type LeasableRequestOptions } from "./leasable.js";

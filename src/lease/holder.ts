@@ -15,7 +15,7 @@ import { hostname } from "node:os";
  *
  * @example
  * ```ts
- * import { LOCK_METADATA } from "azure-storage-concurrency";
+ * import { LOCK_METADATA } from "azure-storage-concurrency/lease";
  *
  * const token = (await blob.getProperties()).metadata?.[LOCK_METADATA.fencingToken];
  * ```
@@ -73,7 +73,7 @@ export interface LockRecord {
  *
  * @example
  * ```ts
- * import { readLockRecord } from "azure-storage-concurrency";
+ * import { readLockRecord } from "azure-storage-concurrency/lease";
  *
  * const { fencingToken, holder } = readLockRecord((await blob.getProperties()).metadata ?? {});
  * ```

@@ -1,3 +1,9 @@
+/**
+ * `azure-storage-concurrency/lease`: lease-based locks that renew themselves and say when they are lost, over blobs,
+ * containers, files and shares; blob-lease locks that guard Azure Tables; leader election.
+ *
+ * @packageDocumentation
+ */
 export {
   type Leasable,
   type LeasableProperties,
@@ -7,11 +13,11 @@ export {
   type LeaseState,
   type LeaseDurationType,
   INFINITE_LEASE_SECONDS,
-  toLeaseState,
-  toLeaseDurationType,
 } from "./leasable.js";
 export { blobLeasable, blobLock } from "./blob.js";
 export { containerLeasable, containerLock } from "./container.js";
+export { fileLeasable, fileLock, type FileLeasableOptions, type FileLockOptions } from "./file.js";
+export { shareLeasable, shareLock, type ShareLeasableOptions, type ShareLockOptions } from "./share.js";
 export {
   LeaseLock,
   describeHolder,
@@ -53,3 +59,5 @@ export {
   type GuardedEntity,
   type FencedWriteOptions,
 } from "./guarded-table.js";
+// Listing a container's locks (what `lock list` prints), from the listing alone.
+export { listLocks, type LockRow } from "./lock-listing.js";

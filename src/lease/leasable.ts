@@ -90,7 +90,7 @@ export interface LeasableMetadataWriteOptions extends LeasableRequestOptions {
  * @example
  * ```ts
  * import { BlobServiceClient } from "@azure/storage-blob";
- * import { blobLeasable, LeaseLock, type Leasable } from "azure-storage-concurrency";
+ * import { blobLeasable, LeaseLock, type Leasable } from "azure-storage-concurrency/lease";
  *
  * const locks = BlobServiceClient.fromConnectionString(process.env.AZURE_STORAGE_CONNECTION_STRING!)
  *   .getContainerClient("locks");
@@ -190,7 +190,7 @@ export interface Leasable {
  * @example
  * ```ts
  * import { randomUUID } from "node:crypto";
- * import { blobLeasable, INFINITE_LEASE_SECONDS } from "azure-storage-concurrency";
+ * import { blobLeasable, INFINITE_LEASE_SECONDS } from "azure-storage-concurrency/lease";
  *
  * // What LeaseLock does for an infinite lease, by hand:
  * await blobLeasable(container, "config-lock").acquire(INFINITE_LEASE_SECONDS, randomUUID());
@@ -200,13 +200,6 @@ export const INFINITE_LEASE_SECONDS = -1;
 
 /**
  * Reads the SDKs' lease state strings (`"leased"`, …) into a {@link LeaseState}.
- *
- * @example
- * ```ts
- * import { toLeaseState } from "azure-storage-concurrency";
- *
- * const state = toLeaseState((await blob.getProperties()).leaseState); // "available" when absent
- * ```
  */
 export function toLeaseState(value: string | undefined): LeaseState {
   switch (value?.toLowerCase()) {
@@ -222,13 +215,6 @@ export function toLeaseState(value: string | undefined): LeaseState {
 
 /**
  * Reads the SDKs' lease duration strings into a {@link LeaseDurationType}.
- *
- * @example
- * ```ts
- * import { toLeaseDurationType } from "azure-storage-concurrency";
- *
- * const durationType = toLeaseDurationType((await blob.getProperties()).leaseDuration); // "fixed" | "infinite" | undefined
- * ```
  */
 export function toLeaseDurationType(value: string | undefined): LeaseDurationType | undefined {
   const lower = value?.toLowerCase();

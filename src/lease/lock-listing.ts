@@ -11,15 +11,29 @@ import { readLockRecord, type LockHolder } from "./holder.js";
 export interface LockRow {
   /** The lock blob's name. */
   readonly name: string;
+  /** The blob's lease state as listed (`available`, `leased`, `expired`, `breaking`, `broken`). */
   readonly state: string;
+  /** `true` while the blob is leased (a holder has it now). */
   readonly held: boolean;
+  /** The fencing token of the latest acquisition (0 when the blob was never taken as a lock). */
   readonly fencingToken: number;
+  /** The latest holder, as recorded at its acquisition (the current holder when `held`). */
   readonly holder: LockHolder | undefined;
 }
 
 /**
  * Lists the locks in `container` (under `prefix`), one page per `runPage` call: the caller gives
- * each page its time limit (the signal it passes goes to the request).
+ * each page its time limit (the signal it passes goes to the request). What
+ * `azure-storage-concurrency lock list` prints: read from the listing alone, one request per page of
+ * up to 5,000 blobs, no request per lock.
+ *
+ * @example
+ * ```ts
+ * import { listLocks } from "azure-storage-concurrency/lease";
+ *
+ * const rows = await listLocks(container, "jobs/", (call) => call(AbortSignal.timeout(10_000)));
+ * for (const row of rows) console.log(row.name, row.held ? `held by ${row.holder?.host} (pid ${row.holder?.pid})` : row.state, row.fencingToken);
+ * ```
  */
 export async function listLocks(
   container: ContainerClient,

@@ -4,7 +4,7 @@
  * token), giving back a lease id the lock may hold without knowing it, and reading the lease state.
  * The waiting and the decisions around them are `LeaseLock`'s (`./lock.ts`).
  */
-import { classifyError } from "../retry/classify.js";
+import { classifyError } from "../retry/index.js";
 import { serviceCodeOf, statusOf } from "../errors.js";
 import { logger } from "../internal/logger.js";
 import { withTimeLimit } from "../internal/time-limit.js";

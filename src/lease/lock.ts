@@ -21,7 +21,7 @@
  * logged and kept as the timeout's `cause`, and a service that answers nothing at all ends it after
  * `unreachableTimeoutInMs` (`./wait-failures.ts`).
  */
-import { classifyError, wrapStorageError } from "../retry/classify.js";
+import { classifyError, wrapStorageError } from "../retry/index.js";
 import { isStorageConcurrencyError } from "../errors.js";
 import { noteLockAttempt, noteLockBusy, traceAcquire } from "../observability/instrument.js";
 import { logger } from "../internal/logger.js";
@@ -95,7 +95,7 @@ export interface LockInfo {
  * @example
  * ```ts
  * import { BlobServiceClient } from "@azure/storage-blob";
- * import { blobLock } from "azure-storage-concurrency";
+ * import { blobLock } from "azure-storage-concurrency/lease";
  *
  * const container = BlobServiceClient.fromConnectionString(process.env.AZURE_STORAGE_CONNECTION_STRING!)
  *   .getContainerClient("locks");
@@ -405,7 +405,7 @@ function isUncertain(error: unknown): boolean {
  *
  * @example
  * ```ts
- * import { describeHolder } from "azure-storage-concurrency";
+ * import { describeHolder } from "azure-storage-concurrency/lease";
  *
  * const info = await lock.inspect();
  * if (info.held && info.holder) console.log(`held by ${describeHolder(info.holder)}`);

@@ -105,7 +105,7 @@ export interface ResolvedLeaseLockOptions {
  *
  * @example
  * ```ts
- * import { blobLock, MIN_LEASE_SECONDS } from "azure-storage-concurrency";
+ * import { blobLock, MIN_LEASE_SECONDS } from "azure-storage-concurrency/lease";
  *
  * const lock = blobLock(container, "quick", { durationInSeconds: MIN_LEASE_SECONDS });
  * ```
@@ -116,7 +116,7 @@ export const MIN_LEASE_SECONDS = 15;
  *
  * @example
  * ```ts
- * import { blobLock, MAX_LEASE_SECONDS } from "azure-storage-concurrency";
+ * import { blobLock, MAX_LEASE_SECONDS } from "azure-storage-concurrency/lease";
  *
  * const lock = blobLock(container, "slow", { durationInSeconds: MAX_LEASE_SECONDS });
  * ```

@@ -11,7 +11,7 @@
 import type { ContainerClient } from "@azure/storage-blob";
 import type { TableClient } from "@azure/data-tables";
 import { checkNonEmptyString } from "../internal/validate.js";
-import { validateTableKey } from "../tables/validation.js";
+import { validateTableKey } from "../tables/index.js";
 import { blobLeasable } from "./blob.js";
 import {
   guardTable,
@@ -43,7 +43,7 @@ export interface TableLockOptions extends LeaseLockOptions, GuardedTableOptions 
  * ```ts
  * import { BlobServiceClient } from "@azure/storage-blob";
  * import { TableClient } from "@azure/data-tables";
- * import { tableLock } from "azure-storage-concurrency";
+ * import { tableLock } from "azure-storage-concurrency/lease";
  *
  * const cs = process.env.AZURE_STORAGE_CONNECTION_STRING!;
  * const locks = BlobServiceClient.fromConnectionString(cs).getContainerClient("locks");
@@ -63,7 +63,7 @@ export function tableLock(container: ContainerClient, table: TableClient, option
  *
  * @example
  * ```ts
- * import { TableLock } from "azure-storage-concurrency";
+ * import { TableLock } from "azure-storage-concurrency/lease";
  *
  * // `container` holds the lock blobs; `table` is the table it guards.
  * const customerLock = new TableLock(container, table, { scope: { partitionKey: "customer-42" } });

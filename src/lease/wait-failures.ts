@@ -7,7 +7,7 @@
  */
 import { StorageRequestError, statusOf } from "../errors.js";
 import { logger } from "../internal/logger.js";
-import { classifyError } from "../retry/classify.js";
+import { classifyError } from "../retry/index.js";
 import { describeError } from "../internal/describe-error.js";
 
 /** The failures of one `acquire` wait; see the module's description. */

@@ -53,7 +53,7 @@ interface Codec<T> {
  *
  * @example
  * ```ts
- * import { blobBytesCell, optimisticUpdate } from "azure-storage-concurrency";
+ * import { blobBytesCell, optimisticUpdate } from "azure-storage-concurrency/optimistic";
  *
  * const bitmap = blobBytesCell(container.getBlockBlobClient("seats.bin"));
  * await optimisticUpdate(bitmap, (current) => {
@@ -82,7 +82,7 @@ export function blobBytesCell(blob: BlockBlobClient, options: BlobCellOptions = 
  *
  * @example
  * ```ts
- * import { blobTextCell, optimisticUpdate } from "azure-storage-concurrency";
+ * import { blobTextCell, optimisticUpdate } from "azure-storage-concurrency/optimistic";
  *
  * const notes = blobTextCell(container.getBlockBlobClient("notes.txt"));
  * await optimisticUpdate(notes, (current) => `${current ?? ""}- call Ada\n`);
@@ -107,7 +107,7 @@ export function blobTextCell(blob: BlockBlobClient, options: BlobCellOptions = {
  *
  * @example
  * ```ts
- * import { blobJsonCell, optimisticUpdate } from "azure-storage-concurrency";
+ * import { blobJsonCell, optimisticUpdate } from "azure-storage-concurrency/optimistic";
  *
  * const counter = blobJsonCell<{ visits: number }>(container.getBlockBlobClient("visits.json"));
  * const { value } = await optimisticUpdate(counter, (current) => ({ visits: (current?.visits ?? 0) + 1 }));

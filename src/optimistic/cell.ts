@@ -15,7 +15,7 @@
  *
  * @example
  * ```ts
- * import { OPTIMISTIC_LOG_KEY } from "azure-storage-concurrency";
+ * import { OPTIMISTIC_LOG_KEY } from "azure-storage-concurrency/optimistic";
  *
  * const { metadata } = await blob.getProperties();
  * const { [OPTIMISTIC_LOG_KEY]: _history, ...yours } = metadata ?? {};
@@ -88,7 +88,7 @@ export interface CellWriteOptions {
  *
  * @example
  * ```ts
- * import { WriteNotSent } from "azure-storage-concurrency";
+ * import { WriteNotSent } from "azure-storage-concurrency/optimistic";
  *
  * declare function takeLock(): Promise<void>; // your store's first request, which changes nothing
  *
@@ -115,7 +115,7 @@ export class WriteNotSent {
  *
  * @example
  * ```ts
- * import { NOT_MODIFIED, type CellReadOptions, type CellVersion } from "azure-storage-concurrency";
+ * import { NOT_MODIFIED, type CellReadOptions, type CellVersion } from "azure-storage-concurrency/optimistic";
  *
  * declare function readFromMyStore(): Promise<CellVersion<string> | undefined>;
  *
@@ -142,7 +142,7 @@ export const NOT_MODIFIED: unique symbol = Symbol("azure-storage-concurrency.not
  *
  * @example
  * ```ts
- * import { optimisticUpdate, type CellVersion, type VersionedCell, type WriteCondition } from "azure-storage-concurrency";
+ * import { optimisticUpdate, type CellVersion, type VersionedCell, type WriteCondition } from "azure-storage-concurrency/optimistic";
  *
  * declare const myStore: {
  *   get(key: string): Promise<CellVersion<string> | undefined>;

@@ -10,7 +10,7 @@
  * (`process-state.ts`), and is cancelled only when every participant's signal has aborted.
  */
 import { runInScope, type Scope } from "../observability/scope.js";
-import type { BackoffStrategy } from "../retry/backoff.js";
+import type { BackoffStrategy } from "../retry/index.js";
 import type { VersionedCell } from "./cell.js";
 import { acquireSlot, releaseSlot } from "./process-state.js";
 import { runRound } from "./round.js";

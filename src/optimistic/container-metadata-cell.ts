@@ -38,8 +38,8 @@ import type { ContainerClient } from "@azure/storage-blob";
 import { serviceCodeOf, statusOf, StorageConcurrencyError } from "../errors.js";
 import { logger } from "../internal/logger.js";
 import { checkNumber } from "../internal/validate.js";
-import { backoffPresets } from "../retry/backoff.js";
-import { retry } from "../retry/retry.js";
+import { backoffPresets } from "../retry/index.js";
+import { retry } from "../retry/index.js";
 import { OPTIMISTIC_LOG_KEY, WriteNotSent, type VersionedCell } from "./cell.js";
 import { withTimeLimit } from "../internal/time-limit.js";
 import { MAX_LOG_LENGTH } from "./write-log.js";
@@ -78,7 +78,7 @@ const HEADER_SAFE_VALUE = /^[\x20-\x7e]*$/;
  *
  * @example
  * ```ts
- * import { containerMetadataCell, optimisticUpdate } from "azure-storage-concurrency";
+ * import { containerMetadataCell, optimisticUpdate } from "azure-storage-concurrency/optimistic";
  *
  * const settings = containerMetadataCell(blobServiceClient.getContainerClient("tenant-42"));
  * await optimisticUpdate(settings, (current) => ({ ...current, plan: "premium" }));

@@ -17,8 +17,8 @@ import {
   checkOptionalInstance,
   checkOptionalSignal,
 } from "../internal/validate.js";
-import { backoffPresets } from "../retry/backoff.js";
-import { wrapStorageError } from "../retry/classify.js";
+import { backoffPresets } from "../retry/index.js";
+import { wrapStorageError } from "../retry/index.js";
 import { NOT_MODIFIED, type VersionedCell } from "./cell.js";
 import { enqueue, join, openRound, type Settings } from "./coalescing.js";
 import { acquireSlot, forgetVersion, releaseSlot, rememberVersion } from "./process-state.js";
@@ -53,7 +53,7 @@ const RECOVERY_TIMEOUT_IN_MS = 30_000;
  * @example
  * ```ts
  * import { BlobServiceClient } from "@azure/storage-blob";
- * import { blobJsonCell, optimisticUpdate, SKIP_WRITE } from "azure-storage-concurrency";
+ * import { blobJsonCell, optimisticUpdate, SKIP_WRITE } from "azure-storage-concurrency/optimistic";
  *
  * const blobs = BlobServiceClient.fromConnectionString(process.env.AZURE_STORAGE_CONNECTION_STRING!);
  * const page = blobJsonCell<{ title: string; body: string; revision: number }>(
@@ -129,7 +129,7 @@ export type ReadCellResult<T> =
  *
  * @example
  * ```ts
- * import { blobJsonCell, readCell } from "azure-storage-concurrency";
+ * import { blobJsonCell, readCell } from "azure-storage-concurrency/optimistic";
  *
  * const page = blobJsonCell<{ body: string }>(container.getBlockBlobClient("wiki/home.json"));
  * const first = await readCell(page);
@@ -179,7 +179,7 @@ export interface WriteIfMatchOptions {
  *
  * @example
  * ```ts
- * import { blobJsonCell, readCell, writeIfMatch } from "azure-storage-concurrency";
+ * import { blobJsonCell, readCell, writeIfMatch } from "azure-storage-concurrency/optimistic";
  *
  * const page = blobJsonCell<{ body: string }>(container.getBlockBlobClient("wiki/home.json"));
  * const shown = await readCell(page); // rendered in the editor together with shown.etag
@@ -236,7 +236,7 @@ export interface WriteLastWriterWinsOptions {
  *
  * @example
  * ```ts
- * import { blobJsonCell, writeLastWriterWins } from "azure-storage-concurrency";
+ * import { blobJsonCell, writeLastWriterWins } from "azure-storage-concurrency/optimistic";
  *
  * // The nightly job owns this document: nobody else writes it, so no ETag check is needed.
  * const report = blobJsonCell(container.getBlockBlobClient("reports/latest.json"));

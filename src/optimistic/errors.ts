@@ -35,7 +35,7 @@ export class OptimisticConflictError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { blobJsonCell, isOptimisticConflictError, optimisticUpdate } from "azure-storage-concurrency";
+ * import { blobJsonCell, isOptimisticConflictError, optimisticUpdate } from "azure-storage-concurrency/optimistic";
  *
  * const counter = blobJsonCell<number>(container.getBlockBlobClient("counters/visits.json"));
  * try {
@@ -45,6 +45,8 @@ export class OptimisticConflictError extends StorageConcurrencyError {
  *   else throw error;
  * }
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "OptimisticConflict")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isOptimisticConflictError(error: unknown): error is OptimisticConflictError {
   return isStorageConcurrencyError(error) && error.name === "OptimisticConflictError";
@@ -83,7 +85,7 @@ export class OptimisticOutcomeUnknownError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { isOptimisticOutcomeUnknownError, optimisticUpdate, readCell, tableEntityCell } from "azure-storage-concurrency";
+ * import { isOptimisticOutcomeUnknownError, optimisticUpdate, readCell, tableEntityCell } from "azure-storage-concurrency/optimistic";
  *
  * const order = tableEntityCell<{ status: string; total: number }>(table, "orders", "1001");
  * try {
@@ -94,6 +96,8 @@ export class OptimisticOutcomeUnknownError extends StorageConcurrencyError {
  *   console.log(now.exists && now.value.status);
  * }
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "OptimisticOutcomeUnknown")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isOptimisticOutcomeUnknownError(error: unknown): error is OptimisticOutcomeUnknownError {
   return isStorageConcurrencyError(error) && error.name === "OptimisticOutcomeUnknownError";
@@ -123,7 +127,7 @@ export class CellContentError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { blobJsonCell, isCellContentError, optimisticUpdate } from "azure-storage-concurrency";
+ * import { blobJsonCell, isCellContentError, optimisticUpdate } from "azure-storage-concurrency/optimistic";
  *
  * const settings = blobJsonCell<{ theme?: string }>(container.getBlockBlobClient("settings/app.json"));
  * await optimisticUpdate(settings, (s) => ({ ...s, theme: "dark" })).catch((error: unknown) => {
@@ -131,6 +135,8 @@ export class CellContentError extends StorageConcurrencyError {
  *   else throw error;
  * });
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "InvalidJson") || isStorageConcurrencyError(error, "InvalidText")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isCellContentError(error: unknown): error is CellContentError {
   return isStorageConcurrencyError(error) && error.name === "CellContentError";
@@ -164,7 +170,7 @@ export class TableEntityTooLargeError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { isTableEntityTooLargeError, optimisticUpdate, tableEntityCell } from "azure-storage-concurrency";
+ * import { isTableEntityTooLargeError, optimisticUpdate, tableEntityCell } from "azure-storage-concurrency/optimistic";
  *
  * declare const longText: string;
  * const entity = tableEntityCell<{ notes?: string }>(table, "customers", "42");
@@ -173,6 +179,8 @@ export class TableEntityTooLargeError extends StorageConcurrencyError {
  *   else throw error;
  * });
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "EntityTooLarge") || isStorageConcurrencyError(error, "PropertyValueTooLarge") || isStorageConcurrencyError(error, "TooManyProperties")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isTableEntityTooLargeError(error: unknown): error is TableEntityTooLargeError {
   return isStorageConcurrencyError(error) && error.name === "TableEntityTooLargeError";

@@ -1,3 +1,9 @@
+/**
+ * `azure-storage-concurrency/optimistic`: optimistic-update loops over versioned cells (a blob, a table entity, a container's
+ * metadata): read, change, write with If-Match, try again on 412; and explicit last writer wins.
+ *
+ * @packageDocumentation
+ */
 export {
   SKIP_WRITE,
   type Mutation,

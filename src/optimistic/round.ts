@@ -20,7 +20,7 @@
  * Transient failures (503, resets) are the SDK pipeline's job, as everywhere in this library; the
  * engine sends a write again only to settle one whose outcome it could not tell.
  */
-import { classifyError, wrapStorageError } from "../retry/classify.js";
+import { classifyError, wrapStorageError } from "../retry/index.js";
 import { logger } from "../internal/logger.js";
 import { noteConflict } from "../observability/instrument.js";
 import { sleep } from "../internal/sleep.js";

@@ -36,13 +36,13 @@ const LOG_RESERVE_IN_BYTES = 8 + OPTIMISTIC_LOG_KEY.length * 2 + MAX_LOG_LENGTH 
 
 /**
  * One table entity, addressed by its keys. Keys the service would refuse (`/`, `\`, `#`, `?`,
- * control characters, over 512 UTF-16 code units) throw a {@link TableKeyError} here, before any request; an entity over
+ * control characters, over 512 UTF-16 code units) throw a {@link tables!TableKeyError} here, before any request; an entity over
  * 1 MiB (by the service's size rule) is refused with {@link TableEntityTooLargeError} when written.
  *
  * @example
  * ```ts
  * import { TableClient } from "@azure/data-tables";
- * import { optimisticUpdate, tableEntityCell } from "azure-storage-concurrency";
+ * import { optimisticUpdate, tableEntityCell } from "azure-storage-concurrency/optimistic";
  *
  * const customers = TableClient.fromConnectionString(process.env.AZURE_STORAGE_CONNECTION_STRING!, "customers");
  * const customer = tableEntityCell<{ email: string }>(customers, "contoso", "42");

@@ -14,7 +14,7 @@
  *   size of its value (String: 2 bytes per UTF-16 unit + 4; Binary: length + 4; DateTime, Double,
  *   Int64: 8; Int32: 4; Guid: 16; Boolean: 1).
  */
-import { ENTITY_LIMITS, validateTableKey } from "../tables/validation.js";
+import { ENTITY_LIMITS, validateTableKey } from "../tables/internal.js";
 import { TableEntityTooLargeError } from "./errors.js";
 
 /** The service's limit on one entity, in bytes (1 MiB). */

@@ -2,7 +2,7 @@
  * The optimistic engine's public types: what `mutate` is and is told, the options of
  * {@link optimisticUpdate} and its result.
  */
-import type { BackoffStrategy } from "../retry/backoff.js";
+import type { BackoffStrategy } from "../retry/index.js";
 import type { AdaptiveRateLimiter } from "../throttling/index.js";
 
 /**
@@ -10,7 +10,7 @@ import type { AdaptiveRateLimiter } from "../throttling/index.js";
  *
  * @example
  * ```ts
- * import { blobJsonCell, optimisticUpdate, SKIP_WRITE } from "azure-storage-concurrency";
+ * import { blobJsonCell, optimisticUpdate, SKIP_WRITE } from "azure-storage-concurrency/optimistic";
  *
  * declare const email: string;
  * const profile = blobJsonCell<{ email: string; displayName?: string }>(container.getBlockBlobClient("profiles/42.json"));

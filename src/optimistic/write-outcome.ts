@@ -26,8 +26,8 @@
  * client-side time limit.
  */
 import { sleep } from "../internal/sleep.js";
-import type { BackoffStrategy } from "../retry/backoff.js";
-import { classifyError, mayHaveBeenApplied } from "../retry/classify.js";
+import type { BackoffStrategy } from "../retry/index.js";
+import { classifyError, mayHaveBeenApplied } from "../retry/internal.js";
 import { serviceCodeOf, statusOf } from "../errors.js";
 import { NOT_MODIFIED, WriteNotSent, type CellVersion, type VersionedCell, type WriteCondition } from "./cell.js";
 import { OptimisticOutcomeUnknownError } from "./errors.js";

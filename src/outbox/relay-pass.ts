@@ -50,7 +50,7 @@ export interface RelayPassContext {
 }
 
 /** What one pass did. */
-export interface RelayPassResult {
+interface RelayPassResult {
   /** Rows listed. */
   readonly rows: number;
   /** Rows relayed (sent and deleted). */

@@ -55,7 +55,7 @@ export interface OutboxMessage {
 }
 
 /** A message row as the relay reads it. */
-export interface OutboxRow {
+interface OutboxRow {
   readonly partitionKey: string;
   readonly rowKey: string;
   readonly etag: string;

@@ -10,16 +10,16 @@
 import { logger } from "../internal/logger.js";
 import { runInScope } from "../observability/scope.js";
 import type { AttemptOutcome } from "./batch.js";
-import { claimLost } from "./claims.js";
+import { claimLost } from "./requests.js";
 import {
   ConsumerStoppedError,
   isConsumerResourceError,
   isConsumerStoppedError,
   isHandlerTimeoutError,
-  isIdempotencyClaimLostError,
   isMessageOwnershipLostError,
 } from "./errors.js";
-import { serializeResult, type IdempotencyClaim } from "./idempotency/store.js";
+import { isIdempotencyClaimLostError } from "../idempotency/index.js";
+import { serializeResult, type IdempotencyClaim } from "../idempotency/internal.js";
 import { MAX_VISIBILITY_TIMEOUT_IN_SECONDS } from "./options.js";
 import { describe } from "./settle.js";
 import type { ReceivedQueueMessage } from "./types.js";

@@ -29,7 +29,7 @@ export interface MessageCodec<T> {
  *
  * @example
  * ```ts
- * import { textCodec } from "azure-storage-concurrency";
+ * import { textCodec } from "azure-storage-concurrency/queue";
  *
  * textCodec.decode("hello"); // "hello"
  * ```
@@ -49,7 +49,7 @@ const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$
  *
  * @example
  * ```ts
- * import { base64Codec } from "azure-storage-concurrency";
+ * import { base64Codec } from "azure-storage-concurrency/queue";
  *
  * base64Codec.decode("aGk="); // Buffer "hi"
  * base64Codec.encode(Buffer.from("hi")); // "aGk="
@@ -89,7 +89,7 @@ export interface JsonCodecOptions<T> {
  *
  * @example
  * ```ts
- * import { jsonCodec } from "azure-storage-concurrency";
+ * import { jsonCodec } from "azure-storage-concurrency/queue";
  *
  * interface Order { orderId: string; amount: number }
  * const orders = jsonCodec<Order>({

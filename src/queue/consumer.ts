@@ -31,8 +31,14 @@ import { withTimeLimit } from "../internal/time-limit.js";
 import { runThrottled, throttleScopeOf } from "../throttling/index.js";
 import { logger } from "../internal/logger.js";
 import { sleep } from "../internal/sleep.js";
-import { StoreCalls } from "./claims.js";
-import { ConsumerStoppedError, isConsumerResourceError, type ConsumerResourceError } from "./errors.js";
+import { StoreCalls } from "../idempotency/internal.js";
+import { serviceCodeOf, statusOf } from "../errors.js";
+import {
+  ConsumerStoppedError,
+  EffectsRefusedError,
+  isConsumerResourceError,
+  type ConsumerResourceError,
+} from "./errors.js";
 import { TypedEvents, type ListenerDisposable } from "./events.js";
 import { markNow, MessageHold } from "./hold.js";
 import { checkStopOptions, resolveOptions, type ResolvedOptions } from "./options.js";
@@ -62,7 +68,8 @@ import { describeError } from "../internal/describe-error.js";
  * ```ts
  * import { QueueClient } from "@azure/storage-queue";
  * import { TableClient } from "@azure/data-tables";
- * import { QueueConsumer, TableIdempotencyStore, jsonCodec } from "azure-storage-concurrency";
+ * import { QueueConsumer, jsonCodec } from "azure-storage-concurrency/queue";
+ * import { TableIdempotencyStore } from "azure-storage-concurrency/idempotency";
  *
  * const cs = process.env.AZURE_STORAGE_CONNECTION_STRING!;
  * const orders = new QueueClient(cs, "orders");
@@ -138,9 +145,22 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
     this.#queue = queueClient;
     this.#settle = new MessageSettler(queueClient, this.#events, this.#o);
     const idempotency = this.#o.idempotency;
+    // A missing table or a refused credential ends the consumer (a ConsumerResourceError) instead of
+    // failing the message; a 403 on the transaction that carries a message's effects fails that
+    // message only (an EffectsRefusedError).
     this.#store =
       idempotency &&
-      new StoreCalls(idempotency.store, this.#o.requestTimeoutInMs, { retentionInMs: idempotency.retentionInMs });
+      new StoreCalls(idempotency.store, this.#o.requestTimeoutInMs, {
+        retentionInMs: idempotency.retentionInMs,
+        resourceFailure: (operation, error) =>
+          resourceError("idempotencyStore", idempotency.store.resourceName ?? idempotency.store.name, operation, error),
+        effectsRefused: (key, error) =>
+          new EffectsRefusedError(key, {
+            statusCode: statusOf(error),
+            serviceCode: serviceCodeOf(error),
+            cause: error,
+          }),
+      });
     const consumerHandler: ConsumerHandler<T, TEffect> = batchHandler
       ? { kind: "batch", handler: batchHandler }
       : { kind: "message", handler };
@@ -189,7 +209,8 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
    * @example
    * ```ts
    * import { TableClient, type TransactionAction } from "@azure/data-tables";
-   * import { QueueConsumer, TableIdempotencyStore, jsonCodec } from "azure-storage-concurrency";
+   * import { QueueConsumer, jsonCodec } from "azure-storage-concurrency/queue";
+   * import { TableIdempotencyStore } from "azure-storage-concurrency/idempotency";
    *
    * interface Reading { deviceId: string; readingId: string; celsius: number }
    * declare function isPlausible(reading: Reading): boolean;

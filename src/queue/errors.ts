@@ -28,7 +28,7 @@ export class MessageDecodeError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { isMessageDecodeError, jsonCodec } from "azure-storage-concurrency";
+ * import { isMessageDecodeError, jsonCodec } from "azure-storage-concurrency/queue";
  *
  * try {
  *   jsonCodec().decode("{ not json");
@@ -36,6 +36,8 @@ export class MessageDecodeError extends StorageConcurrencyError {
  *   if (isMessageDecodeError(error)) console.log(`${error.codec}: ${error.message}`);
  * }
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "MessageDecodeFailed")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isMessageDecodeError(error: unknown): error is MessageDecodeError {
   return isStorageConcurrencyError(error) && error.name === "MessageDecodeError";
@@ -85,80 +87,18 @@ export class MessageOwnershipLostError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { QueueConsumer, isMessageOwnershipLostError } from "azure-storage-concurrency";
+ * import { QueueConsumer, isMessageOwnershipLostError } from "azure-storage-concurrency/queue";
  *
  * const consumer = new QueueConsumer(queueClient, async (body) => console.log(body));
  * consumer.on("ownershipLost", ({ message, error }) => {
  *   if (isMessageOwnershipLostError(error)) console.log(`${message.messageId}: lost the ${error.lost} (${error.serviceCode})`);
  * });
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "MessageOwnershipLost") || isStorageConcurrencyError(error, "ClaimOwnershipLost")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isMessageOwnershipLostError(error: unknown): error is MessageOwnershipLostError {
   return isStorageConcurrencyError(error) && error.name === "MessageOwnershipLostError";
-}
-
-/**
- * Why an idempotency claim was given up: `"record-changed"`, its record changed since it was
- * claimed (another caller took it over after it expired) or is gone; `"expiry-guard"`, no extension
- * succeeded in time, so the claim may expire and go to another caller at any moment (the holder
- * gives it up before it can, as a lock gives up its lease).
- */
-export type IdempotencyClaimLossReason = "record-changed" | "expiry-guard";
-
-/**
- * An idempotency claim is no longer this caller's: its record changed since it was claimed
- * (another consumer took it over after it expired), or it was deleted (`reason` `"record-changed"`);
- * or no extension succeeded before the claim could expire (`"expiry-guard"`). Thrown by
- * {@link IdempotencyStore} `extend` and `complete`, and by `idempotent()`; nothing was written when
- * it is thrown. `idempotent()` aborts `fn`'s signal with it.
- */
-export class IdempotencyClaimLostError extends StorageConcurrencyError {
-  /** The idempotency key. */
-  readonly key: string;
-  /** Why the claim was given up. */
-  readonly reason: IdempotencyClaimLossReason;
-
-  constructor(
-    message: string,
-    options: {
-      key: string;
-      reason?: IdempotencyClaimLossReason | undefined;
-      statusCode?: number | undefined;
-      serviceCode?: string | undefined;
-      cause?: unknown;
-    },
-  ) {
-    super(message, {
-      code: "IdempotencyClaimLost",
-      statusCode: options.statusCode,
-      serviceCode: options.serviceCode,
-      cause: options.cause,
-    });
-    this.name = "IdempotencyClaimLostError";
-    this.key = options.key;
-    this.reason = options.reason ?? "record-changed";
-  }
-}
-
-/**
- * True when `error` is an {@link IdempotencyClaimLostError}.
- *
- * @example
- * ```ts
- * import { MemoryIdempotencyStore, isIdempotencyClaimLostError, type IdempotencyClaim } from "azure-storage-concurrency";
- *
- * declare const store: MemoryIdempotencyStore;
- * declare const claim: IdempotencyClaim; // from an earlier store.claim(…)
- * try {
- *   await store.complete(claim, { result: "ok" });
- * } catch (error) {
- *   if (isIdempotencyClaimLostError(error)) console.log("someone else took the key over; nothing was written");
- *   else throw error;
- * }
- * ```
- */
-export function isIdempotencyClaimLostError(error: unknown): error is IdempotencyClaimLostError {
-  return isStorageConcurrencyError(error) && error.name === "IdempotencyClaimLostError";
 }
 
 /** The reason a handler's signal is aborted when the consumer stops and the grace period has run out. */
@@ -174,13 +114,15 @@ export class ConsumerStoppedError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { QueueConsumer, isConsumerStoppedError } from "azure-storage-concurrency";
+ * import { QueueConsumer, isConsumerStoppedError } from "azure-storage-concurrency/queue";
  *
  * const consumer = new QueueConsumer(queueClient, async (body) => console.log(body));
  * consumer.on("failed", ({ error }) => {
  *   if (!isConsumerStoppedError(error)) console.warn(error);
  * });
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "ConsumerStopped")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isConsumerStoppedError(error: unknown): error is ConsumerStoppedError {
   return isStorageConcurrencyError(error) && error.name === "ConsumerStoppedError";
@@ -215,7 +157,7 @@ export class HandlerTimeoutError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { QueueConsumer, isHandlerTimeoutError } from "azure-storage-concurrency";
+ * import { QueueConsumer, isHandlerTimeoutError } from "azure-storage-concurrency/queue";
  *
  * const consumer = new QueueConsumer(
  *   queueClient,
@@ -226,6 +168,8 @@ export class HandlerTimeoutError extends StorageConcurrencyError {
  *   if (isHandlerTimeoutError(error)) console.warn(`${message.messageId} took longer than ${error.timeoutInMs} ms`);
  * });
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "HandlerTimedOut")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isHandlerTimeoutError(error: unknown): error is HandlerTimeoutError {
   return isStorageConcurrencyError(error) && error.name === "HandlerTimeoutError";
@@ -281,7 +225,7 @@ export class ConsumerResourceError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { QueueConsumer, isConsumerResourceError } from "azure-storage-concurrency";
+ * import { QueueConsumer, isConsumerResourceError } from "azure-storage-concurrency/queue";
  *
  * const consumer = new QueueConsumer(queueClient, async (body) => console.log(body));
  * try {
@@ -292,6 +236,8 @@ export class ConsumerResourceError extends StorageConcurrencyError {
  *   throw error;
  * }
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "ConsumerResourceFailed")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isConsumerResourceError(error: unknown): error is ConsumerResourceError {
   return isStorageConcurrencyError(error) && error.name === "ConsumerResourceError";
@@ -345,13 +291,15 @@ export class EffectsRefusedError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { QueueConsumer, isEffectsRefusedError } from "azure-storage-concurrency";
+ * import { QueueConsumer, isEffectsRefusedError } from "azure-storage-concurrency/queue";
  *
  * const consumer = new QueueConsumer(queueClient, async () => undefined);
  * consumer.on("failed", ({ message, error }) => {
  *   if (isEffectsRefusedError(error)) console.warn(`message ${message.messageId}: ${error.message}`);
  * });
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "EffectsRefused")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isEffectsRefusedError(error: unknown): error is EffectsRefusedError {
   return isStorageConcurrencyError(error) && error.name === "EffectsRefusedError";

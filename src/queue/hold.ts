@@ -43,7 +43,7 @@ import { runThrottled, throttleScopeOf, type AdaptiveRateLimiter } from "../thro
 import { sleep } from "../internal/sleep.js";
 import { MessageOwnershipLostError } from "./errors.js";
 import { statusOf, serviceCodeOf } from "../errors.js";
-import { safetyMarginInMs } from "./claim-guard.js";
+import { safetyMarginInMs } from "../idempotency/internal.js";
 import { isAmbiguous, isMessageGone, isReceiptMismatch, isResourceFailure, resourceError } from "./requests.js";
 
 /** Tries of one update or delete whose outcome stays ambiguous. */

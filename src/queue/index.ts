@@ -1,3 +1,9 @@
+/**
+ * `azure-storage-concurrency/queue`: the queue consumer: at-least-once delivery with visibility extension for long work, a
+ * poison queue, and exactly-once effects through an idempotency store (`/idempotency`).
+ *
+ * @packageDocumentation
+ */
 export { QueueConsumer } from "./consumer.js";
 export { textCodec, base64Codec, jsonCodec, type MessageCodec, type JsonCodecOptions } from "./codecs.js";
 export {
@@ -5,8 +11,6 @@ export {
   isMessageDecodeError,
   MessageOwnershipLostError,
   isMessageOwnershipLostError,
-  IdempotencyClaimLostError,
-  isIdempotencyClaimLostError,
   ConsumerStoppedError,
   isConsumerStoppedError,
   ConsumerResourceError,
@@ -16,7 +20,6 @@ export {
   EffectsRefusedError,
   isEffectsRefusedError,
   type ConsumerResource,
-  type IdempotencyClaimLossReason,
 } from "./errors.js";
 export { parsePoisonMessage, poisonQueueNameOf, type PoisonEnvelope } from "./poison.js";
 export type { ListenerDisposable } from "./events.js";
@@ -35,36 +38,3 @@ export type {
   StopOptions,
   StopResult,
 } from "./types.js";
-export {
-  MAX_RESULT_JSON_LENGTH,
-  type IdempotencyStore,
-  type ClaimRequest,
-  type ClaimOutcome,
-  type IdempotencyClaim,
-  type CompleteOptions,
-  type CompleteEntry,
-  type PurgeOptions,
-  type PurgeResult,
-  type IdempotencyStoreCallOptions,
-} from "./idempotency/store.js";
-export {
-  MemoryIdempotencyStore,
-  type MemoryEffect,
-  type MemoryIdempotencyStoreOptions,
-  type MemoryIdempotencyRecord,
-} from "./idempotency/memory.js";
-export { TableIdempotencyStore, type TableIdempotencyStoreOptions } from "./idempotency/table.js";
-export {
-  idempotent,
-  type IdempotentContext,
-  type IdempotentCallOptions,
-  type IdempotentFunction,
-  type JsonRoundTrip,
-} from "./idempotency/idempotent.js";
-export type { IdempotentOptions } from "./idempotency/idempotent-options.js";
-export {
-  IdempotencyPayloadMismatchError,
-  isIdempotencyPayloadMismatchError,
-  IdempotencyInProgressError,
-  isIdempotencyInProgressError,
-} from "./idempotency/errors.js";

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { QueueClient } from "@azure/storage-queue";
-import { exponentialBackoff, type BackoffStrategy } from "../retry/backoff.js";
+import { exponentialBackoff, type BackoffStrategy } from "../retry/index.js";
 import {
   checkNonEmptyString,
   checkNumber,
@@ -19,8 +19,8 @@ import {
 import type { AdaptiveRateLimiter } from "../throttling/index.js";
 import type { ConsumerClaimCheck } from "./claim-check-hook.js";
 import { textCodec, type MessageCodec } from "./codecs.js";
-import { checkRetention } from "./idempotency/purge.js";
-import type { IdempotencyStore } from "./idempotency/store.js";
+import { checkRetention } from "../idempotency/internal.js";
+import type { IdempotencyStore } from "../idempotency/index.js";
 import type { QueueConsumerOptions, ReceivedQueueMessage, StopOptions } from "./types.js";
 
 /** The default `requestTimeoutInMs` is a quarter of the visibility timeout, at most this. */

@@ -84,7 +84,7 @@ export function buildPoisonMessageText(
  * @example
  * ```ts
  * import { QueueClient } from "@azure/storage-queue";
- * import { parsePoisonMessage, poisonQueueNameOf } from "azure-storage-concurrency";
+ * import { parsePoisonMessage, poisonQueueNameOf } from "azure-storage-concurrency/queue";
  *
  * const poisonQueue = new QueueClient(connectionString, poisonQueueNameOf("orders"));
  * const { receivedMessageItems } = await poisonQueue.receiveMessages({ numberOfMessages: 32 });
@@ -109,7 +109,7 @@ export function parsePoisonMessage(messageText: string): PoisonEnvelope | undefi
  *
  * @example
  * ```ts
- * import { poisonQueueNameOf } from "azure-storage-concurrency";
+ * import { poisonQueueNameOf } from "azure-storage-concurrency/queue";
  *
  * poisonQueueNameOf("orders"); // "orders-poison"
  * ```

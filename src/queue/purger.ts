@@ -7,7 +7,7 @@
  * failure (or deletes that failed) as `error`; nothing is swallowed.
  */
 import { logger } from "../internal/logger.js";
-import type { IdempotencyStore, PurgeResult } from "./idempotency/store.js";
+import type { IdempotencyStore, PurgeResult } from "../idempotency/index.js";
 
 /** Deletes in flight at once in a background run: the consumer's own requests come first. */
 const BACKGROUND_CONCURRENCY = 4;

@@ -10,17 +10,18 @@ import { logger } from "../internal/logger.js";
 import { currentScope } from "../observability/scope.js";
 import { sleep } from "../internal/sleep.js";
 import type { AttemptSettler } from "./attempt.js";
-import { sentNow } from "../lease/guard.js";
+import { sentNow } from "../lease/internal.js";
+import { ClaimGuard, claimGivenUp } from "../idempotency/internal.js";
+import type { StoreCalls } from "../idempotency/internal.js";
+import { claimLost } from "./requests.js";
 import { openMessage, type OpenedMessage } from "./claim-check-hook.js";
-import { ClaimGuard, claimGivenUp } from "./claim-guard.js";
-import { claimLost, type StoreCalls } from "./claims.js";
 import {
   isConsumerResourceError,
-  isIdempotencyClaimLostError,
   isMessageDecodeError,
   MessageDecodeError,
   MessageOwnershipLostError,
 } from "./errors.js";
+import { isIdempotencyClaimLostError } from "../idempotency/index.js";
 import { VisibilityHeartbeat } from "./heartbeat.js";
 import { MessageHold, type TimeMark } from "./hold.js";
 import { MAX_VISIBILITY_TIMEOUT_IN_SECONDS } from "./options.js";

@@ -11,16 +11,21 @@
  * - Ambiguous: the request may or may not have been applied (a network failure, a 5xx, our own
  *   time limit). The consumer finds out by trying again with what it holds (see `hold.ts`).
  * - Resource failure: the queue or the table is gone (404 QueueNotFound / TableNotFound), or the
- *   credential is refused (401, 403). Retrying will not help and no message is at fault: the
- *   consumer ends with a {@link ConsumerResourceError}.
+ *   credential is refused (401, 403): `isResourceFailure` of the classifier (`retry/classify.ts`).
+ *   Retrying will not help and no message is at fault: the consumer ends with a
+ *   {@link ConsumerResourceError}.
  *
  * Transience is decided by the library's one classifier (`retry/classify.ts`); the service codes
  * are read through `errors.ts`.
  */
 import { serviceCodeOf, statusOf } from "../errors.js";
-import { classifyError } from "../retry/classify.js";
-import { ConsumerResourceError, type ConsumerResource } from "./errors.js";
+import { classifyError } from "../retry/index.js";
+import { isResourceFailure } from "../retry/internal.js";
+import { ConsumerResourceError, MessageOwnershipLostError, type ConsumerResource } from "./errors.js";
 import { describeError, stringProperty } from "../internal/describe-error.js";
+
+/** The classifier's resource failures, which the consumer's requests are sorted by too. */
+export { isResourceFailure } from "../retry/internal.js";
 
 /** The request may have been applied, and trying again may succeed: a network failure, a 5xx, a time limit. */
 export function isAmbiguous(error: unknown): boolean {
@@ -35,14 +40,6 @@ export function isReceiptMismatch(error: unknown): boolean {
 /** 404 that is about the message (not its queue): it was deleted, or it expired. */
 export function isMessageGone(error: unknown): boolean {
   return statusOf(error) === 404 && !isResourceFailure(error);
-}
-
-/** The queue or table is gone, or the credential is refused: no retry and no message will fix it. */
-export function isResourceFailure(error: unknown): boolean {
-  const status = statusOf(error);
-  if (status === 401 || status === 403) return true;
-  const code = serviceCodeOf(error);
-  return status === 404 && (code === "QueueNotFound" || code === "TableNotFound");
 }
 
 /** What to do about a resource, by the failure's status and code. */
@@ -101,4 +98,12 @@ export function resourceError(
 
 function describeFailure(error: unknown): string {
   return stringProperty(error, "code") ?? describeError(error).split("\n")[0]!;
+}
+
+/** The error that reports a lost idempotency claim. */
+export function claimLost(messageId: string, operation: string, cause: unknown): MessageOwnershipLostError {
+  return new MessageOwnershipLostError(
+    `Another consumer took over the idempotency claim of message '${messageId}'; its done mark and effects were not written.`,
+    { messageId, lost: "claim", operation, cause },
+  );
 }

@@ -20,7 +20,7 @@ import { withTimeLimit } from "../internal/time-limit.js";
 import { serviceCodeOf, statusOf } from "../errors.js";
 import { logger } from "../internal/logger.js";
 import { sleep } from "../internal/sleep.js";
-import type { StoreCalls } from "./claims.js";
+import type { StoreCalls } from "../idempotency/internal.js";
 import { isConsumerResourceError, type ConsumerResource } from "./errors.js";
 import type { PoisonQueueWriter } from "./poison.js";
 import { MAX_TRIES } from "./hold.js";

@@ -2,11 +2,11 @@
  * The queue consumer's public types: its options, what a handler is given, and its events.
  */
 import type { QueueClient } from "@azure/storage-queue";
-import type { BackoffStrategy } from "../retry/backoff.js";
+import type { BackoffStrategy } from "../retry/index.js";
 import type { AdaptiveRateLimiter } from "../throttling/index.js";
 import type { ConsumerClaimCheck } from "./claim-check-hook.js";
 import type { MessageCodec } from "./codecs.js";
-import type { IdempotencyStore, PurgeResult } from "./idempotency/store.js";
+import type { IdempotencyStore, PurgeResult } from "../idempotency/index.js";
 
 /** A received message, as the consumer's events report it (before or without decoding). */
 export interface ReceivedQueueMessage {
@@ -64,7 +64,7 @@ export type MessageHandler<T, TEffect = never> = (body: T, context: MessageConte
 
 /** Idempotency settings of a {@link QueueConsumerOptions}. */
 export interface IdempotencyOptions<T, TEffect> {
-  /** Where claims and done marks live: {@link TableIdempotencyStore} or {@link MemoryIdempotencyStore}. */
+  /** Where claims and done marks live: {@link idempotency!TableIdempotencyStore} or {@link idempotency!MemoryIdempotencyStore}. */
   readonly store: IdempotencyStore<TEffect>;
   /**
    * The idempotency key of a message. Derive it from the body when producers may send the same

@@ -6,13 +6,13 @@
  */
 import type { QueueClient } from "@azure/storage-queue";
 import type { Scope } from "../observability/scope.js";
-import type { ClaimGuard } from "./claim-guard.js";
-import type { StoreCalls } from "./claims.js";
+import type { ClaimGuard } from "../idempotency/internal.js";
+import type { StoreCalls } from "../idempotency/internal.js";
 import type { ConsumerResourceError, MessageOwnershipLostError } from "./errors.js";
 import type { TypedEvents } from "./events.js";
 import type { VisibilityHeartbeat } from "./heartbeat.js";
 import type { MessageHold } from "./hold.js";
-import type { IdempotencyClaim } from "./idempotency/store.js";
+import type { IdempotencyClaim } from "../idempotency/index.js";
 import type { ResolvedOptions } from "./options.js";
 import type { MessageSettler } from "./settle.js";
 import type { QueueConsumerEvents, ReceivedQueueMessage } from "./types.js";

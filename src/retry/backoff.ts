@@ -56,7 +56,7 @@ export interface ExponentialBackoffOptions extends RandomSourceOptions {
  *
  * @example
  * ```ts
- * import { exponentialBackoff } from "azure-storage-concurrency";
+ * import { exponentialBackoff } from "azure-storage-concurrency/retry";
  *
  * const backoff = exponentialBackoff({ deltaInMs: 200, minInMs: 50, maxInMs: 2_000 });
  * backoff.delayInMs(1, 0); // between 210 and 290 ms
@@ -96,7 +96,7 @@ export interface JitterBackoffOptions extends RandomSourceOptions {
  *
  * @example
  * ```ts
- * import { fullJitterBackoff, retry } from "azure-storage-concurrency";
+ * import { fullJitterBackoff, retry } from "azure-storage-concurrency/retry";
  *
  * const backoff = fullJitterBackoff({ baseInMs: 10, maxInMs: 1_000 });
  * backoff.delayInMs(3, 0); // anywhere from 0 to 40 ms
@@ -119,7 +119,7 @@ export function fullJitterBackoff(options: JitterBackoffOptions = {}): BackoffSt
  *
  * @example
  * ```ts
- * import { decorrelatedJitterBackoff } from "azure-storage-concurrency";
+ * import { decorrelatedJitterBackoff } from "azure-storage-concurrency/retry";
  *
  * const backoff = decorrelatedJitterBackoff({ baseInMs: 100, maxInMs: 5_000 });
  * const first = backoff.delayInMs(1, 0); // 100 ms (nothing before it to grow from)
@@ -151,7 +151,7 @@ export interface FixedBackoffOptions {
  *
  * @example
  * ```ts
- * import { fixedBackoff, retryPolicy } from "azure-storage-concurrency";
+ * import { fixedBackoff, retryPolicy } from "azure-storage-concurrency/retry";
  *
  * const policy = retryPolicy({ backoff: fixedBackoff({ delayInMs: 2_000 }), maxRetries: 3 });
  * await policy.execute(({ abortSignal }) => table.getEntity("p", "r", { abortSignal }));
@@ -168,7 +168,7 @@ export function fixedBackoff(options: FixedBackoffOptions = {}): BackoffStrategy
  *
  * @example
  * ```ts
- * import { noBackoff, retry } from "azure-storage-concurrency";
+ * import { noBackoff, retry } from "azure-storage-concurrency/retry";
  *
  * // The naive loop, for comparison: retries transient failures at once.
  * await retry(({ abortSignal }) => blob.getProperties({ abortSignal }), { backoff: noBackoff(), maxRetries: 3 });

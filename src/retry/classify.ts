@@ -5,7 +5,14 @@
  * Retried: 408, 429, 500, 502, 503, 504 and network failures (reset, timeout, refused, …).
  * Never retried: any other 4xx, 501, 505, cancellations, and errors that are not storage errors.
  */
-import { isStorageConcurrencyError, isStorageRequestError, readRestError, StorageRequestError } from "../errors.js";
+import {
+  isStorageConcurrencyError,
+  isStorageRequestError,
+  readRestError,
+  serviceCodeOf,
+  statusOf,
+  StorageRequestError,
+} from "../errors.js";
 import { describeError } from "../internal/describe-error.js";
 import { networkHint, refusedBeforeSending, statusHint } from "../internal/hints.js";
 
@@ -61,7 +68,7 @@ export const TRANSIENT_STATUS_CODES: ReadonlySet<number> = new Set([408, 429, 50
  *
  * @example
  * ```ts
- * import { classifyError } from "azure-storage-concurrency";
+ * import { classifyError } from "azure-storage-concurrency/retry";
  *
  * const body = JSON.stringify({ generatedAt: new Date() });
  * try {
@@ -100,7 +107,7 @@ export function classifyError(error: unknown): ErrorClassification {
  *
  * @example
  * ```ts
- * import { isTransientError } from "azure-storage-concurrency";
+ * import { isTransientError } from "azure-storage-concurrency/retry";
  *
  * const saved = await table.upsertEntity({ partitionKey: "p", rowKey: "r", n: 1 }).catch((error: unknown) => {
  *   if (isTransientError(error)) return undefined; // 503, timeout, reset …: try again on the next run
@@ -137,7 +144,7 @@ export function mayHaveBeenApplied(error: unknown): boolean {
  *
  * @example
  * ```ts
- * import { wrapStorageError } from "azure-storage-concurrency";
+ * import { wrapStorageError } from "azure-storage-concurrency/retry";
  *
  * try {
  *   await container.create();
@@ -231,4 +238,16 @@ function retryAfterOfCause(cause: unknown, depth = 0): number | undefined {
   if (depth >= 5 || typeof cause !== "object" || cause === null) return undefined;
   if (isStorageConcurrencyError(cause)) return retryAfterOfCause(cause.cause, depth + 1);
   return readRestError(cause)?.retryAfterInMs;
+}
+
+/**
+ * The queue or table is gone (404 QueueNotFound, TableNotFound), or the credential is refused (401,
+ * 403): no retry will fix it, and no message or key is at fault. The queue consumer ends on it
+ * (`ConsumerResourceError`); the idempotency store's callers throw it as they are told.
+ */
+export function isResourceFailure(error: unknown): boolean {
+  const status = statusOf(error);
+  if (status === 401 || status === 403) return true;
+  const code = serviceCodeOf(error);
+  return status === 404 && (code === "QueueNotFound" || code === "TableNotFound");
 }

@@ -1,3 +1,9 @@
+/**
+ * `azure-storage-concurrency/retry`: exponential-backoff retry policies, and the one classifier of which storage
+ * failures are worth retrying.
+ *
+ * @packageDocumentation
+ */
 export {
   exponentialBackoff,
   fullJitterBackoff,

@@ -105,7 +105,7 @@ export interface RetryPolicy {
     Pick<RetryOptions, OptionalRetryOption>;
   /**
    * Runs `operation`, retrying transient failures. When it gives up, a storage failure is thrown as
-   * a {@link StorageRequestError} (with `attempts`); anything else the operation rejected with (an
+   * a {@link index!StorageRequestError} (with `attempts`); anything else the operation rejected with (an
    * `Error` of yours, or a value that is not an `Error` at all) is thrown as it was.
    */
   execute<T>(operation: (context: RetryAttemptContext) => Promise<T>, options?: ExecuteOptions): Promise<T>;
@@ -116,7 +116,7 @@ export interface RetryPolicy {
  *
  * @example
  * ```ts
- * import { retryPolicy, exponentialBackoff } from "azure-storage-concurrency";
+ * import { retryPolicy, exponentialBackoff } from "azure-storage-concurrency/retry";
  *
  * const policy = retryPolicy({ backoff: exponentialBackoff(), maxRetries: 5 });
  * const props = await policy.execute(({ abortSignal }) => blob.getProperties({ abortSignal }));
@@ -153,7 +153,7 @@ export function retryPolicy(options: RetryOptions = {}): RetryPolicy {
  *
  * @example
  * ```ts
- * import { retry, SDK_SINGLE_ATTEMPT } from "azure-storage-concurrency";
+ * import { retry, SDK_SINGLE_ATTEMPT } from "azure-storage-concurrency/retry";
  * import { BlobServiceClient } from "@azure/storage-blob";
  *
  * // The SDK makes one attempt per call; retry() is the one place that retries.

@@ -15,7 +15,7 @@
 import { randomUUID } from "node:crypto";
 import { describeError } from "../internal/describe-error.js";
 import { logger } from "../internal/logger.js";
-import { checkedOnRead } from "../lease/guard.js";
+import { checkedOnRead } from "../lease/internal.js";
 import type { LockHandle } from "../lease/index.js";
 import type { ResolvedScheduleOptions } from "./options.js";
 import { type AbandonReason, type ScheduledTick, type ScheduleEventHub } from "./events.js";

@@ -13,3 +13,5 @@ export {
   type TryAcquirePermitOptions,
 } from "./options.js";
 export { SemaphoreTimeoutError, isSemaphoreTimeoutError } from "./errors.js";
+// What an operator's tool reads: the slots of a semaphore, their holders and lease states.
+export { listSlots, slotBlobName, type SlotRow } from "./slots.js";

@@ -56,8 +56,7 @@ import {
 } from "../lease/index.js";
 // Not (yet) on the lease entry point: the blob name rules of lock blobs, and the bookkeeping of a
 // wait's failures (logged, kept as the timeout's cause, "unreachable" after a while). See the report of issue 24.
-import { checkLockBlobName } from "../lease/lock-name.js";
-import { describeFailure, WaitFailures } from "../lease/wait-failures.js";
+import { checkLockBlobName, describeFailure, WaitFailures } from "../lease/internal.js";
 import { classifyError, wrapStorageError } from "../retry/index.js";
 import { SemaphoreTimeoutError } from "./errors.js";
 import {

@@ -9,14 +9,23 @@
  */
 import type { ContainerClient } from "@azure/storage-blob";
 import type { LockHolder } from "../lease/index.js";
-// The lock's own listing of lock blobs (one page of up to 5,000 blobs per request, with metadata);
-// not (yet) on the lease entry point. See the report of issue 24.
-import { listLocks } from "../lease/lock-listing.js";
+// The lock's own listing of lock blobs (one page of up to 5,000 blobs per request, with metadata).
+import { listLocks } from "../lease/index.js";
 
 /** What a slot name is made of: `<name>` + this + the slot's number. */
 const SLOT_INFIX = "/slot-";
 
-/** The blob name of `slot` of the semaphore `name`. */
+/**
+ * The blob name of `slot` of the semaphore `name` (`<name>/slot-<slot>`): the blob whose lease is
+ * that permit.
+ *
+ * @example
+ * ```ts
+ * import { slotBlobName } from "azure-storage-concurrency/semaphore";
+ *
+ * console.log(slotBlobName("tenant-exports", 0)); // "tenant-exports/slot-0"
+ * ```
+ */
 export function slotBlobName(name: string, slot: number): string {
   return `${name}${SLOT_INFIX}${slot}`;
 }
@@ -48,7 +57,15 @@ export interface SlotRow {
 /**
  * Lists the slots of the semaphore `name` in `container` (one request per page of 5,000 blobs; one
  * in practice), in slot order. `runPage` gives each page its time limit (the signal it passes goes
- * to the request).
+ * to the request). What `azure-storage-concurrency semaphore list` prints.
+ *
+ * @example
+ * ```ts
+ * import { listSlots } from "azure-storage-concurrency/semaphore";
+ *
+ * const slots = await listSlots(container, "tenant-exports", (call) => call(AbortSignal.timeout(10_000)));
+ * console.log(slots.filter((slot) => slot.held).length, "permits held");
+ * ```
  */
 export async function listSlots(
   container: ContainerClient,

@@ -10,7 +10,7 @@
 import type { TransactionAction } from "@azure/data-tables";
 import { logger } from "../internal/logger.js";
 import { checkOptionalInstance, checkOptionalSignal } from "../internal/validate.js";
-import { retryPolicy, type RetryOptions } from "../retry/retry.js";
+import { retryPolicy, type RetryOptions } from "../retry/index.js";
 import { TransactionRefusedError } from "./errors.js";
 import { estimateActionBytes, tableUrlBytes, transactionBytes, TRANSACTION_LIMITS } from "./payload.js";
 import type { TableLocation } from "./plan.js";
@@ -70,7 +70,7 @@ export interface WriteAtomicResult {
  *
  * @example
  * ```ts
- * import { writeAtomic } from "azure-storage-concurrency";
+ * import { writeAtomic } from "azure-storage-concurrency/tables";
  *
  * // A transfer: both legs and the record share the transaction id as PartitionKey (the document's
  * // bank example), so they commit together or not at all.

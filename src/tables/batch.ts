@@ -16,7 +16,7 @@ import {
   checkOptionalSignal,
 } from "../internal/validate.js";
 import { logger } from "../internal/logger.js";
-import { retryPolicy, type RetryOptions, type RetryPolicy } from "../retry/retry.js";
+import { retryPolicy, type RetryOptions, type RetryPolicy } from "../retry/index.js";
 import { TableTransactionError } from "./errors.js";
 import { planChecked, type PlannedTransaction, type PlanTransactionsOptions } from "./plan.js";
 import { sendTransaction, type TransactionClient } from "./transaction.js";
@@ -127,7 +127,7 @@ function notSent(plan: PlannedTransaction, reason: TransactionOutcome["reason"])
  * @example
  * ```ts
  * import { TableClient } from "@azure/data-tables";
- * import { writeBatch } from "azure-storage-concurrency";
+ * import { writeBatch } from "azure-storage-concurrency/tables";
  *
  * declare const readings: { deviceId: string; id: string; celsius: number }[]; // your data
  *

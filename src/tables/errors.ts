@@ -61,7 +61,7 @@ export class TableKeyError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { writeBatch, isTableKeyError } from "azure-storage-concurrency";
+ * import { writeBatch, isTableKeyError } from "azure-storage-concurrency/tables";
  *
  * try {
  *   await writeBatch(table, [["upsert", { partitionKey: "eu/west", rowKey: "1" }]]); // "/" is not allowed in keys
@@ -69,6 +69,8 @@ export class TableKeyError extends StorageConcurrencyError {
  *   if (isTableKeyError(error)) console.log(`action ${error.actionIndex}: ${error.keyName} breaks ${error.rule}`);
  * }
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "InvalidTableKey")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isTableKeyError(error: unknown): error is TableKeyError {
   return isStorageConcurrencyError(error) && error.name === "TableKeyError";
@@ -118,11 +120,13 @@ export class TableActionError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { writeBatch, isTableActionError } from "azure-storage-concurrency";
+ * import { writeBatch, isTableActionError } from "azure-storage-concurrency/tables";
  *
  * const error = await writeBatch(table, [["upsert", { partitionKey: "p", rowKey: "r", tags: ["a"] }]]).catch((e) => e);
  * if (isTableActionError(error)) console.log(error.rule, error.property); // "unsupported-value" "tags"
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "InvalidTableAction")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isTableActionError(error: unknown): error is TableActionError {
   return isStorageConcurrencyError(error) && error.name === "TableActionError";
@@ -176,7 +180,7 @@ export class TransactionRefusedError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { writeAtomic, isTransactionRefusedError } from "azure-storage-concurrency";
+ * import { writeAtomic, isTransactionRefusedError } from "azure-storage-concurrency/tables";
  *
  * const error = await writeAtomic(table, [
  *   ["upsert", { partitionKey: "alice", rowKey: "balance", amount: 75 }],
@@ -184,6 +188,8 @@ export class TransactionRefusedError extends StorageConcurrencyError {
  * ]).catch((e) => e);
  * if (isTransactionRefusedError(error)) console.log(error.reason); // "multiple-partitions"; nothing was sent
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "TransactionRefused")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isTransactionRefusedError(error: unknown): error is TransactionRefusedError {
   return isStorageConcurrencyError(error) && error.name === "TransactionRefusedError";
@@ -239,7 +245,7 @@ export class TableTransactionError extends StorageRequestError {
  *
  * @example
  * ```ts
- * import { writeAtomic, isTableTransactionError } from "azure-storage-concurrency";
+ * import { writeAtomic, isTableTransactionError } from "azure-storage-concurrency/tables";
  *
  * const error = await writeAtomic(table, [
  *   ["create", { partitionKey: "order-7", rowKey: "header", status: "new" }], // 409 if it exists already
@@ -247,6 +253,8 @@ export class TableTransactionError extends StorageRequestError {
  * ]).catch((e) => e);
  * if (isTableTransactionError(error)) console.log(error.statusCode, error.serviceCode, error.failedActionIndex);
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "TransactionFailed")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isTableTransactionError(error: unknown): error is TableTransactionError {
   return isStorageConcurrencyError(error) && error.name === "TableTransactionError";
@@ -290,7 +298,7 @@ export class MultiIndexConflictError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { multiIndexTable, isMultiIndexConflictError } from "azure-storage-concurrency";
+ * import { multiIndexTable, isMultiIndexConflictError } from "azure-storage-concurrency/tables";
  *
  * const runners = multiIndexTable<{ race: string; bib: string; age: number }>(table, {
  *   partitionKey: (r) => r.race,
@@ -302,6 +310,8 @@ export class MultiIndexConflictError extends StorageConcurrencyError {
  *   // read again, reapply the change, write again (runners.modify() does this loop)
  * }
  * ```
+ *
+ * @deprecated Use `isStorageConcurrencyError(error, "MultiIndexConflict")` (from the package root): one guard for every error, narrowed by its code.
  */
 export function isMultiIndexConflictError(error: unknown): error is MultiIndexConflictError {
   return isStorageConcurrencyError(error) && error.name === "MultiIndexConflictError";

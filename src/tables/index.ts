@@ -1,3 +1,9 @@
+/**
+ * `azure-storage-concurrency/tables`: the table-design toolkit: key encoding, queries by key range, entity group
+ * transactions (batched, or atomic with their outcome read back), and multi-index tables.
+ *
+ * @packageDocumentation
+ */
 export {
   TableKeyError,
   isTableKeyError,
@@ -22,7 +28,6 @@ export {
   parseInvertedTimestampKey,
   compositeKey,
   parseCompositeKey,
-  stableHash,
   bucketOf,
   bucketedKey,
   bucketPrefixes,
@@ -60,16 +65,3 @@ export {
   type EntityPage,
   type QueryClient,
 } from "./query.js";
-export {
-  runPartitionStressTest,
-  PARTITION_TARGET_ENTITIES_PER_SEC,
-  type PartitionStressOptions,
-  type PartitionStressResult,
-  type StressDesignResult,
-  type StressSample,
-  type StressProgress,
-  type StressMix,
-  type StressTableClient,
-  type LatencySummary,
-} from "./stress/engine.js";
-export { stressDesigns, type StressKeyDesign, type BuiltInStressDesign } from "./stress/designs.js";

@@ -23,7 +23,7 @@ import { checkNonEmptyString, checkNumber } from "../internal/validate.js";
  *
  * @example
  * ```ts
- * import { padNumber } from "azure-storage-concurrency";
+ * import { padNumber } from "azure-storage-concurrency/tables";
  *
  * padNumber(55, 3); // "055"
  * padNumber(1234, 5); // "01234"
@@ -54,7 +54,7 @@ export function padNumber(value: number | bigint, width: number): string {
  *
  * @example
  * ```ts
- * import { parsePaddedNumber } from "azure-storage-concurrency";
+ * import { parsePaddedNumber } from "azure-storage-concurrency/tables";
  *
  * parsePaddedNumber("055"); // 55
  * ```
@@ -91,7 +91,7 @@ function toEpochMs(date: Date | number, name: string): number {
  *
  * @example
  * ```ts
- * import { invertedTimestampKey } from "azure-storage-concurrency";
+ * import { invertedTimestampKey } from "azure-storage-concurrency/tables";
  *
  * // The latest entry is the first row of the partition: a query with top 1 finds it.
  * await table.createEntity({ partitionKey: "device-7", rowKey: invertedTimestampKey(new Date()), celsius: 21.5 });
@@ -111,7 +111,7 @@ export function invertedTimestampKey(date: Date | number = Date.now()): string {
  *
  * @example
  * ```ts
- * import { invertedTimestampKey, parseInvertedTimestampKey } from "azure-storage-concurrency";
+ * import { invertedTimestampKey, parseInvertedTimestampKey } from "azure-storage-concurrency/tables";
  *
  * parseInvertedTimestampKey(invertedTimestampKey(new Date("2024-05-01T00:00:00Z"))).toISOString();
  * // "2024-05-01T00:00:00.000Z"
@@ -170,7 +170,7 @@ function compositeSettings(options: CompositeKeyOptions) {
  *
  * @example
  * ```ts
- * import { compositeKey, padNumber } from "azure-storage-concurrency";
+ * import { compositeKey, padNumber } from "azure-storage-concurrency/tables";
  *
  * compositeKey(["2011 New York City Marathon", "Full"]); // "2011 New York City Marathon__Full"
  * compositeKey([`BIB:${padNumber(1234, 5)}`, "John", "M", "55"]); // "BIB:01234__John__M__55"
@@ -204,7 +204,7 @@ export function compositeKey(parts: readonly string[], options: CompositeKeyOpti
  *
  * @example
  * ```ts
- * import { parseCompositeKey } from "azure-storage-concurrency";
+ * import { parseCompositeKey } from "azure-storage-concurrency/tables";
  *
  * parseCompositeKey("BIB:01234__John__M__55"); // ["BIB:01234", "John", "M", "55"]
  * ```
@@ -233,13 +233,6 @@ export function parseCompositeKey(key: string, options: CompositeKeyOptions = {}
 /**
  * A stable 32-bit hash (FNV-1a over the UTF-8 bytes) of `value`, the same in every process and
  * every version of this library. Used for bucket prefixes.
- *
- * @example
- * ```ts
- * import { stableHash } from "azure-storage-concurrency";
- *
- * const shard = stableHash("order-1001") % 8; // the same shard for this id on every machine, every run
- * ```
  */
 export function stableHash(value: string): number {
   let hash = 0x811c9dc5;
@@ -256,7 +249,7 @@ export function stableHash(value: string): number {
  *
  * @example
  * ```ts
- * import { bucketOf } from "azure-storage-concurrency";
+ * import { bucketOf } from "azure-storage-concurrency/tables";
  *
  * bucketOf("device-42", 16); // a number from 0 to 15, the same on every run
  * ```
@@ -296,7 +289,7 @@ function bucketWidth(bucketCount: number): number {
  *
  * @example
  * ```ts
- * import { bucketedKey, invertedTimestampKey } from "azure-storage-concurrency";
+ * import { bucketedKey, invertedTimestampKey } from "azure-storage-concurrency/tables";
  *
  * // Readings of one device stay together; devices spread over 16 partitions.
  * const partitionKey = bucketedKey("device-42", { bucketCount: 16 }); // e.g. "11_device-42"
@@ -318,7 +311,7 @@ export function bucketedKey(key: string, options: BucketedKeyOptions): string {
  *
  * @example
  * ```ts
- * import { bucketPrefixes } from "azure-storage-concurrency";
+ * import { bucketPrefixes } from "azure-storage-concurrency/tables";
  *
  * bucketPrefixes(4); // ["0_", "1_", "2_", "3_"]
  * ```

@@ -11,7 +11,7 @@
 import type { TableEntity, TableEntityResult, TransactionAction } from "@azure/data-tables";
 import { statusOf } from "../errors.js";
 import { logger } from "../internal/logger.js";
-import { wrapStorageError } from "../retry/classify.js";
+import { wrapStorageError } from "../retry/index.js";
 import { checkAtomic, sendAtomic } from "./atomic.js";
 import { isTableTransactionError, MultiIndexConflictError, type TableTransactionError } from "./errors.js";
 import {

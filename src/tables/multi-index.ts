@@ -30,7 +30,7 @@ import { sleep } from "../internal/sleep.js";
 import { logger } from "../internal/logger.js";
 import { checkNumber, checkOptionalInstance, checkOptionalSignal } from "../internal/validate.js";
 import type { AdaptiveRateLimiter } from "../throttling/index.js";
-import { decorrelatedJitterBackoff, type BackoffStrategy } from "../retry/backoff.js";
+import { decorrelatedJitterBackoff, type BackoffStrategy } from "../retry/index.js";
 import { isMultiIndexConflictError, MultiIndexConflictError, TransactionRefusedError } from "./errors.js";
 import { formatHistory } from "./multi-index-history.js";
 import {
@@ -196,7 +196,7 @@ function signalOf(options: MultiIndexCallOptions | undefined): { abortSignal?: A
  * @example
  * ```ts
  * import { TableClient } from "@azure/data-tables";
- * import { multiIndexTable, compositeKey, padNumber } from "azure-storage-concurrency";
+ * import { multiIndexTable, compositeKey, padNumber } from "azure-storage-concurrency/tables";
  *
  * interface Runner { race: string; bib: number; name: string; gender: string; age: number; [k: string]: unknown }
  * const runners = multiIndexTable<Runner>(TableClient.fromConnectionString(connectionString, "registrations"), {

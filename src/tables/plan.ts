@@ -126,7 +126,7 @@ export function planChecked(
  *
  * @example
  * ```ts
- * import { planTransactions, type TableAction } from "azure-storage-concurrency";
+ * import { planTransactions, type TableAction } from "azure-storage-concurrency/tables";
  *
  * declare const actions: TableAction[]; // your writes, any partitions, any number
  *

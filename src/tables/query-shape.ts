@@ -292,7 +292,7 @@ function toConstraint(interval: Interval): KeyConstraint {
  *
  * @example
  * ```ts
- * import { classifyQuery } from "azure-storage-concurrency";
+ * import { classifyQuery } from "azure-storage-concurrency/tables";
  *
  * classifyQuery("PartitionKey eq 'NYC 2011__Full' and RowKey eq 'BIB:01234'").kind; // "point"
  * classifyQuery("PartitionKey eq 'NYC 2011__Full' and RowKey ge 'AGE:' and RowKey lt 'AGE;'").kind; // "row-range-scan"

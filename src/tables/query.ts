@@ -13,7 +13,7 @@ import { classifyQuery, type QueryShape } from "./query-shape.js";
  *
  * @example
  * ```ts
- * import { odataString } from "azure-storage-concurrency";
+ * import { odataString } from "azure-storage-concurrency/tables";
  *
  * `PartitionKey eq ${odataString("O'Brien")}`; // "PartitionKey eq 'O''Brien'"
  * ```
@@ -29,7 +29,7 @@ export function odataString(value: string): string {
  *
  * @example
  * ```ts
- * import { prefixUpperBound } from "azure-storage-concurrency";
+ * import { prefixUpperBound } from "azure-storage-concurrency/tables";
  *
  * prefixUpperBound("AGE:"); // "AGE;"
  * ```
@@ -76,7 +76,7 @@ export interface KeyFilterOptions {
  *
  * @example
  * ```ts
- * import { keyFilter } from "azure-storage-concurrency";
+ * import { keyFilter } from "azure-storage-concurrency/tables";
  *
  * keyFilter({ partitionKey: "2011 New York City Marathon__Full", rowKeyPrefix: "AGE:055" });
  * // "PartitionKey eq '2011 New York City Marathon__Full' and RowKey ge 'AGE:055' and RowKey lt 'AGE:056'"
@@ -148,7 +148,7 @@ function settings(options: QueryEntitiesOptions) {
  *
  * @example
  * ```ts
- * import { queryEntityPages } from "azure-storage-concurrency";
+ * import { queryEntityPages } from "azure-storage-concurrency/tables";
  *
  * for await (const page of queryEntityPages(table, { filter: "Age gt 50" })) {
  *   console.log(`round trip ${page.roundTrip}: ${page.entities.length} entities`);
@@ -199,7 +199,7 @@ export interface QueryEntitiesResult<T extends object> {
  *
  * @example
  * ```ts
- * import { queryEntities, keyFilter } from "azure-storage-concurrency";
+ * import { queryEntities, keyFilter } from "azure-storage-concurrency/tables";
  *
  * const race = "2011 New York City Marathon__Full";
  * const result = await queryEntities(table, { filter: keyFilter({ partitionKey: race, rowKeyPrefix: "AGE:" }) });

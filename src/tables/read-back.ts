@@ -15,9 +15,9 @@ import { sdkTracing } from "../observability/scope.js";
 import type { TableClient, TableEntityResult } from "@azure/data-tables";
 import { randomBytes } from "node:crypto";
 import { statusOf } from "../errors.js";
-import { decorrelatedJitterBackoff } from "../retry/backoff.js";
+import { decorrelatedJitterBackoff } from "../retry/index.js";
 import { withTimeLimit } from "../internal/time-limit.js";
-import { retryPolicy, type RetryPolicy } from "../retry/retry.js";
+import { retryPolicy, type RetryPolicy } from "../retry/index.js";
 import { describeError } from "../internal/describe-error.js";
 
 /** How long a read-back may take, retries included, before the outcome is reported as unknown. */

@@ -44,7 +44,7 @@ const SYSTEM_PROPERTIES = new Set(["partitionKey", "rowKey", "timestamp", "etag"
  *
  * @example
  * ```ts
- * import { tableKeyProblem } from "azure-storage-concurrency";
+ * import { tableKeyProblem } from "azure-storage-concurrency/tables";
  *
  * tableKeyProblem("orders/2024"); // "forbidden-character"
  * tableKeyProblem("orders_2024"); // undefined
@@ -74,7 +74,7 @@ function describeCharacter(ch: string): string {
  *
  * @example
  * ```ts
- * import { validateTableKey, compositeKey } from "azure-storage-concurrency";
+ * import { validateTableKey, compositeKey } from "azure-storage-concurrency/tables";
  *
  * const rowKey = compositeKey(["contoso/emea", "order#42"]); // escapes "/" and friends
  * validateTableKey(rowKey, "rowKey"); // throws TableKeyError if it is still unusable, e.g. too long

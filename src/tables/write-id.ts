@@ -25,7 +25,7 @@ import { readEntityBack, type EntityReader, type ReadBack, type ReadBackVerdict 
  *
  * @example
  * ```ts
- * import { WRITE_ID_PROPERTY } from "azure-storage-concurrency";
+ * import { WRITE_ID_PROPERTY } from "azure-storage-concurrency/tables";
  *
  * // Leave the write id out of what the application sees.
  * const entity = await table.getEntity<Record<string, unknown>>("p", "r");

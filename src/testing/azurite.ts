@@ -219,8 +219,19 @@ function resolveAzuriteCli(): string {
 /**
  * The path of Azurite's command line script, from the first of `from` (files, each resolving
  * packages as a module at that path would) where the `azurite` package is installed; undefined
- * when none has it.
- * @internal
+ * when none has it. {@link startAzurite} looks in the working directory's project; a tool installed
+ * elsewhere (globally, or by npx) looks beside itself too, and passes the path as `azuriteCliPath`.
+ *
+ * @example
+ * ```ts
+ * import { join } from "node:path";
+ * import { findAzuriteCli, startAzurite } from "azure-storage-concurrency/testing";
+ *
+ * const azuriteCliPath = findAzuriteCli([join(process.cwd(), "package.json"), import.meta.url]);
+ * if (azuriteCliPath === undefined) throw new Error("install azurite: npm install --save-dev azurite");
+ * const azurite = await startAzurite({ azuriteCliPath });
+ * await azurite.stop();
+ * ```
  */
 export function findAzuriteCli(from: readonly string[]): string | undefined {
   for (const base of from) {

@@ -8,6 +8,7 @@
  */
 export {
   startAzurite,
+  findAzuriteCli,
   buildConnectionString,
   AZURITE_ACCOUNT_NAME,
   AZURITE_ACCOUNT_KEY,

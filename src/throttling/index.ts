@@ -40,3 +40,4 @@ export {
 } from "./scope.js";
 export { verdictOfAnswer, type ThrottleVerdict, type AnswerInfo } from "./verdict.js";
 export { runThrottled } from "./run.js";
+export { RetryBudgetExhaustedError, isRetryBudgetExhaustedError } from "../errors.js";

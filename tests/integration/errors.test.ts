@@ -1,11 +1,6 @@
-import {
-  classifyError,
-  isStorageRequestError,
-  readRestError,
-  serviceCodeOf,
-  statusOf,
-  wrapStorageError,
-} from "../../src/index.js";
+import { classifyError, wrapStorageError } from "../../src/retry/index.js";
+import { isStorageRequestError } from "../../src/index.js";
+import { readRestError, serviceCodeOf, statusOf } from "../../src/error-codes.js";
 import { blobService, connectionString, queueService, tableClient, uniqueName } from "../support/storage.js";
 
 describe("errors from a real Azurite", () => {

@@ -1,16 +1,17 @@
 /**
- * The package as users get it: the tarball `npm pack` makes (tests/support/pack-setup.mjs),
- * installed into a scratch project, then every entry point imported from ES modules and from
- * CommonJS, and the command line tool run, its benchmarks included; and the README's
- * `npx -p … -p @azure/storage-blob …` command run in an empty directory, the tarball standing in
- * for the registry's package.
+ * The packages as users get them: the library's and the tools' tarballs that `npm pack` makes
+ * (tests/support/pack-setup.mjs), installed into a scratch project, then every entry point of the
+ * library imported from ES modules and from CommonJS, and the tools package's command run, its
+ * benchmarks included; and the README's `npx -p … -p @azure/storage-blob …` command run in an
+ * empty directory, the tarballs standing in for the registry's packages.
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startAzurite, type RunningAzurite } from "../../src/testing/index.js";
-import { linkPackages, packedProject, root, SDKS } from "../support/packed.js";
+import { libraryEntryPoints } from "../../scripts/entry-points.js";
+import { linkPackages, packedProject, packedTarballs, root, SDKS } from "../support/packed.js";
 
 const node = (args: string[], cwd: string) =>
   execFileSync(process.execPath, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
@@ -35,7 +36,10 @@ function filesUnder(dir: string, prefix = ""): { path: string; bytes: number }[]
   });
 }
 
-describe("the packed package", () => {
+/** The library's entry points, as users import them: `azure-storage-concurrency`, `…/lease`, … */
+const ENTRY_POINTS = libraryEntryPoints(root).map((entry) => entry.specifier);
+
+describe("the packed packages", () => {
   let scratch: string;
 
   beforeAll(() => {
@@ -44,69 +48,132 @@ describe("the packed package", () => {
 
   afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-  it("ships only the build, the licence, the notices, the readme and the changelog", () => {
+  it("ship only the build, the licence, the notices, the readme and the changelog", () => {
     const files = readdirSync(join(scratch, "node_modules", "azure-storage-concurrency")).sort();
     expect(files).toEqual(["CHANGELOG.md", "LICENSE", "README.md", "THIRD_PARTY_NOTICES.md", "dist", "package.json"]);
+    const tools = readdirSync(join(scratch, "node_modules", "azure-storage-concurrency-cli")).sort();
+    expect(tools).toEqual(["LICENSE", "README.md", "dist", "package.json"]);
   });
 
-  it("ships the build without source maps, and the declarations once per module format", () => {
+  it("the library ships no tool: no command, no benchmark, no chart writer, no stress test", () => {
+    const installed = join(scratch, "node_modules", "azure-storage-concurrency");
+    const manifest = JSON.parse(readFileSync(join(installed, "package.json"), "utf8")) as Record<string, unknown>;
+    expect(manifest["bin"]).toBeUndefined();
+    const files = filesUnder(installed).map((f) => f.path);
+    expect(files.filter((path) => /(^|\/)(cli|bench|stress)(\/|$)/.test(path))).toEqual([]);
+    const text = files
+      .filter((path) => path.endsWith(".js"))
+      .map((path) => readFileSync(join(installed, path), "utf8"));
+    for (const marker of [
+      "renderBarChart",
+      "runPartitionStressTest",
+      "spawnBenchWorker",
+      "Usage: azure-storage-concurrency",
+    ])
+      expect(text.filter((source) => source.includes(marker))).toEqual([]);
+  });
+
+  it("ship the build without source maps, and the declarations once per module format", () => {
     const installed = join(scratch, "node_modules", "azure-storage-concurrency");
     const files = filesUnder(installed);
     expect(files.filter((f) => f.path.endsWith(".map"))).toEqual([]);
     // index.d.ts and index.d.cts have the same text but are not interchangeable: each resolves the
     // SDKs' own types in its module format, and the SDKs ship different types for import and
-    // require (tests/package/types.test.ts fails when ES modules get the CommonJS ones).
+    // require (tests/package/types.test.ts fails when ES modules get the CommonJS ones). Every
+    // entry point has both; declarations the entry points share sit in chunks, also once per format.
     const declarations = files.filter((f) => /\.d\.c?ts$/.test(f.path)).map((f) => f.path);
-    expect(declarations.sort()).toEqual([
-      "dist/index.d.cts",
-      "dist/index.d.ts",
-      "dist/testing/index.d.cts",
-      "dist/testing/index.d.ts",
-    ]);
+    const entries = ENTRY_POINTS.map((specifier) => specifier.replace(/^azure-storage-concurrency\/?/, ""));
+    expect(declarations.filter((path) => /(^|\/)index\.d\.c?ts$/.test(path)).sort()).toEqual(
+      entries
+        .flatMap((entry) => [".d.cts", ".d.ts"].map((ext) => `dist/${entry ? `${entry}/` : ""}index${ext}`))
+        .sort(),
+    );
+    // A chunk's name ends in a hash of its text, which may differ between the formats (a chunk that
+    // imports another names it by its own format's hash): compared without it.
+    const chunks = declarations
+      .filter((path) => !/(^|\/)index\.d\.c?ts$/.test(path))
+      .map((path) => path.replace(/-[\w-]{8}(\.d\.c?ts)$/, "$1"));
+    expect(
+      chunks
+        .filter((path) => path.endsWith(".d.ts"))
+        .map((path) => path.replace(/\.d\.ts$/, ".d.cts"))
+        .sort(),
+    ).toEqual(chunks.filter((path) => path.endsWith(".d.cts")).sort());
     // 1.3 MB unpacked when this was written, 1.7 MB after issues 11-15 added the consumer's batch
     // handler, idempotent(), the lock's waiting room and the tracing (3.3 MB then with maps embedding
-    // the sources); a loose bound that catches the maps, or a second copy of the build, coming back.
-    expect(files.reduce((sum, f) => sum + f.bytes, 0)).toBeLessThan(2_400_000);
+    // the sources), 1.9 MB with the tools in it until issue 22 moved them out; a loose bound that
+    // catches the maps, the tools, or a second copy of the build, coming back.
+    expect(files.reduce((sum, f) => sum + f.bytes, 0)).toBeLessThan(1_900_000);
+    const tools = filesUnder(join(scratch, "node_modules", "azure-storage-concurrency-cli"));
+    expect(tools.filter((f) => f.path.endsWith(".map"))).toEqual([]);
   });
 
-  it("imports every entry point from ES modules", () => {
+  it("imports every entry point from ES modules, one copy of the library for all of them", () => {
     const out = node(
       [
         "--input-type=module",
         "-e",
-        `import * as main from "azure-storage-concurrency";
-         import * as testing from "azure-storage-concurrency/testing";
-         console.log(typeof main.retry, typeof main.classifyError, typeof testing.startAzurite, typeof testing.createFaultProxy);`,
+        `const specifiers = ${JSON.stringify(ENTRY_POINTS)};
+         const modules = await Promise.all(specifiers.map((s) => import(s)));
+         const [main] = modules;
+         const lease = await import("azure-storage-concurrency/lease");
+         const retry = await import("azure-storage-concurrency/retry");
+         const errors = await import("azure-storage-concurrency/errors");
+         const testing = await import("azure-storage-concurrency/testing");
+         console.log(modules.every((m) => Object.keys(m).length > 0), main.StorageConcurrencyError.prototype.isPrototypeOf(lease.LeaseLostError.prototype),
+           main.StorageConcurrencyError === errors.StorageConcurrencyError, typeof retry.retry, typeof retry.classifyError,
+           typeof testing.startAzurite, typeof testing.createFaultProxy);`,
       ],
       scratch,
     );
-    expect(out.trim()).toBe("function function function function");
+    expect(out.trim()).toBe("true true true function function function function");
   });
 
-  it("requires every entry point from CommonJS", () => {
+  it("requires every entry point from CommonJS, one copy of the library for all of them", () => {
     const out = node(
       [
         "-e",
-        `const main = require("azure-storage-concurrency");
+        `const modules = ${JSON.stringify(ENTRY_POINTS)}.map((s) => require(s));
+         const main = require("azure-storage-concurrency");
+         const optimistic = require("azure-storage-concurrency/optimistic");
+         const errors = require("azure-storage-concurrency/errors");
+         const retry = require("azure-storage-concurrency/retry");
          const testing = require("azure-storage-concurrency/testing");
-         console.log(typeof main.retry, typeof main.exponentialBackoff, typeof testing.startAzurite, main.isTransientError({ name: "RestError", statusCode: 503 }));`,
+         console.log(modules.every((m) => Object.keys(m).length > 0), main.StorageConcurrencyError.prototype.isPrototypeOf(optimistic.OptimisticConflictError.prototype),
+           main.StorageConcurrencyError === errors.StorageConcurrencyError, typeof retry.retry, typeof retry.exponentialBackoff,
+           typeof testing.startAzurite, retry.isTransientError({ name: "RestError", statusCode: 503 }));`,
       ],
       scratch,
     );
-    expect(out.trim()).toBe("function function function true");
+    expect(out.trim()).toBe("true true true function function function true");
   });
 
-  it("installs the command line tool as a bin", () => {
-    const out = execFileSync(join(scratch, "node_modules", ".bin", "azure-storage-concurrency"), ["--help"], {
-      encoding: "utf8",
-      env: { ...process.env, PATH: `${join(root, "node_modules", ".bin")}:${process.env.PATH}` },
-    });
-    expect(out).toMatch(/^Usage: azure-storage-concurrency <command>/);
+  it("installs the command line tool as a bin of the tools package, under both names", () => {
+    for (const name of ["azure-storage-concurrency", "azure-storage-concurrency-cli"]) {
+      const out = execFileSync(join(scratch, "node_modules", ".bin", name), ["--help"], {
+        encoding: "utf8",
+        env: { ...process.env, PATH: `${join(root, "node_modules", ".bin")}:${process.env.PATH}` },
+      });
+      expect(out).toMatch(/^Usage: azure-storage-concurrency <command>/);
+    }
+  });
+
+  it("imports the tools package's module: the partition stress test as a function", () => {
+    const out = node(
+      [
+        "--input-type=module",
+        "-e",
+        `import { runPartitionStressTest, stressDesigns } from "azure-storage-concurrency-cli";
+         console.log(typeof runPartitionStressTest, Object.keys(stressDesigns).join(","));`,
+      ],
+      scratch,
+    );
+    expect(out.trim()).toBe("function single,append,prepend,bucketed");
   });
 
   const needs = (sdk: string) =>
     `azure-storage-concurrency: this command needs ${sdk}: run \`npm install ${sdk}\` in your project, or ` +
-    `\`npx -p azure-storage-concurrency -p ${sdk} azure-storage-concurrency …\``;
+    `\`npx -p azure-storage-concurrency-cli -p ${sdk} azure-storage-concurrency …\``;
 
   it("asks for a missing SDK in one line instead of crashing (the SDKs are optional peers)", () => {
     const run = bin(scratch, ["stress", "--azurite"]);
@@ -134,7 +201,7 @@ describe("the packed package", () => {
   describe("npx in an empty directory", () => {
     let azurite: RunningAzurite;
     let empty: string;
-    const tarball = () => process.env.ASC_PACKED_TARBALL!;
+    const tarballs = () => packedTarballs();
     const npxFolders = () => {
       const cache = join(execFileSync("npm", ["config", "get", "cache"], { encoding: "utf8" }).trim(), "_npx");
       return existsSync(cache) ? readdirSync(cache).map((name) => join(cache, name)) : [];
@@ -148,17 +215,17 @@ describe("the packed package", () => {
     afterAll(async () => {
       await azurite?.stop();
       rmSync(empty, { recursive: true, force: true });
-      // npx's install of this run's tarball (named by its path, which no one else uses).
+      // npx's install of this run's tarballs (named by their paths, which no one else uses).
       for (const folder of npxFolders()) {
         const manifest = join(folder, "package.json");
-        if (existsSync(manifest) && readFileSync(manifest, "utf8").includes(tarball()))
+        if (existsSync(manifest) && readFileSync(manifest, "utf8").includes(tarballs().tools))
           rmSync(folder, { recursive: true, force: true });
       }
     });
 
-    it("`npx -p azure-storage-concurrency -p @azure/storage-blob azure-storage-concurrency lock list locks` works", async () => {
+    it("`npx -p azure-storage-concurrency-cli -p @azure/storage-blob azure-storage-concurrency-cli lock list locks` works", async () => {
       const { BlobServiceClient } = await import("@azure/storage-blob");
-      const { blobLock } = await import("../../src/index.js");
+      const { blobLock } = await import("../../src/lease/index.js");
       const locks = BlobServiceClient.fromConnectionString(azurite.connectionString).getContainerClient("locks");
       await locks.create();
       const held = await blobLock(locks, "nightly-report", { durationInSeconds: 30, holderName: "npx-test" }).acquire();
@@ -177,12 +244,16 @@ describe("the packed package", () => {
         };
         const run = spawnSync(
           "npx",
+          // The library is the tools' peer dependency: npx installs it too, here from its tarball
+          // (the registry's package in the README's command).
           [
             "-p",
-            tarball(),
+            tarballs().tools,
+            "-p",
+            tarballs().library,
             "-p",
             `@azure/storage-blob@${blobVersion}`,
-            "azure-storage-concurrency",
+            "azure-storage-concurrency-cli",
             "lock",
             "list",
             "locks",

@@ -12,7 +12,9 @@
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import ts from "typescript";
+import { readdirSync } from "node:fs";
 import { collectDocExamples, compileDocExamples, isSkipped } from "../../scripts/check-doc-examples.js";
+import { entryPoints } from "../../scripts/entry-points.js";
 import { packedProject, root, SDKS } from "../support/packed.js";
 
 /** What strict projects set, whatever their module resolution. */
@@ -35,7 +37,8 @@ const RESOLUTIONS = {
 
 /** Checked in every resolution: what the issue said must compile, stated as types. */
 const EXPECTATIONS = `
-import { blobJsonCell, optimisticUpdate, retry, writeIfMatch, type MutationContext, type RetryAttemptContext } from "azure-storage-concurrency";
+import { blobJsonCell, optimisticUpdate, writeIfMatch, type MutationContext } from "azure-storage-concurrency/optimistic";
+import { retry, type RetryAttemptContext } from "azure-storage-concurrency/retry";
 import type { BlockBlobClient } from "@azure/storage-blob";
 
 declare const blockBlob: BlockBlobClient;
@@ -69,16 +72,39 @@ export { fromRetry, fromMutate };
  * the SDK's CommonJS types to the library's CommonJS types.
  */
 const COMMONJS_CONSUMER = `
-import asc = require("azure-storage-concurrency");
+import lease = require("azure-storage-concurrency/lease");
+import retry = require("azure-storage-concurrency/retry");
 import testing = require("azure-storage-concurrency/testing");
 import blob = require("@azure/storage-blob");
 
 declare const container: blob.ContainerClient;
-const lock: asc.LeaseLock = asc.blobLock(container, "nightly");
-const policy: asc.RetryPolicy = asc.retryPolicy({ maxRetries: 1 });
+const lock: lease.LeaseLock = lease.blobLock(container, "nightly");
+const policy: retry.RetryPolicy = retry.retryPolicy({ maxRetries: 1 });
 const started: Promise<testing.RunningAzurite> = testing.startAzurite();
 void [lock, policy, started];
 `;
+
+/** Every entry point of both packages, imported (so that every declaration file is checked). */
+const ENTRY_POINTS = entryPoints(root).map((entry) => entry.specifier);
+const EVERY_ENTRY_POINT = ENTRY_POINTS.map((specifier, i) => `import type * as entry${i} from "${specifier}";`)
+  .concat([`export type Entries = [${ENTRY_POINTS.map((_, i) => `typeof entry${i}`).join(", ")}];`])
+  .join("\n");
+/** The same, required from CommonJS (the library's entry points; the tools package is ES modules only). */
+const EVERY_ENTRY_POINT_REQUIRED = ENTRY_POINTS.filter((specifier) => !specifier.endsWith("-cli"))
+  .map((specifier, i) => `import entry${i} = require("${specifier}");\nvoid entry${i};`)
+  .join("\n");
+
+/** The declaration files a package ships (paths as `<package>/dist/…`), of the given extensions. */
+function declarationsOf(packageName: string, extensions: readonly string[]): string[] {
+  const dir = join(scratch, "node_modules", packageName);
+  const walk = (sub: string): string[] =>
+    readdirSync(join(dir, sub), { withFileTypes: true }).flatMap((entry) =>
+      entry.isDirectory() ? walk(join(sub, entry.name)) : [join(sub, entry.name)],
+    );
+  return walk("dist")
+    .filter((path) => extensions.some((extension) => path.endsWith(extension)))
+    .map((path) => `${packageName}/${path}`);
+}
 
 let scratch: string;
 
@@ -103,8 +129,14 @@ describe.each(Object.entries(RESOLUTIONS))("the published types under %s resolut
     expect(errors.map((e) => ts.flattenDiagnosticMessageText(e.messageText, " "))).toEqual([]);
     const snippets = publicSnippets();
     expect(snippets.length).toBeGreaterThan(100); // the README's, the docs' and the TSDoc examples
-    const extraFiles = new Map([[join(scratch, "expectations.ts"), EXPECTATIONS]]);
-    if (resolution === "nodenext") extraFiles.set(join(scratch, "commonjs-consumer.cts"), COMMONJS_CONSUMER);
+    const extraFiles = new Map([
+      [join(scratch, "expectations.ts"), EXPECTATIONS],
+      [join(scratch, "every-entry-point.ts"), EVERY_ENTRY_POINT],
+    ]);
+    if (resolution === "nodenext") {
+      extraFiles.set(join(scratch, "commonjs-consumer.cts"), COMMONJS_CONSUMER);
+      extraFiles.set(join(scratch, "every-entry-point-required.cts"), EVERY_ENTRY_POINT_REQUIRED);
+    }
 
     const { program, problems } = compileDocExamples(snippets, {
       options,
@@ -112,16 +144,18 @@ describe.each(Object.entries(RESOLUTIONS))("the published types under %s resolut
       extraFiles,
     });
 
-    // The package's own declaration files, checked as a project without skipLibCheck checks them:
-    // those for `import`, and under nodenext those for `require` too (the CommonJS consumer).
+    // The packages' own declaration files, all of them, checked as a project without skipLibCheck
+    // checks them: those for `import`, and under nodenext those for `require` too (the CommonJS
+    // consumers).
     const ours = program
       .getSourceFiles()
-      .filter((file) => file.fileName.includes("/node_modules/azure-storage-concurrency/"));
+      .filter((file) => /\/node_modules\/azure-storage-concurrency(-cli)?\//.test(file.fileName));
     const extensions = resolution === "nodenext" ? [".d.cts", ".d.ts"] : [".d.ts"];
     expect(ours.map((file) => file.fileName.replace(/.*\/node_modules\//, "")).sort()).toEqual(
-      ["dist/index", "dist/testing/index"].flatMap((entry) =>
-        extensions.map((extension) => `azure-storage-concurrency/${entry}${extension}`),
-      ),
+      [
+        ...declarationsOf("azure-storage-concurrency", extensions),
+        ...declarationsOf("azure-storage-concurrency-cli", extensions),
+      ].sort(),
     );
     for (const file of ours) {
       for (const diagnostic of [...program.getSyntacticDiagnostics(file), ...program.getSemanticDiagnostics(file)]) {

@@ -10,7 +10,7 @@ import {
   type ShareClient,
   type ShareFileClient,
 } from "@azure/storage-file-share";
-import { WRITE_ID_METADATA_KEY } from "../../src/index.js";
+import { WRITE_ID_METADATA_KEY } from "../../src/files/index.js";
 import { readStream } from "../../src/internal/stream.js";
 import { createExplorer, violationsOf, type ExplorerRun, type Via } from "./explorer.js";
 import { openFilesTarget, type FilesTarget } from "./files.js";

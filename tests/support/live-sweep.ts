@@ -8,7 +8,7 @@ import { TableServiceClient } from "@azure/data-tables";
 import { BlobServiceClient } from "@azure/storage-blob";
 import { ShareServiceClient } from "@azure/storage-file-share";
 import { QueueServiceClient } from "@azure/storage-queue";
-import { odataString } from "../../src/index.js";
+import { odataString } from "../../src/tables/index.js";
 
 /** What a sweep deleted, and what it could not. */
 export interface SweepResult {

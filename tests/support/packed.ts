@@ -1,16 +1,16 @@
 /**
- * Scratch projects that use the packed package as a user's project does: the tarball that
- * tests/support/pack-setup.mjs built (`npm pack`), installed with `npm install`, and the packages a
- * user would add beside it (the SDKs, `azurite`, `@types/node`) linked from this project's
- * node_modules: the versions the suite tests, with no registry involved. NODE_PATH would not do:
+ * Scratch projects that use the packed packages as a user's project does: the library's and the
+ * tools' tarballs that tests/support/pack-setup.mjs built (`npm pack`) and installed once (`npm
+ * install`) into a template project, copied here, and the packages a user would add beside them
+ * (the SDKs, `azurite`, `@types/node`) linked from this project's node_modules: the versions the
+ * suite tests, with no registry involved. NODE_PATH would not do:
  * ESM resolution ignores it (https://nodejs.org/api/esm.html#no-node_path).
  *
  * ASC_PEERS_DIR, when set, names a project whose node_modules holds other versions of the peer
  * dependencies (scripts/test-lowest.mjs installs the lowest of each peer range there): a package
  * found there is linked from there instead.
  */
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 
@@ -29,19 +29,24 @@ function sourceOf(name: string): string {
   return candidate && existsSync(candidate) ? candidate : join(root, "node_modules", name);
 }
 
+/** The packed tarballs, for tests that install them themselves (npx). */
+export function packedTarballs(): { library: string; tools: string } {
+  const library = process.env.ASC_PACKED_TARBALL;
+  const tools = process.env.ASC_PACKED_TOOLS_TARBALL;
+  if (!library || !tools)
+    throw new Error("the packed tarballs are not set: run the package tests through jest (tests/package)");
+  return { library, tools };
+}
+
 /**
- * A new project in a temporary folder (an ES module project: `"type": "module"`) with the packed
- * package installed, and `links` (package names) linked in from this project's node_modules.
+ * A new project in a temporary folder (an ES module project: `"type": "module"`) with both packed
+ * packages installed, and `links` (package names) linked in from this project's node_modules.
  */
 export function packedProject(links: readonly string[] = []): string {
-  const tarball = process.env.ASC_PACKED_TARBALL;
-  if (!tarball) throw new Error("ASC_PACKED_TARBALL is not set: run the package tests through jest (tests/package)");
+  const template = process.env.ASC_PACKED_TEMPLATE;
+  if (!template) throw new Error("ASC_PACKED_TEMPLATE is not set: run the package tests through jest (tests/package)");
   const dir = mkdtempSync(join(tmpdir(), "asc-app-"));
-  writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "scratch-app", private: true, type: "module" }));
-  execFileSync("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--ignore-scripts", tarball], {
-    cwd: dir,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  cpSync(template, dir, { recursive: true, verbatimSymlinks: true });
   linkPackages(dir, links);
   return dir;
 }

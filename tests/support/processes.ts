@@ -3,9 +3,9 @@
  * script through tsx, gets the test storage through its environment, and reports by printing lines
  * (JSON lines by convention) on stdout.
  */
-import { spawnNodeProcess, type WorkerProcess } from "../../src/internal/processes.js";
+import { spawnNodeProcess, type WorkerProcess } from "../../tools/internal/processes.js";
 
-export type { WorkerProcess } from "../../src/internal/processes.js";
+export type { WorkerProcess } from "../../tools/internal/processes.js";
 
 /**
  * Starts `node --import tsx <script> ...args` with the current Node.js binary.

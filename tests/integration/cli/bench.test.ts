@@ -21,7 +21,7 @@ async function bench(...args: string[]) {
 /** Runs `bench` to its end, whatever its exit code (on the test Azurite unless `--connection-string` is given). */
 async function benchExiting(...args: string[]) {
   const target = args.includes("--connection-string") ? [] : ["--connection-string", connectionString()];
-  const run = spawnWorker("src/cli/main.ts", ["bench", ...args, ...target]);
+  const run = spawnWorker("tools/cli/main.ts", ["bench", ...args, ...target]);
   const { code } = await run.exited;
   const line = run.lines.at(-1);
   return { code, last: (line ? JSON.parse(line) : {}) as Record<string, unknown>, stderr: run.stderr() };

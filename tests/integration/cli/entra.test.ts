@@ -80,7 +80,7 @@ describe("lock with Microsoft Entra ID", () => {
 
   /** The tool with no connection string anywhere: only the token. */
   async function cli(args: readonly string[], env: Record<string, string>) {
-    const run = spawnWorker("src/cli/main.ts", ["lock", ...args, "--blob-endpoint", azurite.blobEndpoint], {
+    const run = spawnWorker("tools/cli/main.ts", ["lock", ...args, "--blob-endpoint", azurite.blobEndpoint], {
       AZURE_STORAGE_CONNECTION_STRING: "",
       ...tls,
       ...env,

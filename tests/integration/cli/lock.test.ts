@@ -10,7 +10,7 @@ import {
   generateBlobSASQueryParameters,
   StorageSharedKeyCredential,
 } from "@azure/storage-blob";
-import { blobLock, isLeaseLostError } from "../../../src/index.js";
+import { blobLock, isLeaseLostError } from "../../../src/lease/index.js";
 import { AZURITE_ACCOUNT_KEY } from "../../../src/testing/index.js";
 import { spawnWorker } from "../../support/processes.js";
 import { blobService, connectionString, endpoints, uniqueName } from "../../support/storage.js";
@@ -29,7 +29,7 @@ function containerSasConnectionString(containerName: string, permissions: string
 }
 
 async function cli(args: readonly string[], env: Record<string, string> = {}) {
-  const run = spawnWorker("src/cli/main.ts", ["lock", ...args], {
+  const run = spawnWorker("tools/cli/main.ts", ["lock", ...args], {
     AZURE_STORAGE_CONNECTION_STRING: connectionString(),
     ...env,
   });

@@ -18,9 +18,9 @@ import {
   generateAccountSASQueryParameters,
   StorageSharedKeyCredential,
 } from "@azure/storage-blob";
-import { blobLock } from "../../../src/index.js";
+import { blobLock } from "../../../src/lease/index.js";
 import { startAzurite, type RunningAzurite } from "../../../src/testing/index.js";
-import { spawnBenchWorker } from "../../../src/bench/workers.js";
+import { spawnBenchWorker } from "../../../tools/bench/workers.js";
 import { spawnWorker } from "../../support/processes.js";
 import { blobService, uniqueName } from "../../support/storage.js";
 
@@ -134,7 +134,7 @@ describe("no secret in any output, file or process list", () => {
     { ownCommandLineHasSecret = false } = {},
   ): Promise<Run> {
     const dir = await mkdtemp(join(root, "run-"));
-    const child = spawnWorker("src/cli/main.ts", args(dir), {
+    const child = spawnWorker("tools/cli/main.ts", args(dir), {
       AZURE_STORAGE_CONNECTION_STRING: connectionString,
       TMPDIR: temp,
     });

@@ -6,7 +6,7 @@
  */
 import { expect, jest } from "@jest/globals";
 import { blobSemaphore, isLeaseLostError, type PermitHandle } from "../../../src/index.js";
-import { runCli } from "../../../src/cli/run.js";
+import { runCli } from "../../../tools/cli/run.js";
 import { blobService, connectionString, uniqueName } from "../../support/storage.js";
 
 async function cli(...argv: string[]) {

@@ -3,13 +3,13 @@
  * the account is named on the command line, even with AZURE_STORAGE_CONNECTION_STRING exported (as
  * most Azure developers have it), and the first line of output says which.
  */
-import type { PartitionStressResult } from "../../../src/index.js";
+import type { PartitionStressResult } from "../../../tools/index.js";
 import { spawnWorker } from "../../support/processes.js";
 import { connectionString, endpoints } from "../../support/storage.js";
 
 /** Runs the tool with the test Azurite exported as the user's account. */
 async function cli(args: readonly string[]) {
-  const run = spawnWorker("src/cli/main.ts", args, { AZURE_STORAGE_CONNECTION_STRING: connectionString() });
+  const run = spawnWorker("tools/cli/main.ts", args, { AZURE_STORAGE_CONNECTION_STRING: connectionString() });
   const { code } = await run.exited;
   if (code !== 0) throw new Error(`${args.join(" ")} exited with ${code}:\n${run.stderr()}`);
   return {

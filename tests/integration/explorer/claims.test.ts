@@ -22,16 +22,14 @@
 import { randomUUID } from "node:crypto";
 import type { TableClient, TableEntityResult, TransactionAction } from "@azure/data-tables";
 import type { QueueClient } from "@azure/storage-queue";
+import { exponentialBackoff } from "../../../src/retry/index.js";
+import { idempotent, isIdempotencyClaimLostError, TableIdempotencyStore } from "../../../src/idempotency/index.js";
 import {
-  exponentialBackoff,
-  idempotent,
-  isIdempotencyClaimLostError,
   isMessageOwnershipLostError,
   jsonCodec,
   QueueConsumer,
-  TableIdempotencyStore,
   type QueueConsumerEvents,
-} from "../../../src/index.js";
+} from "../../../src/queue/index.js";
 import {
   ALL_FAULT_KINDS,
   createExplorer,

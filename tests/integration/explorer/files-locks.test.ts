@@ -11,18 +11,16 @@
  * the lock's own record changes. The increment is applied exactly once when told so, and not at all
  * when told a definite failure; the file is never left leased. Storage is read directly.
  */
+import { fileCodecs, isFileWriteNotConfirmedError, updateFileUnderLease } from "../../../src/files/index.js";
 import {
-  fileCodecs,
   fileLock,
-  isFileWriteNotConfirmedError,
-  isTransientError,
   LOCK_METADATA,
   readLockRecord,
   shareLock,
-  updateFileUnderLease,
   type LeaseLock,
   type LockHandle,
-} from "../../../src/index.js";
+} from "../../../src/lease/index.js";
+import { isTransientError } from "../../../src/retry/index.js";
 import { describeError, type ExploredOperation, type Verdict, type Via } from "../../support/explorer.js";
 import {
   FILES_EXPLORER_TIMEOUT,

@@ -12,15 +12,14 @@
  */
 import {
   fileCodecs,
-  fileLock,
   isFileWriteNotConfirmedError,
   updateFileUnderLease,
   WRITE_ID_METADATA_KEY,
   writeFileLastWriterWins,
   writeFileUnderLease,
   type FileWriteResult,
-  type LockHandle,
-} from "../../../src/index.js";
+} from "../../../src/files/index.js";
+import { fileLock, type LockHandle } from "../../../src/lease/index.js";
 import { describeError, type ExploredOperation, type Settled, type Verdict } from "../../support/explorer.js";
 import {
   FILES_EXPLORER_TIMEOUT,

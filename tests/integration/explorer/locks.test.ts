@@ -32,11 +32,11 @@ import {
   LeaseLock,
   LOCK_METADATA,
   readLockRecord,
-  statusOf,
   type Leasable,
   type LeaseLockOptions,
   type LockHandle,
-} from "../../../src/index.js";
+} from "../../../src/lease/index.js";
+import { statusOf } from "../../../src/error-codes.js";
 import {
   ALL_FAULT_KINDS,
   createExplorer,

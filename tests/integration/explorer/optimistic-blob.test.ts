@@ -6,8 +6,8 @@
  * last write; single faults, SDK retries off). The contract: ./optimistic-contract.ts.
  */
 import type { ContainerClient } from "@azure/storage-blob";
-import { blobBytesCell, blobJsonCell, blobTextCell, writeLastWriterWins } from "../../../src/index.js";
-import type { VersionedCell } from "../../../src/index.js";
+import { blobBytesCell, blobJsonCell, blobTextCell, writeLastWriterWins } from "../../../src/optimistic/index.js";
+import type { VersionedCell } from "../../../src/optimistic/index.js";
 import { createExplorer, violationsOf } from "../../support/explorer.js";
 import { blobService, uniqueName } from "../../support/storage.js";
 import {

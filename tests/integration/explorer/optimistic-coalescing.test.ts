@@ -23,7 +23,6 @@ import type { ContainerClient } from "@azure/storage-blob";
 import type { TableClient } from "@azure/data-tables";
 import {
   blobJsonCell,
-  noBackoff,
   optimisticUpdate,
   readCell,
   SKIP_WRITE,
@@ -31,7 +30,8 @@ import {
   writeLastWriterWins,
   type OptimisticUpdateResult,
   type VersionedCell,
-} from "../../../src/index.js";
+} from "../../../src/optimistic/index.js";
+import { noBackoff } from "../../../src/retry/index.js";
 import { seededRandom } from "../../../src/testing/index.js";
 import { everyChoice, interleaving, seededChoices, type Chooser, type Event } from "../../support/interleavings.js";
 import { blobService, tableClient, uniqueName } from "../../support/storage.js";

@@ -9,7 +9,7 @@
  * leaves it held), and the container is removed.
  */
 import type { BlobServiceClient } from "@azure/storage-blob";
-import { containerMetadataCell, writeLastWriterWins } from "../../../src/index.js";
+import { containerMetadataCell, writeLastWriterWins } from "../../../src/optimistic/index.js";
 import { createExplorer, violationsOf, type ExploredOperation } from "../../support/explorer.js";
 import { blobService, uniqueName } from "../../support/storage.js";
 import {

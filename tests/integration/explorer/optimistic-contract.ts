@@ -18,16 +18,16 @@
  * the current value (so "written" stores what it computes from it, and a skip is told only when the
  * current value calls for one), and the value reported is the one stored.
  */
-import type { VersionedCell } from "../../../src/index.js";
+import type { VersionedCell } from "../../../src/optimistic/index.js";
+import { AdaptiveRateLimiter } from "../../../src/throttling/index.js";
 import {
-  AdaptiveRateLimiter,
   isOptimisticOutcomeUnknownError,
   optimisticUpdate,
   readCell,
   SKIP_WRITE,
   writeIfMatch,
   writeLastWriterWins,
-} from "../../../src/index.js";
+} from "../../../src/optimistic/index.js";
 import {
   describeError,
   type ExploreOptions,

@@ -7,7 +7,7 @@
  * the contract (./optimistic-contract.ts) also checks that the property it does not send is kept.
  */
 import type { TableClient } from "@azure/data-tables";
-import { tableEntityCell, writeLastWriterWins } from "../../../src/index.js";
+import { tableEntityCell, writeLastWriterWins } from "../../../src/optimistic/index.js";
 import { createExplorer, violationsOf } from "../../support/explorer.js";
 import { tableClient, uniqueName } from "../../support/storage.js";
 import {

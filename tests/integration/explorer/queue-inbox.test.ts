@@ -23,8 +23,8 @@ import {
   TableIdempotencyStore,
   type IdempotencyClaim,
   type PurgeResult,
-} from "../../../src/index.js";
-import { StoreCalls } from "../../../src/queue/claims.js";
+} from "../../../src/idempotency/index.js";
+import { StoreCalls } from "../../../src/idempotency/store-calls.js";
 import {
   createExplorer,
   describeError,

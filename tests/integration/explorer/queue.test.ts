@@ -22,19 +22,15 @@
  */
 import type { TableClient, TableEntityResult, TransactionAction } from "@azure/data-tables";
 import type { QueueClient } from "@azure/storage-queue";
+import { exponentialBackoff, fixedBackoff } from "../../../src/retry/index.js";
+import { isConsumerResourceError, jsonCodec, parsePoisonMessage, QueueConsumer } from "../../../src/queue/index.js";
 import {
-  exponentialBackoff,
-  fixedBackoff,
-  isConsumerResourceError,
-  jsonCodec,
-  parsePoisonMessage,
-  QueueConsumer,
   TableIdempotencyStore,
   type ClaimOutcome,
   type ClaimRequest,
   type IdempotencyClaim,
-} from "../../../src/index.js";
-import { StoreCalls } from "../../../src/queue/claims.js";
+} from "../../../src/idempotency/index.js";
+import { StoreCalls } from "../../../src/idempotency/store-calls.js";
 import { TypedEvents } from "../../../src/queue/events.js";
 import { markNow, MessageHold, type HoldOutcome, type TimeMark } from "../../../src/queue/hold.js";
 import { MessageSettler } from "../../../src/queue/settle.js";

@@ -46,7 +46,7 @@ import {
   type Verdict,
   type Via,
 } from "../../support/explorer.js";
-import { countingContainer } from "../../../src/bench/counting-client.js";
+import { countingContainer } from "../../../tools/bench/counting-client.js";
 import { blobService, uniqueName } from "../../support/storage.js";
 
 const REQUEST_TIMEOUT_IN_MS = 400;

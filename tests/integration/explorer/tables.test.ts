@@ -10,9 +10,9 @@
  *   often no read could decide.
  */
 import type { TableClient, TableEntityResult } from "@azure/data-tables";
+import { AdaptiveRateLimiter } from "../../../src/throttling/index.js";
+import { fixedBackoff } from "../../../src/retry/index.js";
 import {
-  AdaptiveRateLimiter,
-  fixedBackoff,
   isMultiIndexConflictError,
   isTableTransactionError,
   multiIndexTable,
@@ -20,7 +20,7 @@ import {
   writeBatch,
   type MultiIndexSnapshot,
   type TransactionOutcome,
-} from "../../../src/index.js";
+} from "../../../src/tables/index.js";
 import { classifyError } from "../../../src/retry/classify.js";
 import {
   createExplorer,

@@ -55,7 +55,7 @@ import {
   type TelemetryFaultKind,
   type TelemetryFaultPlan,
 } from "../../support/telemetry-faults.js";
-import { exponentialBackoff } from "../../../src/index.js";
+import { exponentialBackoff } from "../../../src/retry/index.js";
 
 /** One operation: runs from a fresh start and answers what an observer sees, in words. */
 interface TelemetryOperation {

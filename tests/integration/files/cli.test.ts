@@ -3,15 +3,8 @@
  * process), against the Files responder (or the live account under `npm run test:live`).
  */
 import type { ShareClient } from "@azure/storage-file-share";
-import {
-  fileLock,
-  isFileLeaseConflictError,
-  isLeaseLostError,
-  shareLock,
-  writeFileLastWriterWins,
-  writeFileUnderLease,
-  type LockHandle,
-} from "../../../src/index.js";
+import { fileLock, isLeaseLostError, shareLock, type LockHandle } from "../../../src/lease/index.js";
+import { isFileLeaseConflictError, writeFileLastWriterWins, writeFileUnderLease } from "../../../src/files/index.js";
 import { describeFiles, openFilesTarget, type FilesTarget } from "../../support/files.js";
 import { spawnWorker } from "../../support/processes.js";
 
@@ -32,7 +25,7 @@ describeFiles("lock command on Azure Files", () => {
   afterAll(() => target.close());
 
   async function cli(...args: string[]) {
-    const run = spawnWorker("src/cli/main.ts", ["lock", ...args], {
+    const run = spawnWorker("tools/cli/main.ts", ["lock", ...args], {
       AZURE_STORAGE_CONNECTION_STRING: target.connectionString,
     });
     const { code } = await run.exited;

@@ -7,25 +7,26 @@ import { randomUUID } from "node:crypto";
 import { ShareServiceClient, type ShareClient, type ShareFileClient } from "@azure/storage-file-share";
 import {
   fileCodecs,
-  fileLock,
   isFileLeaseConflictError,
+  readFileContent,
+  updateFileUnderLease,
+  writeFileLastWriterWins,
+  writeFileUnderLease,
+} from "../../../src/files/index.js";
+import {
+  fileLock,
   isLeaseLostError,
   isLeaseTargetNotFoundError,
   isLockTimeoutError,
   LeaseLock,
   LOCK_METADATA,
-  readFileContent,
-  SDK_SINGLE_ATTEMPT,
   shareLeasable,
-  serviceCodeOf,
   shareLock,
-  statusOf,
-  updateFileUnderLease,
-  writeFileLastWriterWins,
-  writeFileUnderLease,
   type Leasable,
   type LockHandle,
-} from "../../../src/index.js";
+} from "../../../src/lease/index.js";
+import { SDK_SINGLE_ATTEMPT } from "../../../src/retry/index.js";
+import { serviceCodeOf, statusOf } from "../../../src/error-codes.js";
 import { buildConnectionString, createFaultProxy, type FaultProxy } from "../../../src/testing/index.js";
 import { describeFiles, describeResponderOnly, openFilesTarget, type FilesTarget } from "../../support/files.js";
 

@@ -5,7 +5,7 @@
  * the lock keeps the lock's record in the file's metadata.
  */
 import type { ShareClient } from "@azure/storage-file-share";
-import { fileCodecs, readFileContent, writeFileLastWriterWins } from "../../../src/index.js";
+import { fileCodecs, readFileContent, writeFileLastWriterWins } from "../../../src/files/index.js";
 import { describeFiles, openFilesTarget, type FilesTarget } from "../../support/files.js";
 import { spawnWorker } from "../../support/processes.js";
 

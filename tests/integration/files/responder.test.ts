@@ -5,7 +5,8 @@
  */
 import { request as httpRequest } from "node:http";
 import type { ShareClient, ShareFileClient } from "@azure/storage-file-share";
-import { classifyError, serviceCodeOf, statusOf } from "../../../src/index.js";
+import { classifyError } from "../../../src/retry/index.js";
+import { serviceCodeOf, statusOf } from "../../../src/error-codes.js";
 import { describeFiles, describeResponderOnly, openFilesTarget, type FilesTarget } from "../../support/files.js";
 
 async function failure(promise: Promise<unknown>): Promise<{ status: number | undefined; code: string | undefined }> {

@@ -4,18 +4,16 @@
  * only: a test cannot make an SMB client hold a file on a real account.
  */
 import type { ShareClient, ShareFileClient } from "@azure/storage-file-share";
+import { classifyError, fixedBackoff } from "../../../src/retry/index.js";
+import { fileLock } from "../../../src/lease/index.js";
 import {
-  classifyError,
-  fileLock,
-  fixedBackoff,
   isSmbConflictError,
-  isStorageRequestError,
   readFileContent,
   retryWhileSmbLocked,
-  serviceCodeOf,
-  statusOf,
   writeFileUnderLease,
-} from "../../../src/index.js";
+} from "../../../src/files/index.js";
+import { isStorageRequestError } from "../../../src/index.js";
+import { serviceCodeOf, statusOf } from "../../../src/error-codes.js";
 import { SmbSharingViolationError } from "../../../src/testing/index.js";
 import { describeResponderOnly, openFilesTarget, type FilesTarget } from "../../support/files.js";
 

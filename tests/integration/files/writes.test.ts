@@ -15,12 +15,12 @@ import {
   isFileLeaseConflictError,
   isFileWriteNotConfirmedError,
   readFileContent,
-  SDK_SINGLE_ATTEMPT,
   updateFileUnderLease,
   WRITE_ID_METADATA_KEY,
   writeFileLastWriterWins,
   writeFileUnderLease,
-} from "../../../src/index.js";
+} from "../../../src/files/index.js";
+import { SDK_SINGLE_ATTEMPT } from "../../../src/retry/index.js";
 import { buildConnectionString, createFaultProxy, seededRandom } from "../../../src/testing/index.js";
 import { describeFiles, describeResponderOnly, openFilesTarget, type FilesTarget } from "../../support/files.js";
 

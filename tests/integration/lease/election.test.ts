@@ -3,7 +3,7 @@
  * waiting for the lease to expire, and impossible timings are refused.
  */
 import { setTimeout as sleep } from "node:timers/promises";
-import { blobLeasable, blobLock, startLeaderElection, type LeaderElection } from "../../../src/index.js";
+import { blobLeasable, blobLock, startLeaderElection, type LeaderElection } from "../../../src/lease/index.js";
 import { blobService, uniqueName } from "../../support/storage.js";
 
 function until(predicate: () => boolean, timeoutInMs: number): Promise<void> {

@@ -13,9 +13,9 @@ import {
   isLockNotHeldError,
   isLockTimeoutError,
   LeaseLock,
-  SDK_SINGLE_ATTEMPT,
-  statusOf,
-} from "../../../src/index.js";
+} from "../../../src/lease/index.js";
+import { SDK_SINGLE_ATTEMPT } from "../../../src/retry/index.js";
+import { statusOf } from "../../../src/error-codes.js";
 import { blobService, faultProxyFor, uniqueName } from "../../support/storage.js";
 
 const container = () => blobService().getContainerClient(uniqueName("lk"));

@@ -6,7 +6,7 @@
  * Also the renewal fault test (one process, but it waits for a lease to expire too).
  * The tests that wait for a 15 s lease to expire run concurrently to keep the wall time down.
  */
-import { blobLock, isLeaseLostError, tableLock } from "../../../src/index.js";
+import { blobLock, isLeaseLostError, tableLock } from "../../../src/lease/index.js";
 import { spawnWorker, type WorkerProcess } from "../../support/processes.js";
 import { blobService, faultProxyFor, tableClient, uniqueName } from "../../support/storage.js";
 

@@ -6,11 +6,11 @@ import {
   isFencedWriteOutcomeUnknownError,
   isFencedWriteRejectedError,
   isLockNotHeldError,
-  SDK_SINGLE_ATTEMPT,
-  statusOf,
   tableLock,
   type GuardedTable,
-} from "../../../src/index.js";
+} from "../../../src/lease/index.js";
+import { SDK_SINGLE_ATTEMPT } from "../../../src/retry/index.js";
+import { statusOf } from "../../../src/error-codes.js";
 import { blobService, faultProxyFor, tableClient, uniqueName } from "../../support/storage.js";
 
 async function setup() {

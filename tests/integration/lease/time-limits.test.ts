@@ -10,13 +10,9 @@ import type { AddressInfo } from "node:net";
 import { format } from "node:util";
 import { AzureLogger, setLogLevel } from "@azure/logger";
 import { expect } from "@jest/globals";
-import {
-  blobLock,
-  isLeaseLostError,
-  isLockTimeoutError,
-  isStorageRequestError,
-  SDK_SINGLE_ATTEMPT,
-} from "../../../src/index.js";
+import { blobLock, isLeaseLostError, isLockTimeoutError } from "../../../src/lease/index.js";
+import { isStorageRequestError } from "../../../src/index.js";
+import { SDK_SINGLE_ATTEMPT } from "../../../src/retry/index.js";
 import { blobService, faultProxyFor, uniqueName } from "../../support/storage.js";
 
 const REQUEST_TIMEOUT_IN_MS = 300;

@@ -5,7 +5,7 @@
  * releaser's record. Fencing tokens still go up by one per acquisition.
  */
 import { expect } from "@jest/globals";
-import { blobLock } from "../../../src/index.js";
+import { blobLock } from "../../../src/lease/index.js";
 import { blobService, faultProxyFor, uniqueName } from "../../support/storage.js";
 
 /** The requests the proxy saw from `from` on, as `METHOD kind status`. */

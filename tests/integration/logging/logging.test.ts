@@ -5,7 +5,8 @@
  */
 import { format } from "node:util";
 import { AzureLogger, setLogLevel, getLogLevel } from "@azure/logger";
-import { fixedBackoff, isStorageRequestError, retry, SDK_SINGLE_ATTEMPT } from "../../../src/index.js";
+import { fixedBackoff, retry, SDK_SINGLE_ATTEMPT } from "../../../src/retry/index.js";
+import { isStorageRequestError } from "../../../src/index.js";
 import { spawnWorker } from "../../support/processes.js";
 import { blobService, connectionString, endpoints, faultProxyFor, uniqueName } from "../../support/storage.js";
 import { runLoggedActivity, SECRET_SIGNATURE } from "./workers/activity.js";

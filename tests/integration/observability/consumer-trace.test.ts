@@ -5,7 +5,8 @@
  * queue's delete) nested under it; with a batch handler, one span per message too.
  */
 import type { TableClient } from "@azure/data-tables";
-import { jsonCodec, QueueConsumer, TableIdempotencyStore } from "../../../src/index.js";
+import { jsonCodec, QueueConsumer } from "../../../src/queue/index.js";
+import { TableIdempotencyStore } from "../../../src/idempotency/index.js";
 import { ATTR, METRIC, SPAN } from "../../../src/observability/names.js";
 import { descendants, formatTraceTree, startTracing, type SpanRecord } from "../../../examples/support/tracing.js";
 import { tableClient, uniqueName } from "../../support/storage.js";

@@ -3,7 +3,8 @@
  * holder's record, write it) nest under the library's `asc.lock.acquire` span, as the blob lock's do.
  */
 import type { ShareClient } from "@azure/storage-file-share";
-import { fileLock, writeFileLastWriterWins } from "../../../src/index.js";
+import { fileLock } from "../../../src/lease/index.js";
+import { writeFileLastWriterWins } from "../../../src/files/index.js";
 import { ATTR, SPAN } from "../../../src/observability/names.js";
 import { descendants, formatTraceTree, startTracing } from "../../../examples/support/tracing.js";
 import { describeFiles, openFilesTarget, type FilesTarget } from "../../support/files.js";

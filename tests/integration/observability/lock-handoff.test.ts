@@ -6,7 +6,7 @@
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ContainerClient } from "@azure/storage-blob";
-import { blobLock } from "../../../src/index.js";
+import { blobLock } from "../../../src/lease/index.js";
 import { ATTR, EVENT, METRIC, SPAN } from "../../../src/observability/names.js";
 import { startTracing, type MetricPoint, type SpanRecord } from "../../../examples/support/tracing.js";
 import { spawnWorker } from "../../support/processes.js";

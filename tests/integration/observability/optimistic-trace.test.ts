@@ -4,7 +4,9 @@
  * (its operations and HTTP requests) nested under it, from a real Azurite through the fault proxy.
  */
 import type { ContainerClient } from "@azure/storage-blob";
-import { blobJsonCell, fixedBackoff, optimisticUpdate, writeBatch } from "../../../src/index.js";
+import { blobJsonCell, optimisticUpdate } from "../../../src/optimistic/index.js";
+import { fixedBackoff } from "../../../src/retry/index.js";
+import { writeBatch } from "../../../src/tables/index.js";
 import { ATTR, EVENT, METRIC, SPAN } from "../../../src/observability/names.js";
 import { descendants, formatTraceTree, startTracing } from "../../../examples/support/tracing.js";
 import { blobService, faultProxyFor, tableClient, uniqueName } from "../../support/storage.js";

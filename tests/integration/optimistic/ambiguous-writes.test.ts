@@ -10,12 +10,12 @@ import {
   blobBytesCell,
   blobJsonCell,
   blobTextCell,
-  fixedBackoff,
   isOptimisticOutcomeUnknownError,
   optimisticUpdate,
   tableEntityCell,
   writeLastWriterWins,
-} from "../../../src/index.js";
+} from "../../../src/optimistic/index.js";
+import { fixedBackoff } from "../../../src/retry/index.js";
 import { formatWriteLog, nextWriteLog, parseWriteLog } from "../../../src/optimistic/write-log.js";
 import type { FaultProxy } from "../../../src/testing/index.js";
 import { blobService, faultProxyFor, tableClient, uniqueName } from "../../support/storage.js";

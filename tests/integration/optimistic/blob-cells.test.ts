@@ -8,15 +8,15 @@ import {
   blobBytesCell,
   blobJsonCell,
   blobTextCell,
-  fixedBackoff,
   isCellContentError,
-  isStorageRequestError,
   optimisticUpdate,
   readCell,
   SKIP_WRITE,
   writeIfMatch,
   writeLastWriterWins,
-} from "../../../src/index.js";
+} from "../../../src/optimistic/index.js";
+import { fixedBackoff } from "../../../src/retry/index.js";
+import { isStorageRequestError } from "../../../src/index.js";
 import { blobService, faultProxyFor, uniqueName } from "../../support/storage.js";
 
 const quick = { backoff: fixedBackoff({ delayInMs: 2 }) };

@@ -7,14 +7,14 @@ import { randomUUID } from "node:crypto";
 import { StorageRetryPolicyType, type ContainerClient } from "@azure/storage-blob";
 import {
   containerMetadataCell,
-  fixedBackoff,
   isOptimisticConflictError,
   isOptimisticOutcomeUnknownError,
-  isStorageRequestError,
   optimisticUpdate,
   readCell,
   writeLastWriterWins,
-} from "../../../src/index.js";
+} from "../../../src/optimistic/index.js";
+import { fixedBackoff } from "../../../src/retry/index.js";
+import { isStorageRequestError } from "../../../src/index.js";
 import { blobService, faultProxyFor, uniqueName } from "../../support/storage.js";
 
 const quick = { backoff: fixedBackoff({ delayInMs: 5 }) };

@@ -6,14 +6,9 @@
  */
 import { pathToFileURL } from "node:url";
 import { BlobServiceClient, type BlockBlobClient } from "@azure/storage-blob";
-import {
-  blobJsonCell,
-  fullJitterBackoff,
-  isOptimisticOutcomeUnknownError,
-  optimisticUpdate,
-  SDK_SINGLE_ATTEMPT,
-  statusOf,
-} from "../../../src/index.js";
+import { blobJsonCell, isOptimisticOutcomeUnknownError, optimisticUpdate } from "../../../src/optimistic/index.js";
+import { fullJitterBackoff, SDK_SINGLE_ATTEMPT } from "../../../src/retry/index.js";
+import { statusOf } from "../../../src/error-codes.js";
 import { quickSdkRetries } from "../../support/storage.js";
 
 export interface CounterWorkerConfig {

@@ -8,7 +8,8 @@
 import { randomUUID } from "node:crypto";
 import type { ContainerClient } from "@azure/storage-blob";
 import { TableClient } from "@azure/data-tables";
-import { optimisticUpdate, tableEntityCell, fixedBackoff, blobJsonCell, readCell } from "../../../src/index.js";
+import { optimisticUpdate, tableEntityCell, blobJsonCell, readCell } from "../../../src/optimistic/index.js";
+import { fixedBackoff } from "../../../src/retry/index.js";
 import { seededRandom } from "../../../src/testing/index.js";
 import { spawnWorker } from "../../support/processes.js";
 import { blobService, faultProxyFor, quickSdkRetries, tableClient, uniqueName } from "../../support/storage.js";

@@ -13,14 +13,14 @@ import {
   blobJsonCell,
   blobTextCell,
   containerMetadataCell,
-  fixedBackoff,
   optimisticUpdate,
   readCell,
   SKIP_WRITE,
   tableEntityCell,
   type Mutation,
   type VersionedCell,
-} from "../../../src/index.js";
+} from "../../../src/optimistic/index.js";
+import { fixedBackoff } from "../../../src/retry/index.js";
 import { blobService, faultProxyFor, tableClient, uniqueName } from "../../support/storage.js";
 
 const quick = { backoff: fixedBackoff({ delayInMs: 2 }) };

@@ -4,15 +4,15 @@
  * network), conditional reads and last writer wins.
  */
 import type { TableClient } from "@azure/data-tables";
+import { fixedBackoff } from "../../../src/retry/index.js";
+import { isTableKeyError } from "../../../src/tables/index.js";
 import {
-  fixedBackoff,
-  isTableKeyError,
   isTableEntityTooLargeError,
   optimisticUpdate,
   readCell,
   tableEntityCell,
   writeLastWriterWins,
-} from "../../../src/index.js";
+} from "../../../src/optimistic/index.js";
 import { faultProxyFor, tableClient, uniqueName } from "../../support/storage.js";
 
 const quick = { backoff: fixedBackoff({ delayInMs: 2 }) };

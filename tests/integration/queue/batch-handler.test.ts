@@ -5,16 +5,14 @@
  * a claim lost in one of them fails alone.
  */
 import type { TransactionAction } from "@azure/data-tables";
+import { isHandlerTimeoutError, jsonCodec, QueueConsumer } from "../../../src/queue/index.js";
 import {
-  isHandlerTimeoutError,
-  jsonCodec,
   MemoryIdempotencyStore,
-  QueueConsumer,
   TableIdempotencyStore,
   type ClaimRequest,
   type IdempotencyClaim,
   type MemoryEffect,
-} from "../../../src/index.js";
+} from "../../../src/idempotency/index.js";
 import { faultProxyFor, tableClient } from "../../support/storage.js";
 import { newQueue, peekCount, quick, record, newInbox as newInboxTable } from "./consumer-support.js";
 

@@ -4,13 +4,9 @@
  * heartbeat, and is settled as a duplicate once the other finishes; it is never received again
  * meanwhile, so its dequeue count does not grow and it is never poisoned.
  */
-import {
-  exponentialBackoff,
-  jsonCodec,
-  QueueConsumer,
-  TableIdempotencyStore,
-  type QueueConsumerEvents,
-} from "../../../src/index.js";
+import { exponentialBackoff } from "../../../src/retry/index.js";
+import { jsonCodec, QueueConsumer, type QueueConsumerEvents } from "../../../src/queue/index.js";
+import { TableIdempotencyStore } from "../../../src/idempotency/index.js";
 import { queueService, tableClient, uniqueName } from "../../support/storage.js";
 
 interface Order {

@@ -9,9 +9,9 @@
 import {
   isMessageOwnershipLostError,
   QueueConsumer,
-  TableIdempotencyStore,
   type MessageOwnershipLostError,
-} from "../../../src/index.js";
+} from "../../../src/queue/index.js";
+import { TableIdempotencyStore } from "../../../src/idempotency/index.js";
 import { faultProxyFor, tableClient } from "../../support/storage.js";
 import { newInbox, newQueue, quick, record } from "./consumer-support.js";
 

@@ -4,13 +4,8 @@
  */
 import type { TableClient } from "@azure/data-tables";
 import type { QueueClient } from "@azure/storage-queue";
-import {
-  exponentialBackoff,
-  fixedBackoff,
-  type QueueConsumer,
-  type QueueConsumerEvents,
-  type QueueConsumerOptions,
-} from "../../../src/index.js";
+import { exponentialBackoff, fixedBackoff } from "../../../src/retry/index.js";
+import { type QueueConsumer, type QueueConsumerEvents, type QueueConsumerOptions } from "../../../src/queue/index.js";
 import { queueService, tableClient, uniqueName } from "../../support/storage.js";
 
 const cleanup: QueueClient[] = [];

@@ -4,18 +4,16 @@
  * concurrency and idempotency with the memory store.
  */
 import type { TransactionAction } from "@azure/data-tables";
+import { exponentialBackoff, fixedBackoff } from "../../../src/retry/index.js";
 import {
-  exponentialBackoff,
-  fixedBackoff,
   isConsumerStoppedError,
   isMessageOwnershipLostError,
   jsonCodec,
-  MemoryIdempotencyStore,
   parsePoisonMessage,
   QueueConsumer,
-  TableIdempotencyStore,
   type QueueConsumerEvents,
-} from "../../../src/index.js";
+} from "../../../src/queue/index.js";
+import { MemoryIdempotencyStore, TableIdempotencyStore } from "../../../src/idempotency/index.js";
 import { faultProxyFor, queueService, tableClient, uniqueName } from "../../support/storage.js";
 import { newQueue, peekCount, quick, record } from "./consumer-support.js";
 

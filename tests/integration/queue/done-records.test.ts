@@ -7,13 +7,9 @@
  *   work: the key is marked done without it (event `resultNotKept`), the handler runs once.
  */
 import type { TransactionAction } from "@azure/data-tables";
-import {
-  fixedBackoff,
-  jsonCodec,
-  QueueConsumer,
-  TableIdempotencyStore,
-  type QueueConsumerEvents,
-} from "../../../src/index.js";
+import { fixedBackoff } from "../../../src/retry/index.js";
+import { jsonCodec, QueueConsumer, type QueueConsumerEvents } from "../../../src/queue/index.js";
+import { TableIdempotencyStore } from "../../../src/idempotency/index.js";
 import { faultProxyFor, queueService, quickSdkRetries, tableClient } from "../../support/storage.js";
 import { newInbox, newQueue, peekCount, quick, record } from "./consumer-support.js";
 

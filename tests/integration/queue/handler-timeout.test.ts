@@ -3,13 +3,8 @@
  * attempt counts as a failure (retried, then poisoned at maxDequeueCount), its effects are never
  * committed, and a handler that ignores its signal is kept track of until it returns (`stop()`).
  */
-import {
-  isHandlerTimeoutError,
-  jsonCodec,
-  MemoryIdempotencyStore,
-  QueueConsumer,
-  type MemoryEffect,
-} from "../../../src/index.js";
+import { isHandlerTimeoutError, jsonCodec, QueueConsumer } from "../../../src/queue/index.js";
+import { MemoryIdempotencyStore, type MemoryEffect } from "../../../src/idempotency/index.js";
 import { newQueue, peekCount, quick, record } from "./consumer-support.js";
 
 describe("QueueConsumer handlerTimeoutInMs", () => {

@@ -3,7 +3,8 @@
  * heartbeat hides it again before it would become visible, so a second consumer (in this test's
  * process) polling the same queue all along never receives it, and it is processed exactly once.
  */
-import { exponentialBackoff, QueueConsumer } from "../../../src/index.js";
+import { exponentialBackoff } from "../../../src/retry/index.js";
+import { QueueConsumer } from "../../../src/queue/index.js";
 import { spawnWorker } from "../../support/processes.js";
 import { queueService, tableClient, uniqueName } from "../../support/storage.js";
 

@@ -11,7 +11,7 @@ import {
   type ClaimRequest,
   type IdempotencyClaim,
   type IdempotencyStore,
-} from "../../../src/index.js";
+} from "../../../src/idempotency/index.js";
 import { faultProxyFor, tableClient } from "../../support/storage.js";
 import { newInbox as newInboxTable } from "./consumer-support.js";
 

@@ -10,7 +10,7 @@ import {
   isIdempotencyClaimLostError,
   TableIdempotencyStore,
   type IdempotencyClaimLostError,
-} from "../../../src/index.js";
+} from "../../../src/idempotency/index.js";
 import type { FaultProxy } from "../../../src/testing/index.js";
 import { faultProxyFor, tableClient } from "../../support/storage.js";
 import { newInbox } from "./consumer-support.js";

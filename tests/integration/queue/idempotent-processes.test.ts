@@ -5,7 +5,7 @@
  * the same result: the one stored with its done record.
  */
 import type { TransactionAction } from "@azure/data-tables";
-import { idempotent, TableIdempotencyStore } from "../../../src/index.js";
+import { idempotent, TableIdempotencyStore } from "../../../src/idempotency/index.js";
 import { workerGroup } from "../../support/processes.js";
 import { tableClient, uniqueName } from "../../support/storage.js";
 

@@ -15,7 +15,7 @@ import {
   TableIdempotencyStore,
   type IdempotencyStore,
   type MemoryEffect,
-} from "../../../src/index.js";
+} from "../../../src/idempotency/index.js";
 import { newInbox as newInboxTable } from "./consumer-support.js";
 
 const newInbox = () => newInboxTable("idem");

@@ -8,7 +8,7 @@
  *   never deletes the other's.
  */
 import type { TransactionAction } from "@azure/data-tables";
-import { TableIdempotencyStore, type ClaimRequest, type IdempotencyClaim } from "../../../src/index.js";
+import { TableIdempotencyStore, type ClaimRequest, type IdempotencyClaim } from "../../../src/idempotency/index.js";
 import { faultProxyFor, tableClient } from "../../support/storage.js";
 import { newInbox } from "./consumer-support.js";
 

@@ -16,10 +16,10 @@ import {
   isConsumerResourceError,
   isEffectsRefusedError,
   QueueConsumer,
-  TableIdempotencyStore,
   jsonCodec,
   type QueueConsumerEvents,
-} from "../../../src/index.js";
+} from "../../../src/queue/index.js";
+import { TableIdempotencyStore } from "../../../src/idempotency/index.js";
 import { AZURITE_ACCOUNT_KEY } from "../../../src/testing/index.js";
 import { startTableSasBridge, type TableSasBridge } from "../../support/table-sas-bridge.js";
 import { endpoints, faultProxyFor, queueSasClient, quickSdkRetries, tableClient } from "../../support/storage.js";

@@ -6,14 +6,13 @@
  * `requestTimeoutInMs`.
  */
 import type { QueueClient } from "@azure/storage-queue";
+import { exponentialBackoff, fixedBackoff } from "../../../src/retry/index.js";
 import {
-  exponentialBackoff,
-  fixedBackoff,
   isMessageOwnershipLostError,
   QueueConsumer,
   type QueueConsumerEvents,
   type QueueConsumerOptions,
-} from "../../../src/index.js";
+} from "../../../src/queue/index.js";
 import type { FaultAction, FaultProxy } from "../../../src/testing/index.js";
 import { faultProxyFor, queueService, uniqueName } from "../../support/storage.js";
 

@@ -5,7 +5,7 @@
  * exactly once, every poison message ends in the poison queue, and no message is lost.
  */
 import type { QueueClient } from "@azure/storage-queue";
-import { parsePoisonMessage } from "../../../src/index.js";
+import { parsePoisonMessage } from "../../../src/queue/index.js";
 import { workerGroup } from "../../support/processes.js";
 import { queueService, tableClient, uniqueName } from "../../support/storage.js";
 

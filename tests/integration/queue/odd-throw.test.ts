@@ -7,7 +7,7 @@
  * a reason. tests/integration/explorer/hostile-values.test.ts covers every odd value, with and
  * without OpenTelemetry, in a process of its own.
  */
-import { parsePoisonMessage, QueueConsumer, textCodec } from "../../../src/index.js";
+import { parsePoisonMessage, QueueConsumer, textCodec } from "../../../src/queue/index.js";
 import { newQueue, quick, record } from "./consumer-support.js";
 
 it("a handler throwing a null-prototype object: the message fails and is poisoned at once, with a reason", async () => {

@@ -5,14 +5,13 @@
  * redacted of secrets, as the log line is.
  */
 import type { QueueClient } from "@azure/storage-queue";
+import { exponentialBackoff, fixedBackoff } from "../../../src/retry/index.js";
 import {
-  exponentialBackoff,
-  fixedBackoff,
   parsePoisonMessage,
   QueueConsumer,
   type QueueConsumerEvents,
   type QueueConsumerOptions,
-} from "../../../src/index.js";
+} from "../../../src/queue/index.js";
 import { queueSasClient, queueService, uniqueName } from "../../support/storage.js";
 
 const quick: QueueConsumerOptions<string> = {

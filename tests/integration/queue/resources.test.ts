@@ -6,15 +6,14 @@
  * privilege works: a consumer whose SAS cannot read queue properties, and a poison queue client
  * that may only add messages, both start.
  */
+import { exponentialBackoff } from "../../../src/retry/index.js";
 import {
-  exponentialBackoff,
   isConsumerResourceError,
-  MemoryIdempotencyStore,
   QueueConsumer,
-  TableIdempotencyStore,
   type QueueConsumerEvents,
   type QueueConsumerOptions,
-} from "../../../src/index.js";
+} from "../../../src/queue/index.js";
+import { MemoryIdempotencyStore, TableIdempotencyStore } from "../../../src/idempotency/index.js";
 import { queueSasClient, queueService, tableClient, uniqueName } from "../../support/storage.js";
 
 const quick: QueueConsumerOptions<string> = {

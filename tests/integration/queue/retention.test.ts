@@ -8,14 +8,13 @@
 import type { TableClient } from "@azure/data-tables";
 import {
   MemoryIdempotencyStore,
-  QueueConsumer,
   TableIdempotencyStore,
   type ClaimRequest,
   type IdempotencyClaim,
   type IdempotencyStore,
   type PurgeResult,
-  type QueueConsumerEvents,
-} from "../../../src/index.js";
+} from "../../../src/idempotency/index.js";
+import { QueueConsumer, type QueueConsumerEvents } from "../../../src/queue/index.js";
 import { tableClient, uniqueName } from "../../support/storage.js";
 import { newQueue, quick, record, newInbox as newInboxTable } from "./consumer-support.js";
 

@@ -3,7 +3,8 @@
  * signal cannot keep `stop()` pending past the deadline. It resolves with `timedOut: true` and the
  * messages still running; those finish in the background (kept invisible), and `closed` settles then.
  */
-import { exponentialBackoff, QueueConsumer, type QueueConsumerEvents } from "../../../src/index.js";
+import { exponentialBackoff } from "../../../src/retry/index.js";
+import { QueueConsumer, type QueueConsumerEvents } from "../../../src/queue/index.js";
 import { queueService, uniqueName } from "../../support/storage.js";
 
 it("stop({ timeoutInMs }) resolves at the deadline with what is still running when a handler ignores its signal", async () => {

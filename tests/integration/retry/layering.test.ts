@@ -2,14 +2,8 @@
  * One failing operation is retried in exactly one place. Counted at the network level: a fault
  * proxy answers every request with 503 ServerBusy and logs what reaches it.
  */
-import {
-  fixedBackoff,
-  isStorageRequestError,
-  noBackoff,
-  retry,
-  SDK_SINGLE_ATTEMPT,
-  type RetryEvent,
-} from "../../../src/index.js";
+import { fixedBackoff, noBackoff, retry, SDK_SINGLE_ATTEMPT, type RetryEvent } from "../../../src/retry/index.js";
+import { isStorageRequestError } from "../../../src/index.js";
 import { blobService, faultProxyFor, quickSdkRetries, tableClient, uniqueName } from "../../support/storage.js";
 
 const alwaysBusy = [{ action: { type: "serverBusy" as const } }];

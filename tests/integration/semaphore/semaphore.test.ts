@@ -14,7 +14,7 @@ import {
   isSemaphoreTimeoutError,
   type BlobSemaphoreOptions,
 } from "../../../src/index.js";
-import { countingContainer } from "../../../src/bench/counting-client.js";
+import { countingContainer } from "../../../tools/bench/counting-client.js";
 import { blobService, connectionString, uniqueName } from "../../support/storage.js";
 
 const OPTIONS = { durationInSeconds: 15, pollIntervalInMs: 20 } as const;

@@ -9,16 +9,14 @@ import {
   isTableKeyError,
   isTableTransactionError,
   isTransactionRefusedError,
-  SDK_SINGLE_ATTEMPT,
-  fixedBackoff,
   planTransactions,
   TRANSACTION_LIMITS,
   writeAtomic,
   writeBatch,
-  classifyError,
   type TableTransactionError,
   type TransactionRefusedError,
-} from "../../../src/index.js";
+} from "../../../src/tables/index.js";
+import { SDK_SINGLE_ATTEMPT, fixedBackoff, classifyError } from "../../../src/retry/index.js";
 import { faultProxyFor, tableClient, uniqueName } from "../../support/storage.js";
 
 /** Records the body size of every $batch request a client sends, and how many were in flight at most. */

@@ -5,15 +5,14 @@
  * id, and the read-back recognises it: applied once, reported as applied, never applied twice.
  */
 import type { TableClient } from "@azure/data-tables";
+import { fixedBackoff, SDK_SINGLE_ATTEMPT } from "../../../src/retry/index.js";
 import {
-  fixedBackoff,
   isTableTransactionError,
   multiIndexTable,
-  SDK_SINGLE_ATTEMPT,
   writeAtomic,
   writeBatch,
   type TableTransactionError,
-} from "../../../src/index.js";
+} from "../../../src/tables/index.js";
 import type { FaultAction, FaultProxy } from "../../../src/testing/index.js";
 import { faultProxyFor, tableClient, uniqueName } from "../../support/storage.js";
 

@@ -4,13 +4,12 @@
  * change it at once.
  */
 import type { TableClient } from "@azure/data-tables";
+import { decorrelatedJitterBackoff, type BackoffStrategy } from "../../../src/retry/index.js";
 import {
-  decorrelatedJitterBackoff,
   isMultiIndexConflictError,
   isTransactionRefusedError,
-  type BackoffStrategy,
   type MultiIndexConflictError,
-} from "../../../src/index.js";
+} from "../../../src/tables/index.js";
 import { spawnWorker } from "../../support/processes.js";
 import { tableClient, uniqueName } from "../../support/storage.js";
 import { runners, type Runner } from "./workers/runners.js";

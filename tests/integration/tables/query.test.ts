@@ -2,7 +2,7 @@
  * Following continuation tokens against a real Azurite, with the round trips counted by the library
  * checked against the requests a proxy saw on the wire.
  */
-import { keyFilter, queryEntities, queryEntityPages, writeBatch } from "../../../src/index.js";
+import { keyFilter, queryEntities, queryEntityPages, writeBatch } from "../../../src/tables/index.js";
 import { faultProxyFor, tableClient, uniqueName } from "../../support/storage.js";
 
 describe("queries", () => {

@@ -8,14 +8,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TableServiceClient } from "@azure/data-tables";
 import { XMLValidator } from "fast-xml-parser";
+import { AdaptiveRateLimiter } from "../../../src/throttling/index.js";
 import {
-  AdaptiveRateLimiter,
   runPartitionStressTest,
-  SDK_SINGLE_ATTEMPT,
   type PartitionStressResult,
   type StressKeyDesign,
   type StressProgress,
-} from "../../../src/index.js";
+} from "../../../tools/index.js";
+import { SDK_SINGLE_ATTEMPT } from "../../../src/retry/index.js";
 import { spawnWorker } from "../../support/processes.js";
 import { connectionString, faultProxyFor, tableClient } from "../../support/storage.js";
 
@@ -166,7 +166,7 @@ describe("partition stress test", () => {
     try {
       const out = join(dir, "result.json");
       const svg = join(dir, "chart.svg");
-      const run = spawnWorker("src/cli/main.ts", [
+      const run = spawnWorker("tools/cli/main.ts", [
         "stress",
         "--connection-string",
         connectionString(),
@@ -207,7 +207,7 @@ describe("partition stress test", () => {
   }, 60_000);
 
   it("refuses bad options before creating anything", async () => {
-    const run = spawnWorker("src/cli/main.ts", [
+    const run = spawnWorker("tools/cli/main.ts", [
       "stress",
       "--connection-string",
       connectionString(),

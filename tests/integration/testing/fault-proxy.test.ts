@@ -1,4 +1,5 @@
-import { classifyError, readRestError } from "../../../src/index.js";
+import { classifyError } from "../../../src/retry/index.js";
+import { readRestError } from "../../../src/error-codes.js";
 import { createFaultProxy, seededRandom } from "../../../src/testing/index.js";
 import { blobService, faultProxyFor, tableClient, uniqueName } from "../../support/storage.js";
 

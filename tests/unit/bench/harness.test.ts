@@ -2,7 +2,7 @@
  * The harness's time limit (pure logic: scenarios here are fakes that talk to no storage). The same
  * limit seen from the command line, with `bench` on real Azurite: tests/integration/cli/bench.test.ts.
  */
-import { runScenario, type BenchScenario } from "../../../src/bench/harness.js";
+import { runScenario, type BenchScenario } from "../../../tools/bench/harness.js";
 
 /** Storage that records whether it was closed. */
 function fakeStorage() {

@@ -1,6 +1,6 @@
 /** The `queue` section of the benchmark report: what bounds the consumer where a goal is missed. */
-import type { ScenarioResult } from "../../../src/bench/report/markdown.js";
-import { queueSection } from "../../../src/bench/report/sections/queue.js";
+import type { ScenarioResult } from "../../../tools/bench/report/markdown.js";
+import { queueSection } from "../../../tools/bench/report/sections/queue.js";
 
 const requests = (receives: number) => ({
   total: 1 + receives,

@@ -1,7 +1,7 @@
 import { XMLValidator } from "fast-xml-parser";
-import { evaluateGoals } from "../../../src/bench/report/goals.js";
-import type { ScenarioResult } from "../../../src/bench/report/markdown.js";
-import { renderReport, type BenchRun } from "../../../src/bench/report/report.js";
+import { evaluateGoals } from "../../../tools/bench/report/goals.js";
+import type { ScenarioResult } from "../../../tools/bench/report/markdown.js";
+import { renderReport, type BenchRun } from "../../../tools/bench/report/report.js";
 
 const machine = { node: "v22.23.3", cpus: 2, cpuModel: "Test CPU 3000", memoryGiB: 24, platform: "linux-x64" };
 

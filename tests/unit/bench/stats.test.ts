@@ -1,4 +1,4 @@
-import { growthOf, jainIndex, minShareOfFair, percentile } from "../../../src/bench/stats.js";
+import { growthOf, jainIndex, minShareOfFair, percentile } from "../../../tools/bench/stats.js";
 
 describe("benchmark statistics", () => {
   it("percentiles by nearest rank", () => {

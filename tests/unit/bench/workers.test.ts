@@ -1,9 +1,10 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { workerCommand, type BenchWorker } from "../../../src/bench/workers.js";
+import { workerCommand, type BenchWorker } from "../../../tools/bench/workers.js";
 
-const root = resolve(".");
+/** The tools package, where the benchmarks live (the repository's tools/ folder). */
+const root = resolve("tools");
 const WORKERS: readonly BenchWorker[] = [
   "lock-contender",
   "semaphore-contender",
@@ -16,8 +17,8 @@ const url = (...path: string[]) => pathToFileURL(join(root, ...path)).href;
 describe("benchmark worker processes", () => {
   it("run through tsx from source", () => {
     for (const name of WORKERS) {
-      const command = workerCommand(name, url("src", "bench", "workers.ts"));
-      expect(command).toEqual(["--import", "tsx", join(root, "src", "bench", "workers", `${name}.ts`)]);
+      const command = workerCommand(name, url("bench", "workers.ts"));
+      expect(command).toEqual(["--import", "tsx", join(root, "bench", "workers", `${name}.ts`)]);
       expect(existsSync(command[2]!)).toBe(true);
     }
   });
@@ -33,7 +34,7 @@ describe("benchmark worker processes", () => {
   it("are each an entry of the build, so that dist/ has them", () => {
     const config = readFileSync(join(root, "tsup.config.ts"), "utf8");
     for (const name of WORKERS) {
-      expect(config).toContain(`"bench/workers/${name}": "src/bench/workers/${name}.ts"`);
+      expect(config).toContain(`"bench/workers/${name}": "bench/workers/${name}.ts"`);
     }
   });
 });

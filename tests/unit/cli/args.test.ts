@@ -1,8 +1,8 @@
 /** The one strict command line parser (src/internal/args.ts), with each command's own flags. */
-import { numberFlag, parseCommandLine, UsageError } from "../../../src/internal/args.js";
-import { benchCommand } from "../../../src/cli/commands/bench.js";
-import { lockCommand } from "../../../src/cli/commands/lock.js";
-import { stressCommand } from "../../../src/cli/commands/stress.js";
+import { numberFlag, parseCommandLine, UsageError } from "../../../tools/internal/args.js";
+import { benchCommand } from "../../../tools/cli/commands/bench.js";
+import { lockCommand } from "../../../tools/cli/commands/lock.js";
+import { stressCommand } from "../../../tools/cli/commands/stress.js";
 
 /** Every order of one flag among the positionals: before, between each, after. */
 function everywhere(positional: readonly string[], flag: readonly string[]): string[][] {

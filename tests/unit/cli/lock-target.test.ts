@@ -1,6 +1,6 @@
 /** `lock show|break` targets: read from the command line before any request. */
-import { UsageError } from "../../../src/internal/args.js";
-import { parseLockTarget } from "../../../src/cli/commands/lock-target.js";
+import { UsageError } from "../../../tools/internal/args.js";
+import { parseLockTarget } from "../../../tools/cli/commands/lock-target.js";
 
 describe("lock command targets", () => {
   it("reads blobs, containers, files (with directories) and shares", () => {

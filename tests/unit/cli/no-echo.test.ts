@@ -5,9 +5,9 @@
  * (a data role for Microsoft Entra ID, a right for a SAS), never the other's.
  */
 import { jest } from "@jest/globals";
-import { runCli } from "../../../src/cli/run.js";
-import { explain, SignedInFailure } from "../../../src/cli/explain.js";
-import { mayBeSecret, numberFlag, numberListFlag, shownArgument } from "../../../src/internal/args.js";
+import { runCli } from "../../../tools/cli/run.js";
+import { explain, SignedInFailure } from "../../../tools/cli/explain.js";
+import { mayBeSecret, numberFlag, numberListFlag, shownArgument } from "../../../tools/internal/args.js";
 
 /** A storage account key's shape: 64 random bytes in base64 (this one is Azurite's published key). */
 const KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==";

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { jest } from "@jest/globals";
-import { runCli } from "../../../src/cli/run.js";
-import { flagNames } from "../../../src/bench/harness.js";
-import { scenarios } from "../../../src/bench/scenarios/index.js";
+import { runCli } from "../../../tools/cli/run.js";
+import { flagNames } from "../../../tools/bench/harness.js";
+import { scenarios } from "../../../tools/bench/scenarios/index.js";
 
 async function capture(...argv: string[]) {
   const out: string[] = [];

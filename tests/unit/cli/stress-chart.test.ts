@@ -1,8 +1,8 @@
 /** The chart of `stress --svg`: two panels, one unit each, and only measured points. */
 import { XMLParser, XMLValidator } from "fast-xml-parser";
 import * as main from "../../../src/index.js";
-import type { PartitionStressResult, StressDesignResult } from "../../../src/index.js";
-import { renderStressChart } from "../../../src/cli/stress-chart.js";
+import type { PartitionStressResult, StressDesignResult } from "../../../tools/index.js";
+import { renderStressChart } from "../../../tools/cli/stress-chart.js";
 
 interface Panel {
   polyline?: { points: string; title: string }[];

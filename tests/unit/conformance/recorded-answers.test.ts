@@ -18,18 +18,12 @@ import type { AddressInfo } from "node:net";
 import { AzureNamedKeyCredential, TableClient } from "@azure/data-tables";
 import { ContainerClient, StorageSharedKeyCredential } from "@azure/storage-blob";
 import { QueueClient, StorageSharedKeyCredential as QueueKeyCredential } from "@azure/storage-queue";
-import {
-  blobLeasable,
-  blobTextCell,
-  classifyError,
-  NOT_MODIFIED,
-  serviceCodeOf,
-  statusOf,
-  TableIdempotencyStore,
-  tableEntityCell,
-  writeAtomic,
-  isTableTransactionError,
-} from "../../../src/index.js";
+import { blobLeasable } from "../../../src/lease/index.js";
+import { blobTextCell, NOT_MODIFIED, tableEntityCell } from "../../../src/optimistic/index.js";
+import { classifyError } from "../../../src/retry/index.js";
+import { serviceCodeOf, statusOf } from "../../../src/error-codes.js";
+import { TableIdempotencyStore } from "../../../src/idempotency/index.js";
+import { writeAtomic, isTableTransactionError } from "../../../src/tables/index.js";
 import { createFaultProxy } from "../../../src/testing/index.js";
 import { isWriteConflict } from "../../../src/optimistic/write-outcome.js";
 import { isMessageGone, isReceiptMismatch, isResourceFailure } from "../../../src/queue/requests.js";

@@ -3,7 +3,7 @@
  * `C:\…`, `file://…`) means nothing to a reader. Cite a source document by its title, a file of this
  * project by its path relative to the repository, anything else by its public URL. Checked: every
  * Markdown file in git (README.md, docs/, the notices; not the generated docs/api/) and the TSDoc
- * comments of src/, from which the API reference is built.
+ * comments of src/ (from which the API reference is built) and tools/.
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -44,7 +44,7 @@ describe("local paths in the documentation", () => {
     const found = tracked("*.md")
       .filter((file) => !file.startsWith("docs/api/"))
       .flatMap((file) => localPaths(file, readFileSync(file, "utf8")));
-    for (const file of tracked("src/**/*.ts")) {
+    for (const file of [...tracked("src/**/*.ts"), ...tracked("tools/**/*.ts")]) {
       const text = readFileSync(file, "utf8");
       for (const comment of text.matchAll(/\/\*\*[\s\S]*?\*\//g)) {
         const offset = text.slice(0, comment.index).split("\n").length - 1;

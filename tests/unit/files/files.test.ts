@@ -3,15 +3,9 @@
  * (with a fake operation that fails the way the SDK does).
  */
 import { RestError, createHttpHeaders, type PipelineRequest } from "@azure/core-rest-pipeline";
-import {
-  fileCodecs,
-  fixedBackoff,
-  isSmbConflict,
-  isSmbConflictError,
-  isStorageRequestError,
-  retryWhileSmbLocked,
-  classifyError,
-} from "../../../src/index.js";
+import { fileCodecs, isSmbConflict, isSmbConflictError, retryWhileSmbLocked } from "../../../src/files/index.js";
+import { fixedBackoff, classifyError } from "../../../src/retry/index.js";
+import { isStorageRequestError } from "../../../src/index.js";
 import { resolveLease } from "../../../src/files/lease-ref.js";
 
 function serviceError(status: number, code: string) {

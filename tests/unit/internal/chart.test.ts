@@ -1,5 +1,5 @@
 import { XMLParser, XMLValidator } from "fast-xml-parser";
-import { formatNumber, niceMax, renderBarChart, renderLineChart, stackCharts } from "../../../src/internal/chart.js";
+import { formatNumber, niceMax, renderBarChart, renderLineChart, stackCharts } from "../../../tools/internal/chart.js";
 
 type Node = Record<string, unknown>;
 const parse = (svg: string) =>

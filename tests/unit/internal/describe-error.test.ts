@@ -4,7 +4,9 @@
  * library's failure paths.
  */
 import { describeError, errorCodeOf, errorNameOf } from "../../../src/internal/describe-error.js";
-import { classifyError, isStorageConcurrencyError, readRestError } from "../../../src/index.js";
+import { classifyError } from "../../../src/retry/index.js";
+import { isStorageConcurrencyError } from "../../../src/index.js";
+import { readRestError } from "../../../src/error-codes.js";
 import { hostileValues } from "../../support/hostile.js";
 
 describe("describeError", () => {

@@ -5,7 +5,7 @@
  * when the machine was suspended (the monotonic clock stood still while the wall clock moved on).
  */
 import { afterEach, expect, jest } from "@jest/globals";
-import { isLeaseLostError, LeaseLock, type Leasable } from "../../../src/index.js";
+import { isLeaseLostError, LeaseLock, type Leasable } from "../../../src/lease/index.js";
 import { ExpiryGuard } from "../../../src/lease/guard.js";
 import { fakeClock } from "../../support/fake-clock.js";
 

@@ -5,7 +5,7 @@
 import { expect } from "@jest/globals";
 import { BlobServiceClient } from "@azure/storage-blob";
 import { TableClient } from "@azure/data-tables";
-import { blobLock, tableLock } from "../../../src/index.js";
+import { blobLock, tableLock } from "../../../src/lease/index.js";
 
 // Building clients sends nothing: these point at a port where nothing listens.
 const container = BlobServiceClient.fromConnectionString(

@@ -2,7 +2,13 @@
  * The lease lock's option checks and its metadata record: pure logic, with a leasable stub that
  * fails the test if any request is made.
  */
-import { LeaseLock, LOCK_METADATA, readLockRecord, startLeaderElection, type Leasable } from "../../../src/index.js";
+import {
+  LeaseLock,
+  LOCK_METADATA,
+  readLockRecord,
+  startLeaderElection,
+  type Leasable,
+} from "../../../src/lease/index.js";
 import { buildLockMetadata } from "../../../src/lease/holder.js";
 import { resolveLeaseLockOptions } from "../../../src/lease/options.js";
 

@@ -8,14 +8,14 @@ import { RestError } from "@azure/core-rest-pipeline";
 import {
   isOptimisticConflictError,
   isOptimisticOutcomeUnknownError,
-  isStorageRequestError,
-  noBackoff,
   optimisticUpdate,
   readCell,
   SKIP_WRITE,
   writeLastWriterWins,
   type VersionedCell,
-} from "../../../src/index.js";
+} from "../../../src/optimistic/index.js";
+import { isStorageRequestError } from "../../../src/index.js";
+import { noBackoff } from "../../../src/retry/index.js";
 
 type Fault =
   | "lost-response"

@@ -1,4 +1,5 @@
-import { isTableEntityTooLargeError, isTableKeyError } from "../../../src/index.js";
+import { isTableEntityTooLargeError } from "../../../src/optimistic/index.js";
+import { isTableKeyError } from "../../../src/tables/index.js";
 // The typed `expect` (the global one of @types/jest declares asymmetric matchers as `any`).
 import { expect } from "@jest/globals";
 import {

@@ -6,11 +6,11 @@
  * extended on schedule, given up at the deadline (its extension in flight abandoned), refuses its
  * done mark from then on, and sees a suspend by the wall clock.
  */
-import type { IdempotencyClaim, IdempotencyStore } from "../../../src/index.js";
-import { ClaimGuard, safetyMarginInMs } from "../../../src/queue/claim-guard.js";
-import { StoreCalls } from "../../../src/queue/claims.js";
-import { IdempotencyClaimLostError } from "../../../src/queue/errors.js";
-import { HeldClaim } from "../../../src/queue/idempotency/held-claim.js";
+import type { IdempotencyClaim, IdempotencyStore } from "../../../src/idempotency/index.js";
+import { ClaimGuard, safetyMarginInMs } from "../../../src/idempotency/claim-guard.js";
+import { StoreCalls } from "../../../src/idempotency/store-calls.js";
+import { IdempotencyClaimLostError } from "../../../src/idempotency/errors.js";
+import { HeldClaim } from "../../../src/idempotency/held-claim.js";
 import { fakeClock } from "../../support/fake-clock.js";
 
 /** A claim of 1000 ms: margin 250 ms, so the deadline is 750 ms after the send it counts from. */

@@ -1,4 +1,4 @@
-import { base64Codec, isMessageDecodeError, jsonCodec, textCodec } from "../../../src/index.js";
+import { base64Codec, isMessageDecodeError, jsonCodec, textCodec } from "../../../src/queue/index.js";
 
 function decodeError(run: () => unknown): { message: string; codec: string } {
   try {

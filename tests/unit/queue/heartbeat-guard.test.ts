@@ -6,7 +6,7 @@
  * in memory whose updates never answer.
  */
 import type { QueueClient } from "@azure/storage-queue";
-import type { MessageOwnershipLostError } from "../../../src/index.js";
+import type { MessageOwnershipLostError } from "../../../src/queue/index.js";
 import { VisibilityHeartbeat } from "../../../src/queue/heartbeat.js";
 import { markNow, MessageHold } from "../../../src/queue/hold.js";
 

@@ -6,13 +6,8 @@
  * TableClient shows that nothing was sent.
  */
 import type { TableClient } from "@azure/data-tables";
-import {
-  isTableKeyError,
-  multiIndexTable,
-  prefixUpperBound,
-  TableIdempotencyStore,
-  type ClaimRequest,
-} from "../../../src/index.js";
+import { isTableKeyError, multiIndexTable, prefixUpperBound } from "../../../src/tables/index.js";
+import { TableIdempotencyStore, type ClaimRequest } from "../../../src/idempotency/index.js";
 
 /** A TableClient stand-in that records every call and answers none. */
 function recordingClient(): { client: TableClient; calls: string[] } {

@@ -3,7 +3,8 @@
  * before any request (the fake queue client records every call and must see none).
  */
 import type { QueueClient } from "@azure/storage-queue";
-import { MemoryIdempotencyStore, QueueConsumer, type QueueConsumerOptions } from "../../../src/index.js";
+import { MemoryIdempotencyStore } from "../../../src/idempotency/index.js";
+import { QueueConsumer, type QueueConsumerOptions } from "../../../src/queue/index.js";
 
 function fakeQueue() {
   const calls: string[] = [];

@@ -1,4 +1,4 @@
-import { judgeExistingRecord } from "../../../src/queue/idempotency/store.js";
+import { judgeExistingRecord } from "../../../src/idempotency/store.js";
 import { buildPoisonMessageText, MAX_MESSAGE_TEXT_LENGTH, siblingQueueUrl } from "../../../src/queue/poison.js";
 import { MemoryIdempotencyStore, parsePoisonMessage, poisonQueueNameOf } from "../../../src/index.js";
 import { fakeClock } from "../../support/fake-clock.js";

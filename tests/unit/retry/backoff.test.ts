@@ -5,7 +5,7 @@ import {
   fixedBackoff,
   fullJitterBackoff,
   noBackoff,
-} from "../../../src/index.js";
+} from "../../../src/retry/index.js";
 
 const always = (value: number) => () => value;
 

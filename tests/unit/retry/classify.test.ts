@@ -1,16 +1,7 @@
 import { RestError, createHttpHeaders, type PipelineRequest } from "@azure/core-rest-pipeline";
-import {
-  classifyError,
-  isTransientError,
-  readRestError,
-  redactSecrets,
-  StorageConcurrencyError,
-  wrapStorageError,
-  isStorageRequestError,
-  TRANSIENT_STATUS_CODES,
-  serviceCodeOf,
-  statusOf,
-} from "../../../src/index.js";
+import { classifyError, isTransientError, wrapStorageError, TRANSIENT_STATUS_CODES } from "../../../src/retry/index.js";
+import { readRestError, redactSecrets, serviceCodeOf, statusOf } from "../../../src/error-codes.js";
+import { StorageConcurrencyError, isStorageRequestError } from "../../../src/index.js";
 
 function restError(
   statusCode: number | undefined,

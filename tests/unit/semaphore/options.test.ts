@@ -6,7 +6,7 @@
 import { ContainerClient } from "@azure/storage-blob";
 import { blobSemaphore, MAX_SEMAPHORE_COUNT, type BlobSemaphoreOptions } from "../../../src/index.js";
 import { freeSlots, slotBlobName, slotOf, type SlotRow } from "../../../src/semaphore/slots.js";
-import { overlapsAbove } from "../../../src/bench/scenarios/semaphore-contention.js";
+import { overlapsAbove } from "../../../tools/bench/scenarios/semaphore-contention.js";
 
 // No request is made: the address is never reached.
 const container = new ContainerClient("http://127.0.0.1:9/devstoreaccount1/locks");

@@ -8,9 +8,9 @@ import {
   parseCompositeKey,
   parseInvertedTimestampKey,
   parsePaddedNumber,
-  stableHash,
   tableKeyProblem,
-} from "../../../src/index.js";
+} from "../../../src/tables/index.js";
+import { stableHash } from "../../../src/tables/keys.js";
 import { seededRandom } from "../../../src/testing/index.js";
 
 describe("padNumber", () => {

@@ -1,4 +1,4 @@
-import { classifyQuery, keyFilter, odataString, prefixUpperBound } from "../../../src/index.js";
+import { classifyQuery, keyFilter, odataString, prefixUpperBound } from "../../../src/tables/index.js";
 
 describe("classifyQuery", () => {
   it.each([

@@ -9,7 +9,7 @@ import {
   validateTableKey,
   type TableActionError,
   type TableKeyError,
-} from "../../../src/index.js";
+} from "../../../src/tables/index.js";
 
 const location = { url: "https://account.table.core.windows.net", tableName: "orders" };
 

@@ -8,7 +8,7 @@
  * ASC_TEST_CONNECTION_STRING. Prints {"held":true,"token":n}, then {"lost":true} when the lease is lost.
  */
 import { BlobServiceClient } from "@azure/storage-blob";
-import { blobLock } from "../../../../src/index.js";
+import { blobLock } from "../../../../src/lease/index.js";
 
 const [containerName, blobName, holderName] = process.argv.slice(2);
 const container = BlobServiceClient.fromConnectionString(process.env.ASC_TEST_CONNECTION_STRING!).getContainerClient(

@@ -21,17 +21,11 @@ import { context, metrics, trace } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { MeterProvider } from "@opentelemetry/sdk-metrics";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
-import {
-  blobJsonCell,
-  blobLock,
-  exponentialBackoff,
-  idempotent,
-  optimisticUpdate,
-  parsePoisonMessage,
-  QueueConsumer,
-  TableIdempotencyStore,
-  textCodec,
-} from "../../../../src/index.js";
+import { blobJsonCell, optimisticUpdate } from "../../../../src/optimistic/index.js";
+import { blobLock } from "../../../../src/lease/index.js";
+import { exponentialBackoff } from "../../../../src/retry/index.js";
+import { idempotent, TableIdempotencyStore } from "../../../../src/idempotency/index.js";
+import { parsePoisonMessage, QueueConsumer, textCodec } from "../../../../src/queue/index.js";
 import { describeError } from "../../../../src/internal/describe-error.js";
 import { hostileValues } from "../../../support/hostile.js";
 import { blobService, queueService, tableClient, uniqueName } from "../../../support/storage.js";

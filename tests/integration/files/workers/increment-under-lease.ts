@@ -6,7 +6,8 @@
  * Usage: increment-under-lease.ts <share> <file> <count>   (FILES_CONNECTION_STRING in the environment)
  */
 import { ShareServiceClient } from "@azure/storage-file-share";
-import { fileCodecs, fileLock, updateFileUnderLease } from "../../../../src/index.js";
+import { fileCodecs, updateFileUnderLease } from "../../../../src/files/index.js";
+import { fileLock } from "../../../../src/lease/index.js";
 
 const [shareName, fileName, countText] = process.argv.slice(2);
 const file = ShareServiceClient.fromConnectionString(process.env.FILES_CONNECTION_STRING!, {

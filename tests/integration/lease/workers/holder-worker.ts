@@ -3,7 +3,7 @@
  * Args: <container> <lock blob>
  */
 import { BlobServiceClient } from "@azure/storage-blob";
-import { blobLock } from "../../../../src/index.js";
+import { blobLock } from "../../../../src/lease/index.js";
 
 const [containerName, lockName] = process.argv.slice(2);
 const container = BlobServiceClient.fromConnectionString(process.env.ASC_TEST_CONNECTION_STRING!).getContainerClient(

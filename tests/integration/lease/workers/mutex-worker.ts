@@ -5,7 +5,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { BlobServiceClient } from "@azure/storage-blob";
-import { blobLock } from "../../../../src/index.js";
+import { blobLock } from "../../../../src/lease/index.js";
 
 const [containerName, lockName, counterName, iterations, holdMs] = process.argv.slice(2);
 const container = BlobServiceClient.fromConnectionString(process.env.ASC_TEST_CONNECTION_STRING!).getContainerClient(

@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { BlobServiceClient } from "@azure/storage-blob";
 import { TableClient } from "@azure/data-tables";
-import { tableLock } from "../../../../src/index.js";
+import { tableLock } from "../../../../src/lease/index.js";
 
 const [containerName, tableName, partitionKey, rowKey] = process.argv.slice(2);
 const cs = process.env.ASC_TEST_CONNECTION_STRING!;

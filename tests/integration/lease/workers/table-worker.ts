@@ -4,7 +4,7 @@
  */
 import { BlobServiceClient } from "@azure/storage-blob";
 import { TableClient } from "@azure/data-tables";
-import { tableLock } from "../../../../src/index.js";
+import { tableLock } from "../../../../src/lease/index.js";
 
 const [containerName, tableName, partitionKey, rowKey, iterations] = process.argv.slice(2);
 const cs = process.env.ASC_TEST_CONNECTION_STRING!;

@@ -4,7 +4,8 @@
  * operation name carries a SAS signature, which must never reach a log line.
  */
 import { BlobServiceClient } from "@azure/storage-blob";
-import { blobLock, fixedBackoff, retry, SDK_SINGLE_ATTEMPT } from "../../../../src/index.js";
+import { blobLock } from "../../../../src/lease/index.js";
+import { fixedBackoff, retry, SDK_SINGLE_ATTEMPT } from "../../../../src/retry/index.js";
 import { buildConnectionString, createFaultProxy } from "../../../../src/testing/index.js";
 
 export const SECRET_SIGNATURE = "s3cr3tSignature";

@@ -4,7 +4,7 @@
  * Args: <container> <lock blob> <hold in ms>
  */
 import { BlobServiceClient } from "@azure/storage-blob";
-import { blobLock } from "../../../../src/index.js";
+import { blobLock } from "../../../../src/lease/index.js";
 import { startTracing } from "../../../../examples/support/tracing.js";
 
 const tracing = startTracing();

@@ -13,15 +13,15 @@
  */
 import { randomUUID } from "node:crypto";
 import type { TransactionAction } from "@azure/data-tables";
+import { fixedBackoff } from "../../../../src/retry/index.js";
 import {
-  fixedBackoff,
   jsonCodec,
   QueueConsumer,
-  TableIdempotencyStore,
   type BatchMessageOutcome,
   type MessageContext,
   type QueueConsumerOptions,
-} from "../../../../src/index.js";
+} from "../../../../src/queue/index.js";
+import { TableIdempotencyStore } from "../../../../src/idempotency/index.js";
 import { queueService, tableClient } from "../../../support/storage.js";
 
 interface Body {

@@ -10,7 +10,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { TransactionAction } from "@azure/data-tables";
-import { idempotent, TableIdempotencyStore } from "../../../../src/index.js";
+import { idempotent, TableIdempotencyStore } from "../../../../src/idempotency/index.js";
 import { tableClient } from "../../../support/storage.js";
 
 const print = (line: Record<string, unknown>) =>

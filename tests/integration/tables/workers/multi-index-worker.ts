@@ -7,7 +7,7 @@
  * control/go, so that every writer starts at once.
  */
 import { TableClient } from "@azure/data-tables";
-import { decorrelatedJitterBackoff, type BackoffStrategy } from "../../../../src/index.js";
+import { decorrelatedJitterBackoff, type BackoffStrategy } from "../../../../src/retry/index.js";
 import { runners } from "./runners.js";
 
 const [tableName, partitionKey, incrementsText, worker] = process.argv.slice(2);

@@ -1,5 +1,5 @@
 /** The marathon record of the partitioning guide, as a multi-index table (shared by the test and its workers). */
-import { compositeKey, multiIndexTable, padNumber, type MultiIndexClient } from "../../../../src/index.js";
+import { compositeKey, multiIndexTable, padNumber, type MultiIndexClient } from "../../../../src/tables/index.js";
 
 export interface Runner {
   race: string;

@@ -1,0 +1,184 @@
+/**
+ * `batch`: inserting many entities, one request per entity versus entity group transactions.
+ *
+ * Entities spread over P partitions are inserted four ways into fresh tables:
+ * - `single`: one `createEntity` per entity (the raw SDK), `--concurrency` requests in flight;
+ * - `rawTransactions`: hand-cut 100-entity `submitTransaction` calls (the raw SDK), likewise;
+ * - `batchedSameConcurrency`: the library's `writeBatch()` (grouping, 100-operation and 4 MiB cuts,
+ *   checks) held to the same number of requests in flight: what the library costs over hand-cut
+ *   transactions (`batchedVsRaw`);
+ * - `batched`: `writeBatch()` as a user calls it, with its default `maxConcurrency` (4 partitions'
+ *   transactions at once): what a user gets over inserting one entity at a time (`ratio`).
+ * The transactional ways insert ten times as many entities as `single`, so that every way runs for
+ * about as long, and the three take turns in slices (100 entities per partition for the
+ * transactional ways, a tenth of that for single, the first turn rotating), so that a shared
+ * machine's changing load falls on all alike. A warm-up round is not counted. Rates are
+ * medians over the rounds; `ratio` (goal: at least 8) is the median of each round's batched /
+ * single, a paired comparison that drift between rounds does not skew (`ratioOfMedians` is
+ * batchedPerSec / singlePerSec); `ratioSameConcurrency` and `rawRatio` are the same for the
+ * library held to one transaction at a time and for hand-cut transactions.
+ *
+ * One request in flight (`--concurrency 1`, the default) measures what a transaction saves per
+ * entity: one round trip and one service operation for up to 100 entities. With more in flight,
+ * single inserts overlap on the wire too, and on a small machine the emulator's CPU becomes the
+ * bound for both; run with `--concurrency 8` to see that regime.
+ *
+ * Then the scale curves of ./batch-scale.ts: transactions of 1 to 100 operations, payloads up to 4 MB.
+ */
+import type { TableClient, TransactionAction } from "@azure/data-tables";
+import { numberFlag } from "../../internal/args.js";
+import { importSdk } from "../../internal/sdk.js";
+import { forEachConcurrently as pool } from "../../internal/pool.js";
+import { padNumber, writeBatch } from "azure-storage-concurrency/tables";
+import { median, round, type BenchScenario } from "../harness.js";
+import { growthOf } from "../stats.js";
+import { batchScale } from "./batch-scale.js";
+
+export const batchScenario: BenchScenario<typeof import("@azure/data-tables")> = {
+  name: "batch",
+  description: "inserts: one request per entity vs 100-entity transactions (raw SDK) vs writeBatch()",
+  flags: {
+    "--entities <n>":
+      "entities inserted one by one per round; the transactional ways insert 10 times as many (default 2000)",
+    "--partitions <n>": "partitions the entities spread over (default 8)",
+    "--concurrency <n>": "requests in flight (default 1)",
+    "--rounds <n>": "rounds after a warm-up; rates are medians over them (default 5)",
+    "--payload-bytes <n>": "payload per entity (default 100)",
+    "--skip-scale": "leave out the scale curves (transactions of 1 to 100 operations, payloads up to 4 MB)",
+  },
+  services: ["table"],
+  timeLimitInSec: 240,
+  loadSdks: () => importSdk(() => import("@azure/data-tables"), "@azure/data-tables"),
+  async run({ connectionString, args, log }, { TableClient }) {
+    const entities = numberFlag(args, "entities", 2000, 100);
+    const partitions = numberFlag(args, "partitions", 8, 1);
+    const concurrency = numberFlag(args, "concurrency", 1, 1);
+    const rounds = numberFlag(args, "rounds", 5, 1);
+    const payload = "p".repeat(numberFlag(args, "payload-bytes", 100, 0));
+    const insecure = connectionString.includes("http://");
+    const tables: TableClient[] = [];
+    const freshTable = async (kind: string) => {
+      const name = `bench${kind}${Date.now().toString(36)}${Math.floor(Math.random() * 1e6)}`;
+      const client = TableClient.fromConnectionString(connectionString, name, { allowInsecureConnection: insecure });
+      await client.createTable();
+      tables.push(client);
+      return client;
+    };
+    const rows = (tag: string, count: number) =>
+      Array.from({ length: count }, (_, i) => ({
+        partitionKey: `p${padNumber(i % partitions, 3)}`,
+        rowKey: `${tag}-${padNumber(i, 8)}`,
+        payload,
+        n: i,
+      }));
+
+    const single = async (client: TableClient, data: ReturnType<typeof rows>) =>
+      pool(data.length, concurrency, async (i) => void (await client.createEntity(data[i]!)));
+    const rawTransactions = async (client: TableClient, data: ReturnType<typeof rows>) => {
+      const chunks: TransactionAction[][] = [];
+      for (let p = 0; p < partitions; p++) {
+        const mine = data.filter((_, i) => i % partitions === p);
+        for (let at = 0; at < mine.length; at += 100)
+          chunks.push(mine.slice(at, at + 100).map((e): TransactionAction => ["create", e]));
+      }
+      await pool(chunks.length, concurrency, async (i) => void (await client.submitTransaction(chunks[i]!)));
+    };
+    const writeAll = async (client: TableClient, data: ReturnType<typeof rows>, maxConcurrency?: number) => {
+      const result = await writeBatch(
+        client,
+        data.map((e): TransactionAction => ["create", e]),
+        maxConcurrency === undefined ? {} : { maxConcurrency },
+      );
+      if (!result.ok) throw new Error(`writeBatch failed: ${result.transactions.find((t) => t.error)?.error?.message}`);
+    };
+    const batchedSameConcurrency = (client: TableClient, data: ReturnType<typeof rows>) =>
+      writeAll(client, data, concurrency);
+    const batched = (client: TableClient, data: ReturnType<typeof rows>) => writeAll(client, data);
+    const ways = { single, rawTransactions, batchedSameConcurrency, batched };
+    const perSec: Record<keyof typeof ways, number[]> = {
+      single: [],
+      rawTransactions: [],
+      batchedSameConcurrency: [],
+      batched: [],
+    };
+
+    // Each round inserts into fresh tables in slices: a slice is 100 entities per partition for the
+    // transactional ways and a tenth of that for single, and the three ways take turns slice by slice
+    // (rotating who goes first), so that the machine's load at any moment falls on all three alike.
+    const sliceSingle = Math.max(1, Math.round((100 * partitions) / 10));
+    const slices = Math.max(1, Math.round(entities / sliceSingle));
+    const sliceSize = {
+      single: sliceSingle,
+      rawTransactions: 100 * partitions,
+      batchedSameConcurrency: 100 * partitions,
+      batched: 100 * partitions,
+    };
+    let scale: Awaited<ReturnType<typeof batchScale>>;
+    try {
+      const names = Object.keys(ways) as (keyof typeof ways)[];
+      for (let r = 0; r <= rounds; r++) {
+        const warmUp = r === 0;
+        const clients = Object.fromEntries(
+          await Promise.all(names.map(async (way) => [way, await freshTable(way.toLowerCase())] as const)),
+        );
+        const seconds = { single: 0, rawTransactions: 0, batchedSameConcurrency: 0, batched: 0 };
+        for (let slice = 0; slice < slices; slice++) {
+          for (let k = 0; k < names.length; k++) {
+            const way = names[(slice + k) % names.length]!;
+            const data = rows(`${way}${r}s${padNumber(slice, 4)}`, sliceSize[way]);
+            const started = performance.now();
+            await ways[way](clients[way]!, data);
+            seconds[way] += (performance.now() - started) / 1000;
+          }
+        }
+        for (const way of names) {
+          const count = sliceSize[way] * slices;
+          if (!warmUp) perSec[way].push(count / seconds[way]);
+          log(
+            `${warmUp ? "warm-up" : `round ${r}`}: ${way} ${count} in ${round(seconds[way], 2)} s: ${round(count / seconds[way], 0)} entities/s`,
+          );
+          let stored = 0;
+          for await (const page of clients[way]!.listEntities({ queryOptions: { select: ["RowKey"] } }).byPage({
+            maxPageSize: 1000,
+          }))
+            stored += page.length;
+          if (stored !== count) throw new Error(`${way}: ${stored} entities stored, expected ${count}`);
+        }
+      }
+      scale = args["skip-scale"] ? { bySize: [], byPayload: [] } : await batchScale(await freshTable("scale"), log);
+    } finally {
+      await Promise.all(tables.map((t) => t.deleteTable().catch(() => undefined)));
+    }
+    const singlePerSec = median(perSec.single);
+    const batchedPerSec = median(perSec.batched);
+    const batchedSameConcurrencyPerSec = median(perSec.batchedSameConcurrency);
+    const rawTransactionPerSec = median(perSec.rawTransactions);
+    const paired = (way: keyof typeof ways) => round(median(perSec[way].map((v, i) => v / perSec.single[i]!)), 2);
+    return {
+      entities: {
+        single: sliceSingle * slices,
+        rawTransactions: 100 * partitions * slices,
+        batchedSameConcurrency: 100 * partitions * slices,
+        batched: 100 * partitions * slices,
+      },
+      partitions,
+      concurrency,
+      rounds,
+      singlePerSec: round(singlePerSec, 1),
+      batchedPerSec: round(batchedPerSec, 1),
+      batchedSameConcurrencyPerSec: round(batchedSameConcurrencyPerSec, 1),
+      rawTransactionPerSec: round(rawTransactionPerSec, 1),
+      ratio: paired("batched"),
+      ratioOfMedians: round(batchedPerSec / singlePerSec, 2),
+      ratioSameConcurrency: paired("batchedSameConcurrency"),
+      rawRatio: paired("rawTransactions"),
+      batchedVsRaw: round(batchedSameConcurrencyPerSec / rawTransactionPerSec, 2),
+      goal: "ratio >= 8",
+      runs: Object.fromEntries(Object.entries(perSec).map(([way, values]) => [way, values.map((v) => round(v, 1))])),
+      scaleBySize: scale.bySize,
+      scaleBySizeGrowth: growthOf(scale.bySize.map((p) => ({ x: p.operations, y: p.msPerTransaction }))),
+      scaleByPayload: scale.byPayload,
+      scaleByPayloadGrowth: growthOf(scale.byPayload.map((p) => ({ x: p.payloadBytes, y: p.msPerEntity }))),
+    };
+  },
+};

@@ -1,0 +1,277 @@
+/**
+ * `lock`: lease lock cost and contention, against raw SDK calls and the anchor's loop in the same run.
+ *
+ * - Uncontended: acquire + release cycles per second, raw SDK (2 requests) against the library
+ *   (3 once warm: the acquire, the record write conditional on the record it wrote last, the
+ *   release): `uncontendedRatio` = library / raw.
+ * - Contention (./lock-contention.ts): 8 contenders in 4 processes take one blob lock in a loop, with
+ *   the library's defaults and with the anchor's raw loop (DistributedLock: try to acquire, on 409
+ *   sleep 250-1000 ms). The library's figures are at the top level; the anchor's in `anchor`, with
+ *   the ones the goals compare repeated flat (`anchorHandoffMedianMs`, `anchorRequestsPerWaiterPerSec`).
+ * - Scale: the library from 2 to 32 contenders (`scale`, an array): handoff, requests per waiter per
+ *   second, longest wait over mean wait.
+ * - Latency: the contention rounds again through the fault proxy adding an Azure-like round trip
+ *   (`--latency`, 10 ms ± half of it by default), for an http endpoint such as Azurite (`latency`).
+ * - `lock list` (the command line tool's listing, `listLocks`) over `--list-locks` lock blobs (10,000): its time
+ *   and requests (`list`).
+ *
+ * Holding 50 ms and resting 50 ms (the defaults), 8 contenders want the lock about four times as much
+ * as it can give: there is always someone waiting, which is what handoffs measure.
+ */
+import { randomUUID } from "node:crypto";
+import { blobLock } from "azure-storage-concurrency/lease";
+import { listLocks } from "azure-storage-concurrency/lease";
+import { numberFlag, stringFlag, UsageError } from "../../internal/args.js";
+import { importSdk } from "../../internal/sdk.js";
+import { createFaultProxy } from "azure-storage-concurrency/testing";
+import { round, type BenchScenario } from "../harness.js";
+import { contend, summarise, type ContendSettings } from "./lock-contention.js";
+
+async function cyclesPerSec(seconds: number, cycle: () => Promise<void>): Promise<number> {
+  const end = performance.now() + seconds * 1000;
+  const started = performance.now();
+  let cycles = 0;
+  while (performance.now() < end) {
+    await cycle();
+    cycles += 1;
+  }
+  return round(cycles / ((performance.now() - started) / 1000), 1);
+}
+
+/** Runs `task` over `items` with at most `limit` at a time. */
+async function pool<T>(items: readonly T[], limit: number, task: (item: T) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await task(items[next++]!);
+    }),
+  );
+}
+
+/** `a / b` rounded, or null when either is missing. */
+function ratio(a: number | null, b: number | null): number | null {
+  return a === null || b === null || b === 0 ? null : round(a / b, 2);
+}
+
+/** The figures of one scale point: how the cost grows with the number of contenders. */
+function scalePoint(contenders: number, r: Awaited<ReturnType<typeof contend>>) {
+  return {
+    contenders,
+    handoffMedianMs: r.handoffMedianMs,
+    handoffP90Ms: r.handoffP90Ms,
+    requestsPerWaiterPerSec: r.requestsPerWaiterPerSec,
+    longestWaitToMeanWait: r.longestWaitToMeanWait,
+    acquisitionsPerSec: r.acquisitionsPerSec,
+    overlaps: r.overlaps,
+  };
+}
+
+export const lockScenario: BenchScenario<typeof import("@azure/storage-blob")> = {
+  name: "lock",
+  description: "lease lock cost and contention: uncontended cycle, handoff, waiting cost, fairness, scale, latency",
+  flags: {
+    "--processes <n>": "contender processes (default 4; fewer for fewer contenders)",
+    "--contenders <n>": "contenders in all, a multiple of --processes (default 8)",
+    "--seconds <n>": "length of each main contention round, library and anchor (default 10)",
+    "--hold <ms>": "how long a contender holds the lock (default 50)",
+    "--rest <ms>": "how long it rests before wanting it again (default 50)",
+    "--poll <ms>": "the lock's poll interval while waiting (default: the library's)",
+    "--scale <list>": "contender counts of the scale curve (default 2,4,8,16,32; 0 to skip)",
+    "--scale-seconds <n>": "length of each scale round (default 3)",
+    "--latency <ms>": "round trip the fault proxy adds for the latency rounds, ± half of it (default 10; 0 to skip)",
+    "--list-locks <n>": "lock blobs for the `lock list` measure (default 10000; 0 to skip)",
+  },
+  services: ["blob"],
+  loadSdks: () => importSdk(() => import("@azure/storage-blob"), "@azure/storage-blob"),
+  async run({ connectionString, args, log }, { BlobServiceClient }) {
+    const processes = numberFlag(args, "processes", 4, 1);
+    const contenders = numberFlag(args, "contenders", 8, 1);
+    const seconds = numberFlag(args, "seconds", 10, 1);
+    const holdMs = numberFlag(args, "hold", 50, 0);
+    const restMs = numberFlag(args, "rest", 50, 0);
+    const pollIntervalInMs = args["poll"] === undefined ? undefined : numberFlag(args, "poll", 0, 10);
+    const scaleList = (stringFlag(args, "scale") ?? "2,4,8,16,32")
+      .split(",")
+      .map(Number)
+      .filter((n) => n > 0);
+    if (scaleList.some((n) => !Number.isInteger(n))) throw new UsageError("--scale must list whole numbers");
+    const scaleSeconds = numberFlag(args, "scale-seconds", 3, 1);
+    const latencyMs = numberFlag(args, "latency", 10, 0);
+    const listCount = numberFlag(args, "list-locks", 10_000, 0);
+    if (contenders % processes !== 0) throw new UsageError("--contenders must be a multiple of --processes");
+
+    const client = BlobServiceClient.fromConnectionString(connectionString);
+    const container = client.getContainerClient(`bench-lock-${Date.now()}`);
+    await container.create();
+    try {
+      // Uncontended cycles first: raw SDK (acquire + release) and the library (plus its lock record),
+      // in alternating slices so that a busy moment of the machine hits both alike.
+      const raw = container.getBlockBlobClient("raw");
+      await raw.upload("", 0);
+      const uncontended = blobLock(container, "library", { durationInSeconds: 15 });
+      let rawCycles = 0;
+      let libraryCycles = 0;
+      for (let slice = 0; slice < 4; slice++) {
+        rawCycles += await cyclesPerSec(0.75, async () => {
+          const lease = raw.getBlobLeaseClient(randomUUID());
+          await lease.acquireLease(15);
+          await lease.releaseLease();
+        });
+        libraryCycles += await cyclesPerSec(0.75, async () => (await uncontended.acquire()).release());
+      }
+      const rawCyclePerSec = round(rawCycles / 4, 1);
+      const libraryCyclePerSec = round(libraryCycles / 4, 1);
+      const uncontendedRatio = round(libraryCyclePerSec / rawCyclePerSec, 2);
+      log(
+        `uncontended: raw SDK ${rawCyclePerSec} cycles/s, library ${libraryCyclePerSec} cycles/s (${uncontendedRatio}x)`,
+      );
+
+      let round_ = 0;
+      const contention = async (cs: string, mode: "library" | "anchor", n: number, secs: number, label: string) => {
+        const blobName = `contended-${(round_ += 1)}`;
+        await container.getBlockBlobClient(blobName).upload("", 0);
+        const settings: ContendSettings = {
+          processes: n % processes === 0 ? processes : Math.min(n, 2),
+          contenders: n,
+          seconds: secs,
+          holdMs,
+          restMs,
+          pollIntervalInMs,
+        };
+        const result = await contend(mode, cs, container.containerName, blobName, settings);
+        log(
+          `${label}: ${summarise(result)}, longest/mean wait ${result.longestWaitToMeanWait}, overlaps ${result.overlaps}`,
+        );
+        return result;
+      };
+      const rounds = async (cs: string, where: string) => {
+        log(
+          `${contenders} contenders in ${processes} processes for ${seconds} s (hold ${holdMs} ms, rest ${restMs} ms)${where}`,
+        );
+        const library = await contention(cs, "library", contenders, seconds, `library${where}`);
+        const anchor = await contention(
+          cs,
+          "anchor",
+          contenders,
+          seconds,
+          `anchor (raw SDK, retry every 250-1000 ms)${where}`,
+        );
+        const scale = [];
+        for (const n of scaleList) {
+          scale.push(scalePoint(n, await contention(cs, "library", n, scaleSeconds, `scale: ${n} contenders${where}`)));
+        }
+        return { library, anchor, scale };
+      };
+
+      const local = await rounds(connectionString, "");
+      let latency: Record<string, unknown> | undefined;
+      const blobEndpoint = /BlobEndpoint=([^;]+)/i.exec(connectionString)?.[1];
+      if (latencyMs > 0 && blobEndpoint?.startsWith("http:")) {
+        const jitterInMs = latencyMs / 2;
+        await using proxy = await createFaultProxy({
+          target: blobEndpoint,
+          rules: [{ action: { type: "delay", delayInMs: latencyMs, jitterInMs } }],
+        });
+        const viaProxy = connectionString.replace(/BlobEndpoint=[^;]+/i, `BlobEndpoint=${proxy.endpoint}`);
+        const far = await rounds(viaProxy, ` (+${latencyMs} ± ${jitterInMs} ms per request)`);
+        latency = {
+          delayInMs: latencyMs,
+          jitterInMs,
+          ...far.library,
+          anchor: far.anchor,
+          anchorHandoffMedianMs: far.anchor.handoffMedianMs,
+          anchorRequestsPerWaiterPerSec: far.anchor.requestsPerWaiterPerSec,
+          scale: far.scale,
+        };
+      } else if (latencyMs > 0) {
+        log("latency rounds skipped: the fault proxy speaks http only, and this account is reached over https");
+      }
+
+      const list =
+        listCount > 0
+          ? await measureList(connectionString, blobEndpoint, listCount, log, BlobServiceClient)
+          : undefined;
+      const { library, anchor } = local;
+      return {
+        contenders,
+        processes,
+        ...library,
+        uncontendedRatio,
+        rawCyclePerSec,
+        libraryCyclePerSec,
+        anchorHandoffMedianMs: anchor.handoffMedianMs,
+        anchorRequestsPerWaiterPerSec: anchor.requestsPerWaiterPerSec,
+        handoffToAnchor: ratio(library.handoffMedianMs, anchor.handoffMedianMs),
+        requestsToAnchor: ratio(library.requestsPerWaiterPerSec, anchor.requestsPerWaiterPerSec),
+        holdMs,
+        restMs,
+        pollIntervalInMs: pollIntervalInMs ?? "default",
+        goals: {
+          overlaps: library.overlaps === 0,
+          uncontendedRatio: uncontendedRatio >= 0.6,
+          handoffVsAnchor:
+            library.handoffMedianMs !== null &&
+            anchor.handoffMedianMs !== null &&
+            library.handoffMedianMs <= 0.5 * anchor.handoffMedianMs,
+          requestsVsAnchor:
+            library.requestsPerWaiterPerSec !== null &&
+            anchor.requestsPerWaiterPerSec !== null &&
+            library.requestsPerWaiterPerSec <= anchor.requestsPerWaiterPerSec,
+          longestWaitToMeanWait: library.longestWaitToMeanWait !== null && library.longestWaitToMeanWait <= 4,
+        },
+        anchor,
+        scale: local.scale,
+        ...(latency ? { latency } : {}),
+        ...(list ? { list } : {}),
+      };
+    } finally {
+      await container.delete().catch(() => undefined);
+    }
+  },
+};
+
+/**
+ * `lock list` over `count` lock blobs (each with a lock record, one in ten leased), through the
+ * listing the command line tool prints (the library's `listLocks`), counting its requests on a
+ * pass-through proxy when it can.
+ */
+async function measureList(
+  connectionString: string,
+  blobEndpoint: string | undefined,
+  count: number,
+  log: (message: string) => void,
+  BlobServiceClient: (typeof import("@azure/storage-blob"))["BlobServiceClient"],
+) {
+  const container = BlobServiceClient.fromConnectionString(connectionString).getContainerClient(
+    `bench-list-${Date.now()}`,
+  );
+  await container.create();
+  try {
+    const started = performance.now();
+    const names = Array.from({ length: count }, (_, i) => `locks/${String(i).padStart(6, "0")}`);
+    await pool(names, 64, async (name) => {
+      const blob = container.getBlockBlobClient(name);
+      await blob.upload("", 0, { metadata: { lockfencingtoken: "1", lockholderhost: "bench", lockholderpid: "1" } });
+      if (name.endsWith("0")) await blob.getBlobLeaseClient(randomUUID()).acquireLease(60);
+    });
+    const createSeconds = round((performance.now() - started) / 1000, 1);
+    log(`lock list: ${count} lock blobs created in ${createSeconds} s`);
+    const proxy = blobEndpoint?.startsWith("http:") ? await createFaultProxy({ target: blobEndpoint }) : undefined;
+    try {
+      const cs = proxy
+        ? connectionString.replace(/BlobEndpoint=[^;]+/i, `BlobEndpoint=${proxy.endpoint}`)
+        : connectionString;
+      const listed = BlobServiceClient.fromConnectionString(cs).getContainerClient(container.containerName);
+      const listStarted = performance.now();
+      const rows = (await listLocks(listed, undefined, (call) => call(AbortSignal.timeout(60_000)))).length;
+      const seconds = round((performance.now() - listStarted) / 1000, 2);
+      const requests = proxy?.requests.length ?? null;
+      log(`lock list over ${count} lock blobs: ${seconds} s, ${requests ?? "?"} requests, ${rows} rows`);
+      return { locks: count, rows, seconds, requests, locksPerSec: round(count / seconds, 0), createSeconds };
+    } finally {
+      await proxy?.close();
+    }
+  } finally {
+    await container.delete().catch(() => undefined);
+  }
+}
