@@ -48,13 +48,46 @@ export function networkHint(code: string | undefined): string | undefined {
   return code === undefined ? undefined : NETWORK_HINTS[code];
 }
 
-/** A hint for a refusal by the service, or `undefined`. */
-export function statusHint(statusCode: number | undefined, serviceCode: string | undefined): string | undefined {
+/** How the refused request was signed, read from the SDK error's request (never its secret). */
+type CredentialKind = "sas" | "entra" | "key" | undefined;
+
+/** The credential kind of the request behind `error`: a SAS (`sig=` in the URL), Entra (Bearer) or a key. */
+function credentialKindOf(error: unknown): CredentialKind {
+  try {
+    const request = (error as { request?: { url?: unknown; headers?: { get?: (name: string) => unknown } } } | null)
+      ?.request;
+    if (typeof request?.url === "string" && /[?&]sig=/i.test(request.url)) return "sas";
+    const authorization = request?.headers?.get?.("authorization");
+    if (typeof authorization === "string") {
+      if (/^bearer\s/i.test(authorization)) return "entra";
+      if (/^sharedkey(lite)?\s/i.test(authorization)) return "key";
+    }
+  } catch {
+    // an odd error object: no hint about the credential
+  }
+  return undefined;
+}
+
+/** A hint for a refusal by the service, or `undefined`; `error` (the SDK's) tells which credential was refused. */
+export function statusHint(
+  statusCode: number | undefined,
+  serviceCode: string | undefined,
+  error?: unknown,
+): string | undefined {
   if (statusCode === 403) {
-    return (
-      "the credential may not do this: check the account key, the SAS's permissions, resource types and expiry, " +
-      "or the identity's data role (for example Storage Blob Data Contributor)"
-    );
+    switch (credentialKindOf(error)) {
+      case "sas":
+        return "the SAS may not do this: check its permissions, resource types, services and expiry";
+      case "entra":
+        return "the identity may not do this: check its data role (for example Storage Blob Data Contributor) on this resource";
+      case "key":
+        return "the account key was refused: check that it is the account's current key";
+      default:
+        return (
+          "the credential may not do this: check the account key, the SAS's permissions, resource types and expiry, " +
+          "or the identity's data role (for example Storage Blob Data Contributor)"
+        );
+    }
   }
   if (serviceCode === "InvalidResourceName" || serviceCode === "OutOfRangeInput") {
     return (

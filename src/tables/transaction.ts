@@ -167,7 +167,7 @@ function transactionError(
     position !== undefined && position < transaction.actionIndexes.length
       ? transaction.actionIndexes[position]
       : undefined;
-  const hint = statusHint(info?.statusCode, info?.serviceCode);
+  const hint = statusHint(info?.statusCode, info?.serviceCode, error);
   const next = classification.transient
     ? "It is transient: try again later."
     : `Retrying will not help: ${hint ?? "fix the action or the data first"}.`;

@@ -7,7 +7,7 @@
  */
 import { createServer } from "node:net";
 import { AzureNamedKeyCredential, TableClient } from "@azure/data-tables";
-import { RestError, createHttpHeaders, type PipelineRequest } from "@azure/core-rest-pipeline";
+import { RestError, createHttpHeaders, createPipelineRequest, type PipelineRequest } from "@azure/core-rest-pipeline";
 import { BlobServiceClient, StorageSharedKeyCredential } from "@azure/storage-blob";
 import { isStorageRequestError, wrapStorageError, writeBatch } from "../../../src/index.js";
 
@@ -81,6 +81,21 @@ describe("hints in the library's errors", () => {
   it("a 403 names what may be missing; a bad name gets the naming rules", () => {
     const forbidden = wrapStorageError(serviceError(403, "AuthorizationPermissionMismatch"), "write blob 'a'") as Error;
     expect(forbidden.message).toMatch(/Retrying will not help: the credential may not do this: .*SAS's permissions/);
+    // The request tells which credential was refused: a SAS gets no Entra advice, a Bearer token no SAS advice.
+    const refused = (url: string, authorization?: string) => {
+      const error = serviceError(403, "AuthorizationPermissionMismatch");
+      error.request = createPipelineRequest({
+        url,
+        headers: createHttpHeaders(authorization ? { authorization } : {}),
+      });
+      return (wrapStorageError(error, "break the lease on blob 'a'") as Error).message;
+    };
+    const withSas = refused("https://acct.blob.core.windows.net/c/a?comp=lease&sv=2025-01-05&sig=REDACTED");
+    expect(withSas).toMatch(/the SAS may not do this: check its permissions/);
+    expect(withSas).not.toMatch(/role|Entra|identity/i);
+    const withEntra = refused("https://acct.blob.core.windows.net/c/a?comp=lease", "Bearer REDACTED");
+    expect(withEntra).toMatch(/the identity may not do this: check its data role/);
+    expect(withEntra).not.toMatch(/SAS/);
     const badName = wrapStorageError(
       serviceError(400, "InvalidResourceName"),
       "create container 'My_Reports'",
