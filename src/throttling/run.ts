@@ -12,9 +12,9 @@ import type { ThrottleScope } from "./scope.js";
  *
  * @example
  * ```ts
- * import { runThrottled, throttleScopeOf, type AdaptiveRateLimiter } from "azure-storage-concurrency";
+ * import { runThrottled, throttleScopeOf, type AdaptiveRateLimiter } from "azure-storage-concurrency/throttling";
  *
- * async function receive(rateLimiter?: AdaptiveRateLimiter, abortSignal?: AbortSignal) {
+ * async function receive(abortSignal: AbortSignal, rateLimiter?: AdaptiveRateLimiter) {
  *   return runThrottled(rateLimiter, () => throttleScopeOf(queueClient.url), () => queueClient.receiveMessages({ abortSignal }), abortSignal);
  * }
  * ```

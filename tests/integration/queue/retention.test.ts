@@ -154,13 +154,18 @@ describe("MemoryIdempotencyStore retention and purge", () => {
     await store.complete(await claimed(store, request("done")), { result: 1 });
     await claimed(store, request("abandoned", { ttlInMs: 1_000 }));
     now += 30_000;
-    await claimed(store, request("live"));
-    expect(await store.purge()).toMatchObject({ expired: 1, deleted: 1 }); // the abandoned claim
+    await claimed(store, request("live")); // the store may sweep the abandoned claim by itself here
+    const first = await store.purge();
+    expect(first.expired).toBe(first.deleted);
+    expect(store.inspect("abandoned")).toBeUndefined(); // gone: by the store's own sweep, or by purge
+    expect(store.inspect("live")).toBeDefined();
     expect(store.inspect("done")?.doneExpiresOn).toEqual(new Date(1_060_000));
     now += 30_001;
     expect(await store.purge({ olderThan: new Date(now - 10_000) })).toMatchObject({ expired: 0 });
     expect((await store.claim(request("done", { messageId: "m-2" }))).status).toBe("claimed"); // expired: new again
-    expect(await store.purge()).toMatchObject({ expired: 1, deleted: 1 }); // "live" expired meanwhile
+    await store.purge();
+    expect(store.inspect("live")).toBeUndefined(); // "live" expired meanwhile
+    expect(store.inspect("done")).toBeDefined(); // claimed again just now
     await expect(store.purge({ olderThan: new Date(now + 1) })).rejects.toThrow(RangeError);
   });
 });
