@@ -93,7 +93,10 @@ export type IdempotentFunction<I, R> = (input: I, options?: IdempotentCallOption
 export type JsonRoundTrip<T> = T extends undefined ? undefined : JsonValueOf<T>;
 
 /** {@link JsonRoundTrip} of a value inside a JSON document (`never`: left out). */
-type JsonValueOf<T> = T extends { toJSON(): infer J }
+export type JsonValueOf<T> = T extends {
+  /** What `JSON.stringify` writes in the value's place (a `Date`'s ISO string, for example). */
+  toJSON(): infer J;
+}
   ? JsonValueOf<J>
   : T extends string | number | boolean | null
     ? T

@@ -31,6 +31,7 @@ export {
   type IdempotentCallOptions,
   type IdempotentFunction,
   type JsonRoundTrip,
+  type JsonValueOf,
 } from "./idempotent.js";
 export type { IdempotentOptions } from "./idempotent-options.js";
 export {

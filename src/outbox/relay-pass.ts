@@ -23,7 +23,9 @@ import { traceRelay } from "./telemetry.js";
 
 /** A row relayed: its message sent, its row deleted. */
 export interface OutboxRelayedMessage {
+  /** The row's PartitionKey (the app entity's partition). */
   readonly partitionKey: string;
+  /** The row's sequence number in its partition (rows are relayed in this order). */
   readonly sequence: number;
   /** The message's id (its idempotency key). */
   readonly id: string;

@@ -43,7 +43,12 @@ export interface OutboxRelayOptions {
    * a leader of its own. Ranges of several relays must not overlap.
    * @default every partition
    */
-  readonly partitionKeyRange?: { readonly from?: string; readonly to?: string };
+  readonly partitionKeyRange?: {
+    /** The first PartitionKey relayed (inclusive); from the first when left out. */
+    readonly from?: string;
+    /** The PartitionKey the range ends before (exclusive); to the last when left out. */
+    readonly to?: string;
+  };
   /** This relay's name in the election and in logs. @default `outbox-relay-<random>` */
   readonly identity?: string;
   /**
@@ -100,6 +105,7 @@ export type OutboxRelayStatus = "idle" | "running" | "stopping" | "stopped";
 
 /** Unsubscribes an event listener. */
 export interface OutboxRelayListener {
+  /** Removes the listener. */
   dispose(): void;
 }
 

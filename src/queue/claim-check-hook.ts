@@ -34,7 +34,12 @@ export interface ConsumerClaimCheck {
   resolve(
     messageText: string,
     options?: ConsumerClaimCheckCallOptions,
-  ): Promise<{ readonly messageText: string; readonly idempotencyKey: string | undefined }>;
+  ): Promise<{
+    /** The message's text as it was sent (the payload, read back from its blob when it was stored there). */
+    readonly messageText: string;
+    /** The idempotency key the message carries, if any. */
+    readonly idempotencyKey: string | undefined;
+  }>;
   /** Deletes a settled message's payload, unless it is kept for the poison queue. */
   deletePayload(rawMessageText: string, options?: ConsumerClaimCheckCallOptions): Promise<unknown>;
   /** Keeps a message's payload for the poison queue; its blob name, or undefined when it has none. */

@@ -168,7 +168,9 @@ export function wrapStorageError(error: unknown, operation: string, attempts = 1
   if (!info) return error;
   const { transient } = classifyError(error);
   const hint =
-    info.statusCode === undefined ? networkHint(info.networkCode) : statusHint(info.statusCode, info.serviceCode, error);
+    info.statusCode === undefined
+      ? networkHint(info.networkCode)
+      : statusHint(info.statusCode, info.serviceCode, error);
   const what =
     info.statusCode === undefined
       ? `a network failure (${info.networkCode ?? "no response"}${hint ? `: ${hint}` : ""})`

@@ -31,6 +31,7 @@ export {
   SDK_SINGLE_ATTEMPT,
   type RetryOptions,
   type RetryPolicy,
+  type OptionalRetryOption,
   type RetryEvent,
   type RetryAttemptContext,
   type ExecuteOptions,

@@ -96,7 +96,7 @@ export interface ExecuteOptions {
 }
 
 /** The options of {@link RetryOptions} without a default value. */
-type OptionalRetryOption = "onRetry" | "budget" | "rateLimiter" | "throttleScope";
+export type OptionalRetryOption = "onRetry" | "budget" | "rateLimiter" | "throttleScope";
 
 /** A retry policy: an immutable value that runs operations with the same retry settings. */
 export interface RetryPolicy {

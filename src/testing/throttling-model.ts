@@ -90,13 +90,28 @@ export interface ThrottlingModelStats {
   /** Of the refusals, those the account's limit made. */
   readonly accountRefusals: number;
   /** Per partition key: requests let through and refused. */
-  readonly partitions: Readonly<Record<string, { readonly admitted: number; readonly refused: number }>>;
+  readonly partitions: Readonly<
+    Record<
+      string,
+      {
+        /** Requests of the partition let through. */
+        readonly admitted: number;
+        /** Requests of the partition refused. */
+        readonly refused: number;
+      }
+    >
+  >;
 }
 
 /** The model of a fault proxy (`proxy.throttling`): change its rates, read what it counted. */
 export interface ThrottlingModel {
   /** The rates now in force. */
-  readonly rates: { readonly partitionRatePerSec: number; readonly accountRatePerSec: number };
+  readonly rates: {
+    /** The rate each partition is served at, per second. */
+    readonly partitionRatePerSec: number;
+    /** The rate the whole account is served at, per second. */
+    readonly accountRatePerSec: number;
+  };
   /**
    * Changes the rates from now on (buckets keep their tokens, up to their new size): a drop to a
    * quarter of the capacity and back, for instance.

@@ -41,3 +41,4 @@ export {
 export { verdictOfAnswer, type ThrottleVerdict, type AnswerInfo } from "./verdict.js";
 export { runThrottled } from "./run.js";
 export { RetryBudgetExhaustedError, isRetryBudgetExhaustedError } from "../errors.js";
+export type { LimiterClock } from "./limiter.js";

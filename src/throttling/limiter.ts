@@ -114,10 +114,12 @@ export interface RateLimiterKeyState {
 }
 
 /** The clock the limiter runs on (the system's, or a test's). */
-interface LimiterClock {
+export interface LimiterClock {
   /** Monotonic milliseconds. */
   monotonic(): number;
+  /** Calls `callback` after `delayInMs`; returns a handle for `clearTimer`. */
   setTimer(callback: () => void, delayInMs: number): unknown;
+  /** Cancels a timer `setTimer` returned. */
   clearTimer(timer: unknown): void;
 }
 

@@ -28,11 +28,20 @@ export interface ThrottledRequest {
   /** Its method. */
   readonly method: string;
   /** Its headers (the policy reads `DataServiceVersion`, which only Table requests carry). */
-  readonly headers: { get(name: string): string | undefined };
+  readonly headers: {
+    /** The value of header `name`, if the request has it. */
+    get(name: string): string | undefined;
+  };
   /** Its body: read when it is text (an insert's or a `$batch`'s PartitionKey). */
   readonly body?: unknown;
   /** Cancels the request, and the policy's wait for a token. */
-  readonly abortSignal?: AbortSignal | { readonly aborted: boolean } | undefined;
+  readonly abortSignal?:
+    | AbortSignal
+    | {
+        /** Whether the request was cancelled. */
+        readonly aborted: boolean;
+      }
+    | undefined;
 }
 
 /** What the policy reads of a pipeline response (a subset of `PipelineResponse`). */
@@ -40,7 +49,10 @@ export interface ThrottledResponse {
   /** The HTTP status. */
   readonly status: number;
   /** The response headers (`x-ms-error-code`). */
-  readonly headers: { get(name: string): string | undefined };
+  readonly headers: {
+    /** The value of header `name`, if the response has it. */
+    get(name: string): string | undefined;
+  };
   /** The body as text, when the SDK read it (error answers): the code and message of a Table error are there only. */
   readonly bodyAsText?: string | null;
 }
