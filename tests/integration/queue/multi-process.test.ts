@@ -143,11 +143,14 @@ describe.each([
 
       // The kills happened mid-handler: the killed workers had started handlers they never finished,
       // and each of those messages was settled by another process (or had committed just before the kill).
+      // A kill is sent when the worker reports a handler started; on a loaded machine that handler may
+      // finish before the signal lands, so at least one of the two kills must have cut a handler short.
+      let cutShort = 0;
       for (const killed of [a, b]) {
         const lines = killed.messages as Line[];
         const unfinished = new Map(lines.filter((m) => m.event === "handling").map((m) => [m.messageId, m.key]));
         for (const m of lines) if (m.event === "processed" || m.event === "poisoned") unfinished.delete(m.messageId);
-        expect(unfinished.size).toBeGreaterThan(0);
+        cutShort += unfinished.size;
         const settledElsewhere = new Set(
           workers
             .filter((w) => w !== killed)
@@ -160,6 +163,7 @@ describe.each([
         );
         expect(unaccounted).toEqual([]);
       }
+      expect(cutShort).toBeGreaterThan(0);
 
       // Every poison message is in the poison queue, with its reason; nothing else is.
       const poisoned = (await drain(poisonQueue)).map((text) => parsePoisonMessage(text)!);
