@@ -22,6 +22,12 @@ class ResultsReporter {
       failed: results.numFailedTests + results.numRuntimeErrorTestSuites,
       skipped: results.numPendingTests + results.numTodoTests,
       suitesFailedToRun: results.numRuntimeErrorTestSuites,
+      // What failed, by name, so that CI's log says which test it was even when only its tail is kept.
+      failures: results.testResults.flatMap((r) => {
+        const file = r.testFilePath.slice(this.rootDir.length + 1);
+        if (r.testExecError) return [`${file}: could not run: ${String(r.testExecError.message).split("\n")[0]}`];
+        return r.testResults.filter((t) => t.status === "failed").map((t) => `${file}: ${t.fullName}`);
+      }),
       node: process.version,
       wallTimeInSeconds: Math.round((Date.now() - results.startTime) / 1000),
       slowestFiles: results.testResults
