@@ -9,8 +9,9 @@
  * - `write-outcome.ts`: the verdict on a write whose outcome was ambiguous;
  * - `write-log.ts`: the write history each value carries, and its contract.
  */
-import { finishUpdate, startUpdate } from "../observability/instrument.js";
 import { loadOpenTelemetry, openTelemetryLoaded } from "../observability/otel.js";
+import { checkTracingOptions } from "../observability/scope.js";
+import { finishUpdate, startUpdate } from "./telemetry.js";
 import {
   checkNumber,
   checkOptionalFunction,
@@ -316,6 +317,7 @@ function checkOptions<T>(options: OptimisticUpdateOptions, cell: VersionedCell<T
     integer: true,
   });
   const recoveryTimeoutInMs = checkRecoveryTimeout(options.recoveryTimeoutInMs);
+  const tracingContext = checkTracingOptions(options.tracingOptions);
   options.abortSignal?.throwIfAborted();
   return {
     abortSignal: options.abortSignal,
@@ -325,7 +327,7 @@ function checkOptions<T>(options: OptimisticUpdateOptions, cell: VersionedCell<T
     coalesce: options.coalesce ?? true,
     onConflict: options.onConflict,
     recoveryTimeoutInMs,
-    observation: startUpdate(cell), // last: once nothing can throw before the update is under way
+    observation: startUpdate(cell, tracingContext), // last: once nothing can throw before the update is under way
   };
 }
 
