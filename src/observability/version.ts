@@ -4,7 +4,7 @@
  *
  * A constant rather than a read of package.json at run time: bundlers (esbuild, webpack, Vite) do
  * not ship package.json beside the code, and a JSON import would inline the whole manifest.
- * `tests/unit/observability/version.test.ts` fails when it differs from package.json's `version`,
+ * `tests/unit/observability/buckets.test.ts` fails when it differs from package.json's `version`,
  * and `npm version` rewrites it (the `version` script, `scripts/sync-version.mjs`).
  */
 export const LIBRARY_VERSION = "0.1.0";
