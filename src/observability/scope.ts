@@ -43,8 +43,11 @@ const scopes = new AsyncLocalStorage<Scope>();
  * of `@azure/core-tracing`, which has the same shape.
  */
 export interface TracingContext {
+  /** The value stored under `key` (the span, for OpenTelemetry's span key). */
   getValue(key: symbol): unknown;
+  /** A new context with `value` under `key`. */
   setValue(key: symbol, value: unknown): TracingContext;
+  /** A new context without `key`. */
   deleteValue(key: symbol): TracingContext;
 }
 
@@ -92,8 +95,8 @@ export function openScope(
   let context: Context | undefined;
   if (on.tracer) {
     const active = on.context.active();
-    const parentContext =
-      (parent as Context | undefined) ?? (on.context.hasSpan(active) ? active : (scopes.getStore()?.context ?? active));
+    const parentContext: Context =
+      parent ?? (on.context.hasSpan(active) ? active : (scopes.getStore()?.context ?? active));
     span = on.tracer.startSpan(name, parentContext, attributes, kind);
     context = span?.contextFrom(parentContext);
   }
