@@ -210,12 +210,12 @@ export class SafeContext {
 }
 
 /** A histogram whose `record` is fail-safe. */
-export interface SafeHistogram {
+interface SafeHistogram {
   record(value: number, attributes?: Attributes): void;
 }
 
 /** A counter whose `add` is fail-safe. */
-export interface SafeCounter {
+interface SafeCounter {
   add(value: number, attributes?: Attributes): void;
 }
 
@@ -223,7 +223,7 @@ const NO_HISTOGRAM: SafeHistogram = { record: () => undefined };
 const NO_COUNTER: SafeCounter = { add: () => undefined };
 
 /** How an instrument is described to the meter. */
-export interface InstrumentShape {
+interface InstrumentShape {
   readonly description: string;
   /** UCUM unit: `s`, or a count in braces (`{message}`). */
   readonly unit: string;

@@ -49,7 +49,7 @@ export function codeOf(error: unknown): string | undefined {
 }
 
 /** Whether the error is a cancellation (`AbortError`). */
-export function isAbort(error: unknown): boolean {
+function isAbort(error: unknown): boolean {
   return stringProperty(error, "name") === "AbortError";
 }
 

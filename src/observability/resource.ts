@@ -12,7 +12,7 @@ import type { Attributes } from "@opentelemetry/api";
 import { ATTR } from "./names.js";
 
 /** The kinds of resource the library's operations are about. */
-export type ResourceKind =
+type ResourceKind =
   | "blob"
   | "container"
   | "container_metadata"
@@ -47,13 +47,6 @@ const registered = new WeakMap<object, Attributes>();
 export function describeResource<T extends object>(target: T, resource: StorageResource): T {
   registered.set(target, resourceAttributes(resource));
   return target;
-}
-
-/** Gives `to` (a wrapper, such as a throttled cell) what `from` is about. */
-export function sameResource<T extends object>(to: T, from: object): T {
-  const attributes = registered.get(from);
-  if (attributes) registered.set(to, attributes);
-  return to;
 }
 
 /** The attributes of what `target` is about: registered ones, else its description. */
