@@ -6,7 +6,9 @@
  * - package absent, or no SDK registered: {@link telemetry} answers `undefined` and the library
  *   builds no span, no attribute, no context: one property read per call;
  * - a tracer provider and/or a meter provider registered: it answers the tracer (or `undefined`)
- *   and the instruments, made once per provider.
+ *   and the meter (or `undefined`), got once per provider under the scope `azure-storage-concurrency`
+ *   and the library's version. Each feature makes its own instruments from that meter, once per
+ *   meter ({@link defineInstruments}, in `src/<feature>/telemetry.ts`).
  *
  * The API keeps its providers in one global, shared by every copy of the package (ESM and CommonJS
  * builds, several versions 1.x), so the application's `trace.setGlobalTracerProvider(...)` (or the
