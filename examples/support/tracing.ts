@@ -4,9 +4,11 @@
  * a reader to collect from, and the Azure SDK's own spans switched on.
  *
  * The Azure SDK emits spans through `@azure/core-tracing` once an OpenTelemetry instrumenter is
- * plugged in: `registerInstrumentations({ instrumentations: [createAzureSdkInstrumentation()] })`
- * does that by patching `require`; an ES module application (like these examples) applies the
- * instrumentation's patch to the imported module itself, below.
+ * plugged in. An application does that with `registerInstrumentations` and the Azure SDK
+ * instrumentation, loaded before it with `node --import` (`./instrumentation.mjs`, the standard
+ * set-up: docs/observability.md). Here the set-up starts inside a running process (an example's
+ * `main`, a jest test, where no loader hook can be added any more), so the instrumentation's own
+ * patch is applied to the imported `@azure/core-tracing` directly, below: the same instrumenter.
  */
 import * as coreTracing from "@azure/core-tracing";
 import { createAzureSdkInstrumentation } from "@azure/opentelemetry-instrumentation-azure-sdk";

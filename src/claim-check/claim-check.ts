@@ -14,7 +14,7 @@
 import type { ContainerClient } from "@azure/storage-blob";
 import type { DequeuedMessageItem, QueueClient, QueueReceiveMessageOptions } from "@azure/storage-queue";
 import { withTimeLimit } from "../internal/time-limit.js";
-import { sdkTracing } from "../observability/scope.js";
+import { checkTracingOptions, sdkTracing } from "../observability/scope.js";
 import type { ConsumerClaimCheck } from "../queue/index.js";
 import { deletePayload, keepPayload, type PayloadDeletion } from "./lifecycle.js";
 import {
@@ -130,7 +130,8 @@ export class ClaimCheck implements ConsumerClaimCheck {
     if (typeof body !== "string" && !(body instanceof Uint8Array))
       throw new TypeError("`body` must be a string or a Uint8Array (a Buffer).");
     const checked = checkSendOptions(options, this.#settings);
-    return traceSend(queueClient.name, () => sendThroughClaimCheck(this.#settings, queueClient, body, checked));
+    const parent = checkTracingOptions(options.tracingOptions);
+    return traceSend(queueClient, parent, () => sendThroughClaimCheck(this.#settings, queueClient, body, checked));
   }
 
   /**
@@ -233,7 +234,8 @@ export class ClaimCheck implements ConsumerClaimCheck {
    * crashes. Safe to run at any time and from several processes; run it now and then (hourly, or
    * daily). Never deletes a payload kept for the poison queue.
    */
-  sweep(options: ClaimCheckSweepOptions = {}): Promise<ClaimCheckSweepResult> {
-    return traceSweep(this.containerName, () => sweepPayloads(this.#settings, options));
+  async sweep(options: ClaimCheckSweepOptions = {}): Promise<ClaimCheckSweepResult> {
+    const parent = checkTracingOptions(options.tracingOptions);
+    return traceSweep(this.#settings.container, parent, () => sweepPayloads(this.#settings, options));
   }
 }

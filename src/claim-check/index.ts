@@ -16,3 +16,4 @@ export {
   ClaimCheckSendError,
   isClaimCheckSendError,
 } from "./errors.js";
+export type { OperationTracingOptions, TracingContext } from "../observability/scope.js";

@@ -11,6 +11,7 @@ import {
   optionalNumber,
 } from "../internal/validate.js";
 import { MAX_MESSAGE_BYTES, type ClaimCheckCompression } from "./envelope.js";
+import type { OperationTracingOptions } from "../observability/scope.js";
 
 /** The service's default message time to live: 7 days, in seconds. */
 const DEFAULT_MESSAGE_TIME_TO_LIVE_IN_SECONDS = 604_800;
@@ -86,6 +87,11 @@ export interface ClaimCheckSendOptions {
   readonly compression?: ClaimCheckCompression;
   /** Cancels the upload and the send. A send cancelled after it went out may still have been added. */
   readonly abortSignal?: AbortSignal;
+  /**
+   * As the Azure SDK's operations take them: `tracingContext` is the parent of the call's span
+   * (`asc.claim_check.send`), and so of the SDK's spans under it. Default: the active context.
+   */
+  readonly tracingOptions?: OperationTracingOptions;
 }
 
 /** Options of the claim-check's calls that read or settle a message. */

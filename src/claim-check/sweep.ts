@@ -12,7 +12,7 @@
 import { statusOf } from "../errors.js";
 import { withTimeLimit } from "../internal/time-limit.js";
 import { checkOptionalSignal } from "../internal/validate.js";
-import { sdkTracing } from "../observability/scope.js";
+import { sdkTracing, type OperationTracingOptions } from "../observability/scope.js";
 import type { ClaimCheckSettings } from "./options.js";
 import { deliverableUntilOf, PAYLOAD_METADATA, timeKey, timeKeyOfName } from "./payload.js";
 
@@ -26,6 +26,11 @@ export interface ClaimCheckSweepOptions {
   readonly now?: Date;
   /** Stops the sweep between requests. */
   readonly abortSignal?: AbortSignal;
+  /**
+   * As the Azure SDK's operations take them: `tracingContext` is the parent of the call's span
+   * (`asc.claim_check.sweep`), and so of the SDK's spans under it. Default: the active context.
+   */
+  readonly tracingOptions?: OperationTracingOptions;
 }
 
 /** What {@link ClaimCheck.sweep} did. */

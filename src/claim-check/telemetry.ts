@@ -3,20 +3,31 @@
  * `asc.claim_check.sweep` around a sweep. Each ends after the operation has settled, with its
  * outcome; none can throw into the operation or change what it answers (`observability/guard.ts`).
  */
-import { stringProperty } from "../internal/describe-error.js";
-import { ATTR, SPAN } from "../observability/names.js";
+import { failureOutcome } from "../observability/helpers.js";
+import { ATTR, MESSAGING_SYSTEM, SPAN } from "../observability/names.js";
 import { loadOpenTelemetry, openTelemetryLoaded } from "../observability/otel.js";
-import { endScope, instrumentation, openScope, runInScope } from "../observability/scope.js";
+import { resourceAttributes } from "../observability/resource.js";
+import { endScope, instrumentation, openScope, runInScope, type TracingContext } from "../observability/scope.js";
 import type { ClaimCheckSendResult } from "./send.js";
 import type { ClaimCheckSweepResult } from "./sweep.js";
 
 /** Runs a send in its span: outcome `inline` or `stored` (payload in a blob), or `failed`. */
 export async function traceSend(
-  queue: string,
+  queue: { readonly name: string; readonly url: string },
+  parent: TracingContext | undefined,
   send: () => Promise<ClaimCheckSendResult>,
 ): Promise<ClaimCheckSendResult> {
   if (!openTelemetryLoaded()) await loadOpenTelemetry();
-  const scope = openScope(SPAN.claimCheckSend, () => ({ [ATTR.messagingDestination]: queue }));
+  const scope = openScope(
+    SPAN.claimCheckSend,
+    () => ({
+      ...resourceAttributes({ kind: "queue", container: queue.name, url: queue.url }),
+      [ATTR.messagingSystem]: MESSAGING_SYSTEM,
+      [ATTR.messagingDestination]: queue.name,
+    }),
+    undefined,
+    parent,
+  );
   if (!scope) return send();
   let result: ClaimCheckSendResult;
   try {
@@ -38,11 +49,17 @@ export async function traceSend(
 
 /** Runs a sweep in its span: outcome `swept` (with how many were deleted), or `failed`. */
 export async function traceSweep(
-  container: string,
+  container: { readonly containerName: string; readonly url: string },
+  parent: TracingContext | undefined,
   sweep: () => Promise<ClaimCheckSweepResult>,
 ): Promise<ClaimCheckSweepResult> {
   if (!openTelemetryLoaded()) await loadOpenTelemetry();
-  const scope = openScope(SPAN.claimCheckSweep, () => ({ [ATTR.target]: `container '${container}'` }));
+  const scope = openScope(
+    SPAN.claimCheckSweep,
+    () => resourceAttributes({ kind: "container", container: container.containerName, url: container.url }),
+    undefined,
+    parent,
+  );
   if (!scope) return sweep();
   let result: ClaimCheckSweepResult;
   try {
@@ -56,5 +73,5 @@ export async function traceSweep(
 }
 
 function outcomeOfError(error: unknown): string {
-  return stringProperty(error, "name") === "AbortError" ? "cancelled" : "failed";
+  return failureOutcome(error);
 }

@@ -9,6 +9,7 @@ import { sdkLeaseOperations, readProperties } from "./lease-client.js";
 import { checkLockBlobName } from "./lock-name.js";
 import { LeaseLock } from "./lock.js";
 import type { LeaseLockOptions } from "./options.js";
+import { describeResource } from "../observability/resource.js";
 
 /**
  * The blob `blobName` in `container` as a {@link Leasable}. When missing, the blob (an empty block
@@ -33,50 +34,53 @@ import type { LeaseLockOptions } from "./options.js";
 export function blobLeasable(container: ContainerClient, blobName: string): Leasable {
   checkLockBlobName("blobName", blobName);
   const blob = container.getBlockBlobClient(blobName);
-  return {
-    description: `blob '${container.containerName}/${blobName}'`,
-    key: blob.url,
-    finiteDurations: true,
-    ...sdkLeaseOperations(blob),
-    getProperties: (options: LeasableRequestOptions = {}) =>
-      readProperties(() => blob.getProperties({ abortSignal: options.abortSignal, tracingOptions: sdkTracing() })),
-    conditionalMetadataWrites: true,
-    async setMetadata(metadata, leaseId, options: LeasableMetadataWriteOptions = {}) {
-      const { etag } = await blob.setMetadata(
-        { ...metadata },
-        {
-          conditions: { leaseId, ...(options.ifMatch === undefined ? {} : { ifMatch: options.ifMatch }) },
-          abortSignal: options.abortSignal,
-          tracingOptions: sdkTracing(),
-        },
-      );
-      return { etag };
-    },
-    async createIfMissing(options: LeasableRequestOptions = {}) {
-      const create = () =>
-        blob
-          .upload("", 0, {
-            conditions: { ifNoneMatch: "*" },
+  return describeResource(
+    {
+      description: `blob '${container.containerName}/${blobName}'`,
+      key: blob.url,
+      finiteDurations: true,
+      ...sdkLeaseOperations(blob),
+      getProperties: (options: LeasableRequestOptions = {}) =>
+        readProperties(() => blob.getProperties({ abortSignal: options.abortSignal, tracingOptions: sdkTracing() })),
+      conditionalMetadataWrites: true,
+      async setMetadata(metadata, leaseId, options: LeasableMetadataWriteOptions = {}) {
+        const { etag } = await blob.setMetadata(
+          { ...metadata },
+          {
+            conditions: { leaseId, ...(options.ifMatch === undefined ? {} : { ifMatch: options.ifMatch }) },
             abortSignal: options.abortSignal,
             tracingOptions: sdkTracing(),
-          })
-          .then(
-            () => undefined,
-            (error: unknown) => {
-              // 409 BlobAlreadyExists, or 412 when it exists (and may be leased): someone else made it.
-              const status = statusOf(error);
-              if (status !== 409 && status !== 412) throw error;
-            },
-          );
-      try {
-        await create();
-      } catch (error) {
-        if (statusOf(error) !== 404) throw error;
-        await container.createIfNotExists({ abortSignal: options.abortSignal, tracingOptions: sdkTracing() });
-        await create();
-      }
+          },
+        );
+        return { etag };
+      },
+      async createIfMissing(options: LeasableRequestOptions = {}) {
+        const create = () =>
+          blob
+            .upload("", 0, {
+              conditions: { ifNoneMatch: "*" },
+              abortSignal: options.abortSignal,
+              tracingOptions: sdkTracing(),
+            })
+            .then(
+              () => undefined,
+              (error: unknown) => {
+                // 409 BlobAlreadyExists, or 412 when it exists (and may be leased): someone else made it.
+                const status = statusOf(error);
+                if (status !== 409 && status !== 412) throw error;
+              },
+            );
+        try {
+          await create();
+        } catch (error) {
+          if (statusOf(error) !== 404) throw error;
+          await container.createIfNotExists({ abortSignal: options.abortSignal, tracingOptions: sdkTracing() });
+          await create();
+        }
+      },
     },
-  };
+    { kind: "blob", container: container.containerName, name: blobName, url: container.url },
+  );
 }
 
 /**

@@ -9,6 +9,7 @@ import type { Leasable, LeasableRequestOptions } from "./leasable.js";
 import { sdkLeaseOperations, readProperties } from "./lease-client.js";
 import { LeaseLock } from "./lock.js";
 import type { LeaseLockOptions } from "./options.js";
+import { describeResource } from "../observability/resource.js";
 
 /**
  * `container` as a {@link Leasable}: its own lease, for example to make deleting it exclusive.
@@ -24,20 +25,25 @@ import type { LeaseLockOptions } from "./options.js";
  * ```
  */
 export function containerLeasable(container: ContainerClient): Leasable {
-  return {
-    description: `container '${container.containerName}'`,
-    key: container.url,
-    finiteDurations: true,
-    ...sdkLeaseOperations(container),
-    getProperties: (options: LeasableRequestOptions = {}) =>
-      readProperties(() => container.getProperties({ abortSignal: options.abortSignal, tracingOptions: sdkTracing() })),
-    async setMetadata(metadata, leaseId, options: LeasableRequestOptions = {}) {
-      await container.setMetadata(
-        { ...metadata },
-        { conditions: { leaseId }, abortSignal: options.abortSignal, tracingOptions: sdkTracing() },
-      );
+  return describeResource(
+    {
+      description: `container '${container.containerName}'`,
+      key: container.url,
+      finiteDurations: true,
+      ...sdkLeaseOperations(container),
+      getProperties: (options: LeasableRequestOptions = {}) =>
+        readProperties(() =>
+          container.getProperties({ abortSignal: options.abortSignal, tracingOptions: sdkTracing() }),
+        ),
+      async setMetadata(metadata, leaseId, options: LeasableRequestOptions = {}) {
+        await container.setMetadata(
+          { ...metadata },
+          { conditions: { leaseId }, abortSignal: options.abortSignal, tracingOptions: sdkTracing() },
+        );
+      },
     },
-  };
+    { kind: "container", container: container.containerName, url: container.url },
+  );
 }
 
 /**

@@ -11,7 +11,7 @@
  * lock gets by default (10% of the duration, at least one second).
  */
 import { describeError } from "../internal/describe-error.js";
-import { noteLeaderChange } from "../observability/instrument.js";
+import { noteLeaderChange } from "./telemetry.js";
 import { logger } from "../internal/logger.js";
 import { sleep, uniform } from "../internal/sleep.js";
 import { checkOptionalFunction, checkOptionalSignal, optionalNumber } from "../internal/validate.js";
@@ -149,7 +149,7 @@ export function startLeaderElection(leasable: Leasable, options: LeaderElectionO
     handle.abortSignal.addEventListener("abort", end, { once: true });
     stopping.signal.addEventListener("abort", end, { once: true });
     if (stopping.signal.aborted) end();
-    noteLeaderChange(leasable.description, identity, "elected"); // telemetry once the loss is wired to the signal
+    noteLeaderChange(leasable, identity, "elected"); // telemetry once the loss is wired to the signal
     const work = (async () => {
       try {
         await options.onStartedLeading?.(leading.signal, handle);
@@ -170,7 +170,7 @@ export function startLeaderElection(leasable: Leasable, options: LeaderElectionO
     isLeader = false;
     await handle.release().catch(() => undefined);
     logger.info(`leader election on ${leasable.description}: ${identity} stopped leading`);
-    noteLeaderChange(leasable.description, identity, "stepped-down"); // telemetry after the lock is given back
+    noteLeaderChange(leasable, identity, "stepped-down"); // telemetry after the lock is given back
     await call("onStoppedLeading", options.onStoppedLeading);
   };
 

@@ -49,6 +49,7 @@ import {
   smbConflictError,
   type SmbRetryOptions,
 } from "../files/internal.js";
+import { describeResource } from "../observability/resource.js";
 
 /** Options for {@link fileLeasable}. */
 export interface FileLeasableOptions {
@@ -100,61 +101,66 @@ export function fileLeasable(fileClient: ShareFileClient, options: FileLeasableO
   const description = `file '${describeFile(fileClient)}'`;
   const smb = <T>(operation: (signal: AbortSignal | undefined) => Promise<T>, what: string, signal?: AbortSignal) =>
     waitOutSmbClients(operation, `${what} ${description}`, signal, smbRetry);
-  return {
-    description,
-    finiteDurations: false,
-    async acquire(durationInSeconds: number, proposedLeaseId: string, options: LeasableRequestOptions = {}) {
-      if (durationInSeconds !== INFINITE_LEASE_SECONDS) {
-        throw new RangeError(`${description} only has infinite leases (-1), got a duration of ${durationInSeconds} s.`);
-      }
-      // Same proposed id as the active lease: granted again ("If the file has an active lease, you
-      // can only request a new lease using the active lease ID"), so a lost response is safe to repeat.
-      await smb(
-        (abortSignal) =>
-          lease(proposedLeaseId).acquireLease(INFINITE_LEASE_SECONDS, { abortSignal, tracingOptions: sdkTracing() }),
-        "take the lease on",
-        options.abortSignal,
-      );
-    },
-    async renew(leaseId: string, options: LeasableRequestOptions = {}) {
-      // No renew for files: a HEAD conditioned on the lease id, refused with 412 once it is gone.
-      // One attempt, time-limited: the lock schedules the next check itself.
-      await ownRequest(
-        `check the lease on ${description}`,
-        (abortSignal) =>
-          fileClient.getProperties({ abortSignal, leaseAccessConditions: { leaseId }, tracingOptions: sdkTracing() }),
-        { abortSignal: options.abortSignal, attemptTimeoutInMs, attempts: 1 },
-      );
-    },
-    ...shareLeaseOperations(fileClient, description, attemptTimeoutInMs),
-    async breakLease(breakPeriodInSeconds: number | undefined, options: LeasableRequestOptions = {}) {
-      if (breakPeriodInSeconds !== undefined && breakPeriodInSeconds !== 0) {
-        throw new RangeError(
-          `\`breakPeriodInSeconds\` must be 0 for ${description}: file leases take no break period and break at once, got ${breakPeriodInSeconds}.`,
+  return describeResource(
+    {
+      description,
+      finiteDurations: false,
+      async acquire(durationInSeconds: number, proposedLeaseId: string, options: LeasableRequestOptions = {}) {
+        if (durationInSeconds !== INFINITE_LEASE_SECONDS) {
+          throw new RangeError(
+            `${description} only has infinite leases (-1), got a duration of ${durationInSeconds} s.`,
+          );
+        }
+        // Same proposed id as the active lease: granted again ("If the file has an active lease, you
+        // can only request a new lease using the active lease ID"), so a lost response is safe to repeat.
+        await smb(
+          (abortSignal) =>
+            lease(proposedLeaseId).acquireLease(INFINITE_LEASE_SECONDS, { abortSignal, tracingOptions: sdkTracing() }),
+          "take the lease on",
+          options.abortSignal,
         );
-      }
-      await lease().breakLease({ abortSignal: options.abortSignal, tracingOptions: sdkTracing() });
-      return 0;
+      },
+      async renew(leaseId: string, options: LeasableRequestOptions = {}) {
+        // No renew for files: a HEAD conditioned on the lease id, refused with 412 once it is gone.
+        // One attempt, time-limited: the lock schedules the next check itself.
+        await ownRequest(
+          `check the lease on ${description}`,
+          (abortSignal) =>
+            fileClient.getProperties({ abortSignal, leaseAccessConditions: { leaseId }, tracingOptions: sdkTracing() }),
+          { abortSignal: options.abortSignal, attemptTimeoutInMs, attempts: 1 },
+        );
+      },
+      ...shareLeaseOperations(fileClient, description, attemptTimeoutInMs),
+      async breakLease(breakPeriodInSeconds: number | undefined, options: LeasableRequestOptions = {}) {
+        if (breakPeriodInSeconds !== undefined && breakPeriodInSeconds !== 0) {
+          throw new RangeError(
+            `\`breakPeriodInSeconds\` must be 0 for ${description}: file leases take no break period and break at once, got ${breakPeriodInSeconds}.`,
+          );
+        }
+        await lease().breakLease({ abortSignal: options.abortSignal, tracingOptions: sdkTracing() });
+        return 0;
+      },
+      getProperties: (options: LeasableRequestOptions = {}) =>
+        readProperties(() =>
+          fileClient.getProperties({ abortSignal: options.abortSignal, tracingOptions: sdkTracing() }),
+        ),
+      conditionalMetadataWrites: false,
+      // The lock's client-side time limit for acquire and setMetadata is extended by the SMB wait.
+      conflictWaitInMs: smbRetry === false ? 0 : (smbRetry.deadlineInMs ?? SMB_LOCK_DEADLINE_IN_MS),
+      async setMetadata(metadata, leaseId, options: LeasableRequestOptions = {}) {
+        await smb(
+          (abortSignal) =>
+            fileClient.setMetadata(
+              { ...metadata },
+              { leaseAccessConditions: { leaseId }, abortSignal, tracingOptions: sdkTracing() },
+            ),
+          "write the lock's record on",
+          options.abortSignal,
+        );
+      },
     },
-    getProperties: (options: LeasableRequestOptions = {}) =>
-      readProperties(() =>
-        fileClient.getProperties({ abortSignal: options.abortSignal, tracingOptions: sdkTracing() }),
-      ),
-    conditionalMetadataWrites: false,
-    // The lock's client-side time limit for acquire and setMetadata is extended by the SMB wait.
-    conflictWaitInMs: smbRetry === false ? 0 : (smbRetry.deadlineInMs ?? SMB_LOCK_DEADLINE_IN_MS),
-    async setMetadata(metadata, leaseId, options: LeasableRequestOptions = {}) {
-      await smb(
-        (abortSignal) =>
-          fileClient.setMetadata(
-            { ...metadata },
-            { leaseAccessConditions: { leaseId }, abortSignal, tracingOptions: sdkTracing() },
-          ),
-        "write the lock's record on",
-        options.abortSignal,
-      );
-    },
-  };
+    { kind: "file", container: fileClient.shareName, name: fileClient.path, url: fileClient.url },
+  );
 }
 
 /**

@@ -26,8 +26,8 @@
 import { randomUUID } from "node:crypto";
 import { serviceCodeOf, statusOf } from "../errors.js";
 import { logger } from "../internal/logger.js";
-import { noteLockEnded, noteRenewalFailed } from "../observability/instrument.js";
 import { detached } from "../observability/scope.js";
+import { noteLockEnded, noteRenewalFailed } from "./telemetry.js";
 import { uniform } from "../internal/sleep.js";
 import { withTimeLimit } from "../internal/time-limit.js";
 import { classifyError, wrapStorageError } from "../retry/index.js";
@@ -247,7 +247,7 @@ class HeldLease implements LockHandle {
     await this.#stopRenewing();
     if (!wasLost) {
       this.#controller.abort(new DOMException(`The lock on ${this.#leasable.description} was released.`, "AbortError"));
-      noteLockEnded(this.#leasable.description, this.acquiredAt); // telemetry after the signal
+      noteLockEnded(this.#leasable, this.acquiredAt); // telemetry after the signal
     }
     if (refused) return this.#ended(false); // the service already said this lease id holds nothing
     let released = false;
@@ -348,7 +348,7 @@ class HeldLease implements LockHandle {
                   `${code ? ` (${code})` : ""}; it was broken (for example by \`lock break\`), or released or changed by someone else.`,
             error,
           );
-          noteRenewalFailed(this.#leasable.description, error);
+          noteRenewalFailed(this.#leasable, error);
           return;
         }
         const timeLeft = this.#guard ? this.#guard.timeLeftInMs() : Infinity;
@@ -357,7 +357,7 @@ class HeldLease implements LockHandle {
         logger.warning(
           `renewing the lease on ${this.#leasable.description} failed (${describeFailure(error)}); trying again in ${Math.round(retryInMs)} ms`,
         );
-        noteRenewalFailed(this.#leasable.description, error);
+        noteRenewalFailed(this.#leasable, error);
       },
     );
     const tracked = {
@@ -385,7 +385,7 @@ class HeldLease implements LockHandle {
     );
     // The signal is aborted: only now the log line and telemetry (neither can throw, nor delay it).
     logger.warning(message);
-    noteLockEnded(this.#leasable.description, this.acquiredAt, { reason, error: cause });
+    noteLockEnded(this.#leasable, this.acquiredAt, { reason, error: cause });
   }
 }
 

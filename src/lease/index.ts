@@ -61,3 +61,4 @@ export {
 } from "./guarded-table.js";
 // Listing a container's locks (what `lock list` prints), from the listing alone.
 export { listLocks, type LockRow } from "./lock-listing.js";
+export type { OperationTracingOptions, TracingContext } from "../observability/scope.js";

@@ -23,7 +23,8 @@
  */
 import { classifyError, wrapStorageError } from "../retry/index.js";
 import { isStorageConcurrencyError } from "../errors.js";
-import { noteLockAttempt, noteLockBusy, traceAcquire } from "../observability/instrument.js";
+import { checkTracingOptions, type OperationTracingOptions } from "../observability/scope.js";
+import { noteLockAttempt, noteLockBusy, traceAcquire } from "./telemetry.js";
 import { logger } from "../internal/logger.js";
 import { sleep, uniform } from "../internal/sleep.js";
 import { checkNumber, checkOptionalSignal } from "../internal/validate.js";
@@ -41,6 +42,11 @@ import { describeError } from "../internal/describe-error.js";
 export interface TryAcquireOptions {
   /** Cancels the attempt. */
   readonly abortSignal?: AbortSignal;
+  /**
+   * As the Azure SDK's operations take them: `tracingContext` is the parent of the attempt's span
+   * (`asc.lock.acquire`), and so of the SDK's spans under it. Default: the active context.
+   */
+  readonly tracingOptions?: OperationTracingOptions;
 }
 
 /** Options for {@link LeaseLock.acquire} and {@link LeaseLock.withLock}. */
@@ -56,6 +62,11 @@ export interface AcquireOptions {
   readonly timeoutInMs?: number;
   /** Cancels the wait; the promise rejects with the signal's reason. */
   readonly abortSignal?: AbortSignal;
+  /**
+   * As the Azure SDK's operations take them: `tracingContext` is the parent of the acquisition's
+   * span (`asc.lock.acquire`), and so of the SDK's spans under it. Default: the active context.
+   */
+  readonly tracingOptions?: OperationTracingOptions;
 }
 
 /** Options for {@link LeaseLock.break}. */
@@ -144,7 +155,7 @@ export class LeaseLock {
    * ```
    */
   async tryAcquire(options: TryAcquireOptions = {}): Promise<LockHandle | undefined> {
-    return traceAcquire(this, false, () => this.#tryAcquire(options));
+    return traceAcquire(this, false, checkTracingOptions(options.tracingOptions), () => this.#tryAcquire(options));
   }
 
   async #tryAcquire(options: TryAcquireOptions): Promise<LockHandle | undefined> {
@@ -176,7 +187,7 @@ export class LeaseLock {
    * ```
    */
   async acquire(options: AcquireOptions = {}): Promise<LockHandle> {
-    return traceAcquire(this, true, () => this.#acquire(options));
+    return traceAcquire(this, true, checkTracingOptions(options.tracingOptions), () => this.#acquire(options));
   }
 
   async #acquire(options: AcquireOptions): Promise<LockHandle> {

@@ -45,6 +45,7 @@ import type { LeaseLockOptions } from "./options.js";
 import { checkNumber } from "../internal/validate.js";
 import { shareLeaseOperations } from "./file-share-operations.js";
 import { ownRequest } from "../files/internal.js";
+import { describeResource } from "../observability/resource.js";
 
 /** Options for {@link shareLeasable}. */
 export interface ShareLeasableOptions {
@@ -84,85 +85,88 @@ export function shareLeasable(shareClient: ShareClient, options: ShareLeasableOp
   // A renewal's requests: one time-limited attempt each (the lock schedules the next renewal itself).
   const once = <T>(what: string, request: (abortSignal: AbortSignal) => Promise<T>, abortSignal?: AbortSignal) =>
     ownRequest(`${what} ${description}`, request, { abortSignal, attemptTimeoutInMs, attempts: 1 });
-  return {
-    description,
-    finiteDurations: true,
-    async acquire(durationInSeconds: number, proposedLeaseId: string, options: LeasableRequestOptions = {}) {
-      await lease(proposedLeaseId).acquireLease(durationInSeconds, {
-        abortSignal: options.abortSignal,
-        tracingOptions: sdkTracing(),
-      });
-    },
-    async renew(leaseId: string, options: LeasableRenewOptions = {}) {
-      const { abortSignal, durationInSeconds } = options;
-      try {
-        await once(
-          "renew the lease on",
-          (signal) => lease(leaseId).renewLease({ abortSignal: signal, tracingOptions: sdkTracing() }),
-          abortSignal,
-        );
-        return;
-      } catch (error) {
-        if (!isSdkShareRenewDefect(error)) throw error;
-      }
-      if (durationInSeconds === undefined) {
-        throw new TypeError(
-          `Renewing the lease on ${description} needs \`durationInSeconds\` (the duration it was acquired with).`,
-        );
-      }
-      const { leaseState } = await once(
-        "check the lease on",
-        (signal) =>
-          shareClient.getProperties({
-            abortSignal: signal,
-            leaseAccessConditions: { leaseId },
-            tracingOptions: sdkTracing(),
-          }),
-        abortSignal,
-      );
-      const state = toLeaseState(leaseState);
-      if (state !== "leased") {
-        throw new LeaseLostError(`The lease on ${description} is ${state}: someone is breaking it.`, {
-          reason: "lease-gone",
-          leaseId,
+  return describeResource(
+    {
+      description,
+      finiteDurations: true,
+      async acquire(durationInSeconds: number, proposedLeaseId: string, options: LeasableRequestOptions = {}) {
+        await lease(proposedLeaseId).acquireLease(durationInSeconds, {
+          abortSignal: options.abortSignal,
+          tracingOptions: sdkTracing(),
         });
-      }
-      if (durationInSeconds !== INFINITE_LEASE_SECONDS) {
-        await once(
-          "renew the lease on",
+      },
+      async renew(leaseId: string, options: LeasableRenewOptions = {}) {
+        const { abortSignal, durationInSeconds } = options;
+        try {
+          await once(
+            "renew the lease on",
+            (signal) => lease(leaseId).renewLease({ abortSignal: signal, tracingOptions: sdkTracing() }),
+            abortSignal,
+          );
+          return;
+        } catch (error) {
+          if (!isSdkShareRenewDefect(error)) throw error;
+        }
+        if (durationInSeconds === undefined) {
+          throw new TypeError(
+            `Renewing the lease on ${description} needs \`durationInSeconds\` (the duration it was acquired with).`,
+          );
+        }
+        const { leaseState } = await once(
+          "check the lease on",
           (signal) =>
-            lease(leaseId).acquireLease(durationInSeconds, { abortSignal: signal, tracingOptions: sdkTracing() }),
+            shareClient.getProperties({
+              abortSignal: signal,
+              leaseAccessConditions: { leaseId },
+              tracingOptions: sdkTracing(),
+            }),
           abortSignal,
         );
-      }
+        const state = toLeaseState(leaseState);
+        if (state !== "leased") {
+          throw new LeaseLostError(`The lease on ${description} is ${state}: someone is breaking it.`, {
+            reason: "lease-gone",
+            leaseId,
+          });
+        }
+        if (durationInSeconds !== INFINITE_LEASE_SECONDS) {
+          await once(
+            "renew the lease on",
+            (signal) =>
+              lease(leaseId).acquireLease(durationInSeconds, { abortSignal: signal, tracingOptions: sdkTracing() }),
+            abortSignal,
+          );
+        }
+      },
+      ...shareLeaseOperations(shareClient, description, attemptTimeoutInMs),
+      async breakLease(breakPeriodInSeconds: number | undefined, options: LeasableRequestOptions = {}) {
+        // The SDK passes `breakPeriod` on as x-ms-lease-break-period (its generated share operations
+        // read it), though `LeaseOperationOptions` does not declare it. Left out, the service breaks a
+        // finite lease when it would have expired and an infinite one at once.
+        const request = {
+          abortSignal: options.abortSignal,
+          tracingOptions: sdkTracing(),
+          ...(breakPeriodInSeconds === undefined ? {} : { breakPeriod: breakPeriodInSeconds }),
+        };
+        const response = await lease().breakLease(request);
+        return response.leaseTimeInSeconds ?? 0;
+      },
+      getProperties: (options: LeasableRequestOptions = {}) =>
+        readProperties(() =>
+          shareClient.getProperties({ abortSignal: options.abortSignal, tracingOptions: sdkTracing() }),
+        ),
+      // Set Share Metadata needs the lease id on a leased share (412 LeaseIdMissing without it) and
+      // takes no If-Match.
+      conditionalMetadataWrites: false,
+      async setMetadata(metadata, leaseId, options: LeasableRequestOptions = {}) {
+        await shareClient.setMetadata(
+          { ...metadata },
+          { leaseAccessConditions: { leaseId }, abortSignal: options.abortSignal, tracingOptions: sdkTracing() },
+        );
+      },
     },
-    ...shareLeaseOperations(shareClient, description, attemptTimeoutInMs),
-    async breakLease(breakPeriodInSeconds: number | undefined, options: LeasableRequestOptions = {}) {
-      // The SDK passes `breakPeriod` on as x-ms-lease-break-period (its generated share operations
-      // read it), though `LeaseOperationOptions` does not declare it. Left out, the service breaks a
-      // finite lease when it would have expired and an infinite one at once.
-      const request = {
-        abortSignal: options.abortSignal,
-        tracingOptions: sdkTracing(),
-        ...(breakPeriodInSeconds === undefined ? {} : { breakPeriod: breakPeriodInSeconds }),
-      };
-      const response = await lease().breakLease(request);
-      return response.leaseTimeInSeconds ?? 0;
-    },
-    getProperties: (options: LeasableRequestOptions = {}) =>
-      readProperties(() =>
-        shareClient.getProperties({ abortSignal: options.abortSignal, tracingOptions: sdkTracing() }),
-      ),
-    // Set Share Metadata needs the lease id on a leased share (412 LeaseIdMissing without it) and
-    // takes no If-Match.
-    conditionalMetadataWrites: false,
-    async setMetadata(metadata, leaseId, options: LeasableRequestOptions = {}) {
-      await shareClient.setMetadata(
-        { ...metadata },
-        { leaseAccessConditions: { leaseId }, abortSignal: options.abortSignal, tracingOptions: sdkTracing() },
-      );
-    },
-  };
+    { kind: "share", container: shareClient.name, url: shareClient.url },
+  );
 }
 
 /** The SDK's client-side refusal to renew a share lease (a RangeError, no request sent, no status). */

@@ -18,7 +18,7 @@
  */
 import type * as OtelApi from "@opentelemetry/api";
 import type { Attributes, AttributeValue, Context } from "@opentelemetry/api";
-import { describeError, errorCodeOf, errorNameOf } from "../internal/describe-error.js";
+import { describeError, errorCodeOf } from "../internal/describe-error.js";
 import { logger } from "../internal/logger.js";
 import { ATTR } from "./names.js";
 
@@ -102,11 +102,13 @@ export class SafeSpan {
   fail(error: unknown): void {
     if (!this.recording) return;
     const message = describeError(error);
+    const type = errorType(error);
     failSafe(
       "span",
       () => {
-        this.#span.recordException({ name: errorNameOf(error) ?? "Error", message });
-        this.#span.setAttribute(ATTR.errorType, errorType(error));
+        // One value for both: a backend that groups by `error.type` or by `exception.type` sees the same classes.
+        this.#span.recordException({ name: type, message });
+        this.#span.setAttribute(ATTR.errorType, type);
         this.#span.setStatus({ code: this.#api.SpanStatusCode.ERROR, message });
       },
       undefined,
@@ -126,7 +128,11 @@ export class SafeSpan {
   }
 }
 
-/** The `error.type` of an error: its `code` (the library's errors), else its name, else its type. */
+/**
+ * The `error.type` of an error, also its exception event's `exception.type`: its `code` (the
+ * library's error codes, such as `LockTimeout`; the service's, such as `LeaseAlreadyPresent`, on
+ * an SDK `RestError`), else its class name (`TypeError`), else the type of what was thrown.
+ */
 export function errorType(error: unknown): string {
   return errorCodeOf(error) ?? (error === null ? "null" : typeof error);
 }
@@ -204,37 +210,72 @@ export class SafeContext {
 }
 
 /** A histogram whose `record` is fail-safe. */
-export interface SafeHistogram {
+interface SafeHistogram {
   record(value: number, attributes?: Attributes): void;
 }
 
 /** A counter whose `add` is fail-safe. */
-export interface SafeCounter {
+interface SafeCounter {
   add(value: number, attributes?: Attributes): void;
 }
 
 const NO_HISTOGRAM: SafeHistogram = { record: () => undefined };
 const NO_COUNTER: SafeCounter = { add: () => undefined };
 
-/** Makes a histogram with `create` and guards its `record`; a creation that throws gives one that records nothing. */
-export function safeHistogram(create: () => OtelApi.Histogram): SafeHistogram {
-  const histogram = failSafe("meter", create, undefined);
-  if (!histogram) return NO_HISTOGRAM;
-  return {
-    record: (value, attributes) => failSafe("instrument", () => histogram.record(value, attributes), undefined),
-  };
+/** How an instrument is described to the meter. */
+interface InstrumentShape {
+  readonly description: string;
+  /** UCUM unit: `s`, or a count in braces (`{message}`). */
+  readonly unit: string;
 }
 
-/** Makes an up-down counter with `create` and guards its `add`, as {@link safeCounter} does. */
-export function safeUpDownCounter(create: () => OtelApi.UpDownCounter): SafeCounter {
-  const counter = failSafe("meter", create, undefined);
-  if (!counter) return NO_COUNTER;
-  return { add: (value, attributes) => failSafe("instrument", () => counter.add(value, attributes), undefined) };
+/**
+ * A meter whose instruments are fail-safe: an instrument the meter cannot make records nothing, and
+ * a `record`/`add` that throws is caught. Each feature makes its own instruments from it
+ * (`defineInstruments` in `./otel.ts`).
+ */
+export class SafeMeter {
+  readonly #meter: OtelApi.Meter;
+
+  constructor(meter: OtelApi.Meter) {
+    this.#meter = meter;
+  }
+
+  /**
+   * A histogram with explicit bucket boundaries, passed as the instrument's advice: an SDK that
+   * reads advice (`@opentelemetry/sdk-metrics` 1.19 and later) uses them unless a View says
+   * otherwise; an older one ignores the advice and keeps its default boundaries.
+   */
+  histogram(name: string, shape: InstrumentShape & { readonly boundaries: readonly number[] }): SafeHistogram {
+    const { description, unit, boundaries } = shape;
+    const histogram = failSafe(
+      "meter",
+      () =>
+        this.#meter.createHistogram(name, {
+          description,
+          unit,
+          advice: { explicitBucketBoundaries: [...boundaries] },
+        }),
+      undefined,
+    );
+    if (!histogram) return NO_HISTOGRAM;
+    return {
+      record: (value, attributes) => failSafe("instrument", () => histogram.record(value, attributes), undefined),
+    };
+  }
+
+  /** A monotonic counter. */
+  counter(name: string, shape: InstrumentShape): SafeCounter {
+    return guardedCounter(failSafe("meter", () => this.#meter.createCounter(name, shape), undefined));
+  }
+
+  /** An up-down counter (a level that goes up and down, such as the tokens a budget holds). */
+  upDownCounter(name: string, shape: InstrumentShape): SafeCounter {
+    return guardedCounter(failSafe("meter", () => this.#meter.createUpDownCounter(name, shape), undefined));
+  }
 }
 
-/** Makes a counter with `create` and guards its `add`; a creation that throws gives one that counts nothing. */
-export function safeCounter(create: () => OtelApi.Counter): SafeCounter {
-  const counter = failSafe("meter", create, undefined);
+function guardedCounter(counter: OtelApi.Counter | OtelApi.UpDownCounter | undefined | null): SafeCounter {
   if (!counter) return NO_COUNTER;
   return { add: (value, attributes) => failSafe("instrument", () => counter.add(value, attributes), undefined) };
 }

@@ -4,8 +4,15 @@
  * operator can look up what a name in their tracing backend means.
  *
  * Library names start with `asc.` (azure-storage-concurrency); the queue consumer's spans follow
- * OpenTelemetry's messaging semantic conventions (`messaging.*`). Durations are in seconds, as the
- * semantic conventions ask.
+ * OpenTelemetry's messaging semantic conventions (`messaging.*`), and so do its metrics
+ * `messaging.process.duration` and `messaging.client.consumed.messages`
+ * (https://opentelemetry.io/docs/specs/semconv/messaging/messaging-metrics/). Durations are in
+ * seconds, as the semantic conventions ask, with second-scale bucket boundaries (`./otel.ts`).
+ *
+ * Renamed in 0.2 (a breaking change for dashboards, listed in CHANGELOG.md and
+ * docs/observability.md): `asc.target` became the `asc.resource.*` attributes and `server.address`,
+ * `asc.queue.messages` became `messaging.client.consumed.messages`, `asc.queue.handler.duration`
+ * became `messaging.process.duration`.
  */
 
 /** The instrumentation scope: the tracer's and the meter's name. */
@@ -41,8 +48,19 @@ export const SPAN = {
 
 /** Span attributes. */
 export const ATTR = {
-  /** What the operation was on, in words (`blob 'wiki/home.json'`, `table 'orders' entity (…)`). */
-  target: "asc.target",
+  /** What the operation is on: `blob`, `container`, `container_metadata`, `file`, `share`, `table`, `table_entity`, `queue`. */
+  resourceKind: "asc.resource.kind",
+  /** The container, share, table or queue the operation is on (or in). */
+  resourceContainer: "asc.resource.container",
+  /** The blob's name, or the file's path in its share. */
+  resourceName: "asc.resource.name",
+  /** A table entity's PartitionKey and RowKey. */
+  resourcePartitionKey: "asc.resource.partition_key",
+  resourceRowKey: "asc.resource.row_key",
+  /** A cell or leasable of the application's own: its `description`. */
+  resourceDescription: "asc.resource.description",
+  /** The storage account's host, per the general conventions (never the path or the query of a URL). */
+  serverAddress: "server.address",
   /** How the operation ended; the values are listed with each span in docs/observability.md. */
   outcome: "asc.outcome",
   /** Optimistic update: read-modify-write rounds needed. */
@@ -171,10 +189,13 @@ export const METRIC = {
   leaderChanges: "asc.leader.changes",
   /** Histogram: actions per entity group transaction sent. */
   transactionSize: "asc.tables.transaction.operations",
-  /** Counter: messages settled by the consumer (attribute `asc.outcome`). */
-  messages: "asc.queue.messages",
-  /** Histogram: the handler's duration per call (one message, or a batch), in seconds. */
-  handlerDuration: "asc.queue.handler.duration",
+  /**
+   * Counter: messages delivered to the consumer, once each, counted when settled (messaging
+   * conventions; attributes `messaging.*`, `asc.outcome`, `error.type` when it failed).
+   */
+  consumedMessages: "messaging.client.consumed.messages",
+  /** Histogram: processing one message, from its reception to its settling, in seconds (messaging conventions). */
+  processDuration: "messaging.process.duration",
   /** Counter: receives that found the queue empty. */
   emptyReceives: "asc.queue.empty_receives",
   /** Up-down counter: the tokens a retry budget holds (attribute `asc.retry_budget.name`). */

@@ -6,7 +6,9 @@
  * - package absent, or no SDK registered: {@link telemetry} answers `undefined` and the library
  *   builds no span, no attribute, no context: one property read per call;
  * - a tracer provider and/or a meter provider registered: it answers the tracer (or `undefined`)
- *   and the instruments, made once per provider.
+ *   and the meter (or `undefined`), got once per provider under the scope `azure-storage-concurrency`
+ *   and the library's version. Each feature makes its own instruments from that meter, once per
+ *   meter ({@link defineInstruments}, in `src/<feature>/telemetry.ts`).
  *
  * The API keeps its providers in one global, shared by every copy of the package (ESM and CommonJS
  * builds, several versions 1.x), so the application's `trace.setGlobalTracerProvider(...)` (or the
@@ -17,50 +19,58 @@
  * manager that throws never reaches the library's code.
  */
 import type * as OtelApi from "@opentelemetry/api";
-import {
-  failSafe,
-  safeCounter,
-  safeHistogram,
-  safeUpDownCounter,
-  SafeContext,
-  SafeTracer,
-  type SafeCounter,
-  type SafeHistogram,
-} from "./guard.js";
-import { METRIC, SCOPE_NAME } from "./names.js";
+import { failSafe, SafeContext, SafeMeter, SafeTracer } from "./guard.js";
+import { SCOPE_NAME } from "./names.js";
+import { LIBRARY_VERSION } from "./version.js";
 
 type Api = typeof OtelApi;
 
-/** The instruments of {@link METRIC}, made from one meter. */
-interface Instruments {
-  readonly updateAttempts: SafeHistogram;
-  readonly updateConflicts: SafeHistogram;
-  readonly unknownOutcomes: SafeCounter;
-  readonly lockWait: SafeHistogram;
-  readonly lockHold: SafeHistogram;
-  readonly lockLosses: SafeCounter;
-  readonly lockHandoffs: SafeCounter;
-  readonly renewalFailures: SafeCounter;
-  readonly leaderChanges: SafeCounter;
-  readonly semaphoreWait: SafeHistogram;
-  readonly transactionSize: SafeHistogram;
-  readonly messages: SafeCounter;
-  readonly handlerDuration: SafeHistogram;
-  readonly emptyReceives: SafeCounter;
-  readonly budgetTokens: SafeCounter;
-  readonly budgetRetries: SafeCounter;
-  readonly rateCuts: SafeCounter;
-  readonly scheduleRuns: SafeCounter;
-  readonly scheduleLag: SafeHistogram;
-  readonly scheduleMissed: SafeCounter;
-}
-
-/** What is on: the context API, a tracer when a tracer provider is registered, instruments when a meter provider is. */
+/** What is on: the context API, a tracer when a tracer provider is registered, a meter when a meter provider is. */
 export interface Telemetry {
   readonly context: SafeContext;
   readonly tracer: SafeTracer | undefined;
-  readonly instruments: Instruments | undefined;
+  readonly meter: SafeMeter | undefined;
 }
+
+/**
+ * A feature's instruments, made once per meter by `make` (each feature declares its own, beside
+ * its code): `const lockInstruments = defineInstruments((meter) => ({ wait: meter.histogram(...) }))`,
+ * then `lockInstruments(scope.telemetry)?.wait.record(...)`. Answers `undefined` when no meter
+ * provider is registered.
+ */
+export function defineInstruments<T>(make: (meter: SafeMeter) => T): (on: Telemetry | undefined) => T | undefined {
+  const made = new WeakMap<SafeMeter, T>();
+  return (on) => {
+    const meter = on?.meter;
+    if (!meter) return undefined;
+    let instruments = made.get(meter);
+    if (instruments === undefined) {
+      instruments = make(meter);
+      made.set(meter, instruments);
+    }
+    return instruments;
+  };
+}
+
+/**
+ * Bucket boundaries, in seconds, for the durations people wait on (lock and semaphore waits, lock
+ * holds, a run's lateness): from 5 ms to an hour. The SDK's default boundaries (0, 5, 10, ... 10000)
+ * are made for milliseconds: in seconds, every wait under 5 s would fall into one bucket.
+ */
+export const WAIT_SECONDS: readonly number[] = [
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600,
+];
+
+/**
+ * Bucket boundaries, in seconds, the messaging semantic conventions give `messaging.process.duration`
+ * (https://opentelemetry.io/docs/specs/semconv/messaging/messaging-metrics/).
+ */
+export const MESSAGING_SECONDS: readonly number[] = [
+  0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10,
+];
+
+/** Buckets for small counts (attempts, conflicts, actions per transaction: at most 100). */
+export const SMALL_COUNTS: readonly number[] = [0, 1, 2, 3, 5, 10, 20, 50, 100];
 
 let api: Api | null | undefined; // undefined: not loaded yet; null: not installed
 let loading: Promise<void> | undefined;
@@ -133,54 +143,19 @@ function delegateOf(provider: OtelApi.TracerProvider): OtelApi.TracerProvider {
   return typeof proxy.getDelegate === "function" ? proxy.getDelegate() : provider;
 }
 
-/** Wraps what the providers give: a provider that throws leaves its half off (a tracer, or the instruments). */
+/** Wraps what the providers give: a provider that throws leaves its half off (a tracer, or the meter). */
 function build(otel: Api, tracerProvider: OtelApi.TracerProvider, meterProvider: OtelApi.MeterProvider) {
   const tracer = failSafe(
     "tracer provider",
-    () => (delegateOf(tracerProvider) === noopTracerProvider ? undefined : tracerProvider.getTracer(SCOPE_NAME)),
+    () =>
+      delegateOf(tracerProvider) === noopTracerProvider
+        ? undefined
+        : tracerProvider.getTracer(SCOPE_NAME, LIBRARY_VERSION),
     undefined,
   );
-  const meter = failSafe("meter provider", () => meterProvider.getMeter(SCOPE_NAME), undefined);
-  const instruments = meter === undefined || meter === null || meter === noopMeter ? undefined : makeInstruments(meter);
-  return tracer || instruments
-    ? { context: new SafeContext(otel), tracer: tracer ? new SafeTracer(otel, tracer) : undefined, instruments }
+  const meter = failSafe("meter provider", () => meterProvider.getMeter(SCOPE_NAME, LIBRARY_VERSION), undefined);
+  const on = meter === undefined || meter === null || meter === noopMeter ? undefined : new SafeMeter(meter);
+  return tracer || on
+    ? { context: new SafeContext(otel), tracer: tracer ? new SafeTracer(otel, tracer) : undefined, meter: on }
     : undefined;
 }
-
-function makeInstruments(meter: OtelApi.Meter): Instruments {
-  const seconds = (name: string, description: string) =>
-    safeHistogram(() => meter.createHistogram(name, { description, unit: "s" }));
-  const count = (name: string, description: string, unit: string) =>
-    safeCounter(() => meter.createCounter(name, { description, unit }));
-  const sizes = (name: string, description: string, unit: string) =>
-    safeHistogram(() =>
-      meter.createHistogram(name, { description, unit, advice: { explicitBucketBoundaries: SMALL_COUNTS } }),
-    );
-  return {
-    updateAttempts: sizes(METRIC.updateAttempts, "Read-modify-write rounds per optimistic update", "{attempt}"),
-    updateConflicts: sizes(METRIC.updateConflicts, "Conflicts met per optimistic update", "{conflict}"),
-    unknownOutcomes: count(METRIC.unknownOutcomes, "Optimistic writes whose outcome could not be settled", "{write}"),
-    lockWait: seconds(METRIC.lockWait, "Time spent acquiring a lock"),
-    lockHold: seconds(METRIC.lockHold, "Time a lock was held, until released or lost"),
-    lockLosses: count(METRIC.lockLosses, "Locks lost while held", "{loss}"),
-    lockHandoffs: count(METRIC.lockHandoffs, "Locks taken over after waiting for another holder", "{handoff}"),
-    renewalFailures: count(METRIC.renewalFailures, "Background lock renewals that failed", "{renewal}"),
-    leaderChanges: count(METRIC.leaderChanges, "Times this process became or stopped being leader", "{change}"),
-    semaphoreWait: seconds(METRIC.semaphoreWait, "Time spent acquiring a semaphore permit"),
-    transactionSize: sizes(METRIC.transactionSize, "Actions per entity group transaction", "{operation}"),
-    messages: count(METRIC.messages, "Messages settled by the consumer, by outcome", "{message}"),
-    handlerDuration: seconds(METRIC.handlerDuration, "Time the handler took per call (one message, or a batch)"),
-    emptyReceives: count(METRIC.emptyReceives, "Receives that found the queue empty", "{receive}"),
-    budgetTokens: safeUpDownCounter(() =>
-      meter.createUpDownCounter(METRIC.budgetTokens, { description: "Tokens a retry budget holds", unit: "{token}" }),
-    ),
-    budgetRetries: count(METRIC.budgetRetries, "Retries a retry budget was asked to pay for", "{retry}"),
-    rateCuts: count(METRIC.rateCuts, "Throttling answers that cut a rate limiter's rate", "{cut}"),
-    scheduleRuns: count(METRIC.scheduleRuns, "Scheduled runs by this instance, by outcome", "{run}"),
-    scheduleLag: seconds(METRIC.scheduleLag, "How late after its due time a scheduled run started"),
-    scheduleMissed: count(METRIC.scheduleMissed, "Ticks recorded as missed by catch-up", "{tick}"),
-  };
-}
-
-/** Buckets for small counts (attempts, conflicts, actions per transaction: at most 100). */
-const SMALL_COUNTS = [0, 1, 2, 3, 5, 10, 20, 50, 100];

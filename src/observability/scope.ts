@@ -38,11 +38,56 @@ export interface Scope {
 const scopes = new AsyncLocalStorage<Scope>();
 
 /**
- * Opens a scope (and its span, child of the active span or of the enclosing library scope), or
- * answers `undefined` when nothing would record. `attributes` runs only for a recording span.
- * Never throws: a tracer that throws leaves a scope without a span (metrics still recorded).
+ * A context to trace under, as the Azure SDK's `tracingOptions.tracingContext` is: an OpenTelemetry
+ * `Context` (`context.active()`, or `trace.setSpan(context.active(), span)`), or the `TracingContext`
+ * of `@azure/core-tracing`, which has the same shape.
  */
-export function openScope(name: string, attributes?: () => Attributes, kind?: "consumer"): Scope | undefined {
+export interface TracingContext {
+  /** The value stored under `key` (the span, for OpenTelemetry's span key). */
+  getValue(key: symbol): unknown;
+  /** A new context with `value` under `key`. */
+  setValue(key: symbol, value: unknown): TracingContext;
+  /** A new context without `key`. */
+  deleteValue(key: symbol): TracingContext;
+}
+
+/**
+ * Tracing options of a library operation, as every Azure SDK operation takes them
+ * (`OperationTracingOptions`): `tracingContext` is the parent of the operation's span, and so of
+ * the SDK's spans under it. Without it, the parent is the active context.
+ */
+export interface OperationTracingOptions {
+  /** The context whose span is the parent of the operation's span. */
+  readonly tracingContext?: TracingContext | undefined;
+}
+
+/** Checks `tracingOptions` as the operations' options checks do (by name); answers its context. */
+export function checkTracingOptions(tracingOptions: OperationTracingOptions | undefined): TracingContext | undefined {
+  if (tracingOptions === undefined) return undefined;
+  if (typeof tracingOptions !== "object" || tracingOptions === null) {
+    throw new TypeError("`tracingOptions` must be an object: { tracingContext }, as the Azure SDK takes it.");
+  }
+  const { tracingContext } = tracingOptions;
+  if (tracingContext !== undefined && typeof (tracingContext as Partial<TracingContext>)?.getValue !== "function") {
+    throw new TypeError(
+      "`tracingOptions.tracingContext` must be an OpenTelemetry Context (such as `context.active()`) or an Azure SDK TracingContext.",
+    );
+  }
+  return tracingContext;
+}
+
+/**
+ * Opens a scope (and its span, child of `parent` when given, else of the active span or of the
+ * enclosing library scope), or answers `undefined` when nothing would record. `attributes` runs
+ * only for a recording span. Never throws: a tracer that throws leaves a scope without a span
+ * (metrics still recorded).
+ */
+export function openScope(
+  name: string,
+  attributes?: () => Attributes,
+  kind?: "consumer",
+  parent?: TracingContext,
+): Scope | undefined {
   const on = telemetry();
   if (!on) return undefined;
   const startedAt = performance.now();
@@ -50,9 +95,10 @@ export function openScope(name: string, attributes?: () => Attributes, kind?: "c
   let context: Context | undefined;
   if (on.tracer) {
     const active = on.context.active();
-    const parent = on.context.hasSpan(active) ? active : (scopes.getStore()?.context ?? active);
-    span = on.tracer.startSpan(name, parent, attributes, kind);
-    context = span?.contextFrom(parent);
+    const parentContext: Context =
+      parent ?? (on.context.hasSpan(active) ? active : (scopes.getStore()?.context ?? active));
+    span = on.tracer.startSpan(name, parentContext, attributes, kind);
+    context = span?.contextFrom(parentContext);
   }
   return {
     telemetry: on,

@@ -21,6 +21,7 @@ import { readStream } from "../internal/stream.js";
 import { countSends, NOT_MODIFIED, OPTIMISTIC_LOG_KEY, type CellVersion, type VersionedCell } from "./cell.js";
 import { CellContentError } from "./errors.js";
 import { describeError } from "../internal/describe-error.js";
+import { describeResource } from "../observability/resource.js";
 
 /** Options for the blob cells. */
 export interface BlobCellOptions {
@@ -153,66 +154,69 @@ function blobCell<T>(blob: BlockBlobClient, options: BlobCellOptions, codec: Cod
   }
   const description = `blob '${blob.containerName}/${blob.name}'`;
   const contentType = options.contentType ?? codec.contentType;
-  return {
-    key: `blob-${codec.kind}|${blob.url.split("?")[0]}`,
-    description,
+  return describeResource(
+    {
+      key: `blob-${codec.kind}|${blob.url.split("?")[0]}`,
+      description,
 
-    async read({ abortSignal, ifNoneMatch }) {
-      let response;
-      try {
-        response = await blob.download(0, undefined, {
+      async read({ abortSignal, ifNoneMatch }) {
+        let response;
+        try {
+          response = await blob.download(0, undefined, {
+            abortSignal,
+            tracingOptions: sdkTracing(),
+            ...(ifNoneMatch ? { conditions: { ifNoneMatch } } : {}),
+          });
+        } catch (error) {
+          if (statusOf(error) === 304) return NOT_MODIFIED;
+          if (statusOf(error) === 404 && serviceCodeOf(error) === "BlobNotFound") return undefined;
+          throw error;
+        }
+        const content = await readStream(response.readableStreamBody);
+        const { [OPTIMISTIC_LOG_KEY]: log, ...metadata } = response.metadata ?? {};
+        const headers: BlobHTTPHeaders = {
+          blobContentType: response.contentType,
+          blobContentEncoding: response.contentEncoding,
+          blobContentLanguage: response.contentLanguage,
+          blobContentDisposition: response.contentDisposition,
+          blobCacheControl: response.cacheControl,
+        };
+        const version: CellVersion<Buffer> = {
+          content,
+          etag: response.etag!,
+          log,
+          extras: { metadata, headers } satisfies BlobExtras,
+        };
+        return version;
+      },
+
+      async write(content, { abortSignal, condition, log, base, onSend }) {
+        const extras = base?.extras as BlobExtras | undefined;
+        const conditions =
+          "ifMatch" in condition
+            ? { ifMatch: condition.ifMatch }
+            : "ifNoneMatch" in condition
+              ? { ifNoneMatch: "*" }
+              : condition.mustExist
+                ? { ifMatch: "*" }
+                : {};
+        const response = await blob.upload(content, content.length, {
           abortSignal,
           tracingOptions: sdkTracing(),
-          ...(ifNoneMatch ? { conditions: { ifNoneMatch } } : {}),
+          onProgress: countSends(onSend),
+          conditions: options.leaseId ? { ...conditions, leaseId: options.leaseId } : conditions,
+          metadata: { ...extras?.metadata, [OPTIMISTIC_LOG_KEY]: log },
+          blobHTTPHeaders: extras?.headers ?? { blobContentType: contentType },
         });
-      } catch (error) {
-        if (statusOf(error) === 304) return NOT_MODIFIED;
-        if (statusOf(error) === 404 && serviceCodeOf(error) === "BlobNotFound") return undefined;
-        throw error;
-      }
-      const content = await readStream(response.readableStreamBody);
-      const { [OPTIMISTIC_LOG_KEY]: log, ...metadata } = response.metadata ?? {};
-      const headers: BlobHTTPHeaders = {
-        blobContentType: response.contentType,
-        blobContentEncoding: response.contentEncoding,
-        blobContentLanguage: response.contentLanguage,
-        blobContentDisposition: response.contentDisposition,
-        blobCacheControl: response.cacheControl,
-      };
-      const version: CellVersion<Buffer> = {
-        content,
-        etag: response.etag!,
-        log,
-        extras: { metadata, headers } satisfies BlobExtras,
-      };
-      return version;
-    },
+        return response.etag!;
+      },
 
-    async write(content, { abortSignal, condition, log, base, onSend }) {
-      const extras = base?.extras as BlobExtras | undefined;
-      const conditions =
-        "ifMatch" in condition
-          ? { ifMatch: condition.ifMatch }
-          : "ifNoneMatch" in condition
-            ? { ifNoneMatch: "*" }
-            : condition.mustExist
-              ? { ifMatch: "*" }
-              : {};
-      const response = await blob.upload(content, content.length, {
-        abortSignal,
-        tracingOptions: sdkTracing(),
-        onProgress: countSends(onSend),
-        conditions: options.leaseId ? { ...conditions, leaseId: options.leaseId } : conditions,
-        metadata: { ...extras?.metadata, [OPTIMISTIC_LOG_KEY]: log },
-        blobHTTPHeaders: extras?.headers ?? { blobContentType: contentType },
-      });
-      return response.etag!;
+      decode: (content) => codec.decode(content, description),
+      encode: (value) => codec.encode(value, description),
+      sizeInBytes: (content) => content.length,
     },
-
-    decode: (content) => codec.decode(content, description),
-    encode: (value) => codec.encode(value, description),
-    sizeInBytes: (content) => content.length,
-  };
+    { kind: "blob", container: blob.containerName, name: blob.name, url: blob.url },
+  );
 }
 
 function decodeUtf8(bytes: Buffer, cell: string, code: "InvalidJson" | "InvalidText" = "InvalidText"): string {

@@ -43,6 +43,7 @@ import { retry } from "../retry/index.js";
 import { OPTIMISTIC_LOG_KEY, WriteNotSent, type VersionedCell } from "./cell.js";
 import { withTimeLimit } from "../internal/time-limit.js";
 import { MAX_LOG_LENGTH } from "./write-log.js";
+import { describeResource } from "../observability/resource.js";
 
 /** Options for {@link containerMetadataCell}. */
 export interface ContainerMetadataCellOptions {
@@ -98,80 +99,84 @@ export function containerMetadataCell(
   const requestTimeoutInMs = checkNumber("requestTimeoutInMs", options.requestTimeoutInMs ?? 1_000, { min: 1 });
   const withLog = (content: Metadata, log: string) => ({ ...content, [OPTIMISTIC_LOG_KEY]: log });
 
-  return {
-    key: `container-metadata|${container.url.split("?")[0]}`,
-    description,
+  return describeResource(
+    {
+      key: `container-metadata|${container.url.split("?")[0]}`,
+      description,
 
-    async read({ abortSignal }) {
-      let properties;
-      try {
-        properties = await container.getProperties({ abortSignal, tracingOptions: sdkTracing() });
-      } catch (error) {
-        if (statusOf(error) === 404 && serviceCodeOf(error) === "ContainerNotFound") return undefined;
-        throw error;
-      }
-      const { [OPTIMISTIC_LOG_KEY]: log, ...content } = properties.metadata ?? {};
-      return { content, etag: properties.etag!, log };
-    },
-
-    async write(content, { abortSignal, condition, log }) {
-      const metadata = withLog(content, log);
-      if ("ifNoneMatch" in condition)
-        return (await container.create({ abortSignal, metadata, tracingOptions: sdkTracing() })).etag!;
-      if ("lastWriterWins" in condition) {
-        const conditions = options.leaseId ? { leaseId: options.leaseId } : {};
+      async read({ abortSignal }) {
+        let properties;
         try {
-          return (await container.setMetadata(metadata, { abortSignal, conditions, tracingOptions: sdkTracing() }))
-            .etag!;
+          properties = await container.getProperties({ abortSignal, tracingOptions: sdkTracing() });
         } catch (error) {
-          if (condition.mustExist || statusOf(error) !== 404) throw error;
-          return (await container.create({ abortSignal, metadata, tracingOptions: sdkTracing() })).etag!;
+          if (statusOf(error) === 404 && serviceCodeOf(error) === "ContainerNotFound") return undefined;
+          throw error;
         }
-      }
-      return writeUnderLease(container, metadata, condition.ifMatch, {
-        heldLeaseId: options.leaseId,
-        abortSignal,
-        description,
-        requestTimeoutInMs,
-      });
-    },
+        const { [OPTIMISTIC_LOG_KEY]: log, ...content } = properties.metadata ?? {};
+        return { content, etag: properties.etag!, log };
+      },
 
-    decode: (content) => ({ ...content }),
+      async write(content, { abortSignal, condition, log }) {
+        const metadata = withLog(content, log);
+        if ("ifNoneMatch" in condition)
+          return (await container.create({ abortSignal, metadata, tracingOptions: sdkTracing() })).etag!;
+        if ("lastWriterWins" in condition) {
+          const conditions = options.leaseId ? { leaseId: options.leaseId } : {};
+          try {
+            return (await container.setMetadata(metadata, { abortSignal, conditions, tracingOptions: sdkTracing() }))
+              .etag!;
+          } catch (error) {
+            if (condition.mustExist || statusOf(error) !== 404) throw error;
+            return (await container.create({ abortSignal, metadata, tracingOptions: sdkTracing() })).etag!;
+          }
+        }
+        return writeUnderLease(container, metadata, condition.ifMatch, {
+          heldLeaseId: options.leaseId,
+          abortSignal,
+          description,
+          requestTimeoutInMs,
+        });
+      },
 
-    encode(value) {
-      if (typeof value !== "object" || value === null || Array.isArray(value)) {
-        throw new TypeError(`The value for ${description} must be an object of metadata names to strings.`);
-      }
-      const metadata: Metadata = {};
-      let bytes = OPTIMISTIC_LOG_KEY.length + MAX_LOG_LENGTH;
-      for (const [name, text] of Object.entries(value)) {
-        const lower = name.toLowerCase();
-        if (!METADATA_NAME.test(name))
-          throw new TypeError(
-            `Metadata name \`${name}\` is not allowed: names must be C# identifiers (letters, digits, _).`,
+      decode: (content) => ({ ...content }),
+
+      encode(value) {
+        if (typeof value !== "object" || value === null || Array.isArray(value)) {
+          throw new TypeError(`The value for ${description} must be an object of metadata names to strings.`);
+        }
+        const metadata: Metadata = {};
+        let bytes = OPTIMISTIC_LOG_KEY.length + MAX_LOG_LENGTH;
+        for (const [name, text] of Object.entries(value)) {
+          const lower = name.toLowerCase();
+          if (!METADATA_NAME.test(name))
+            throw new TypeError(
+              `Metadata name \`${name}\` is not allowed: names must be C# identifiers (letters, digits, _).`,
+            );
+          if (lower === OPTIMISTIC_LOG_KEY)
+            throw new TypeError(`Metadata name \`${name}\` is reserved for the optimistic write history.`);
+          if (lower in metadata)
+            throw new TypeError(
+              `Metadata names \`${name}\` and another differ only in case; the service would keep one.`,
+            );
+          if (typeof text !== "string")
+            throw new TypeError(`Metadata \`${name}\` must be a string, got ${typeof text}.`);
+          if (!HEADER_SAFE_VALUE.test(text))
+            throw new TypeError(
+              `Metadata \`${name}\` holds characters a header cannot carry: use printable ASCII (encode other text, e.g. with encodeURIComponent).`,
+            );
+          metadata[lower] = text;
+          bytes += lower.length + text.length;
+        }
+        if (bytes > MAX_METADATA_BYTES) {
+          throw new RangeError(
+            `The metadata for ${description} takes ${bytes} bytes with the write history; the service allows 8 KiB.`,
           );
-        if (lower === OPTIMISTIC_LOG_KEY)
-          throw new TypeError(`Metadata name \`${name}\` is reserved for the optimistic write history.`);
-        if (lower in metadata)
-          throw new TypeError(
-            `Metadata names \`${name}\` and another differ only in case; the service would keep one.`,
-          );
-        if (typeof text !== "string") throw new TypeError(`Metadata \`${name}\` must be a string, got ${typeof text}.`);
-        if (!HEADER_SAFE_VALUE.test(text))
-          throw new TypeError(
-            `Metadata \`${name}\` holds characters a header cannot carry: use printable ASCII (encode other text, e.g. with encodeURIComponent).`,
-          );
-        metadata[lower] = text;
-        bytes += lower.length + text.length;
-      }
-      if (bytes > MAX_METADATA_BYTES) {
-        throw new RangeError(
-          `The metadata for ${description} takes ${bytes} bytes with the write history; the service allows 8 KiB.`,
-        );
-      }
-      return metadata;
+        }
+        return metadata;
+      },
     },
-  };
+    { kind: "container_metadata", container: container.containerName, url: container.url },
+  );
 }
 
 /**

@@ -9,8 +9,9 @@
  * - `write-outcome.ts`: the verdict on a write whose outcome was ambiguous;
  * - `write-log.ts`: the write history each value carries, and its contract.
  */
-import { finishUpdate, startUpdate } from "../observability/instrument.js";
 import { loadOpenTelemetry, openTelemetryLoaded } from "../observability/otel.js";
+import { checkTracingOptions, type OperationTracingOptions } from "../observability/scope.js";
+import { finishUpdate, startUpdate } from "./telemetry.js";
 import {
   checkNumber,
   checkOptionalFunction,
@@ -162,6 +163,11 @@ export interface WriteIfMatchOptions {
   /** Cancels the write. A write already sent may still be applied. */
   readonly abortSignal?: AbortSignal;
   /**
+   * As the Azure SDK's operations take them: `tracingContext` is the parent of the write's span
+   * (`asc.optimistic.update`), and so of the SDK's spans under it. Default: the active context.
+   */
+  readonly tracingOptions?: OperationTracingOptions;
+  /**
    * Client-side time limit on each request made to settle a write whose outcome was ambiguous.
    * @default 30_000
    */
@@ -201,6 +207,7 @@ export async function writeIfMatch<T>(
   return optimisticUpdate(cell, (_current, context) => (context.etag === etag ? value : SKIP_WRITE), {
     abortSignal: options.abortSignal,
     recoveryTimeoutInMs: options.recoveryTimeoutInMs,
+    tracingOptions: options.tracingOptions,
     coalesce: false,
     skipReadAfterOwnWrite: false,
     maxAttempts: 2, // a second round only to find out what changed after a 412
@@ -316,6 +323,7 @@ function checkOptions<T>(options: OptimisticUpdateOptions, cell: VersionedCell<T
     integer: true,
   });
   const recoveryTimeoutInMs = checkRecoveryTimeout(options.recoveryTimeoutInMs);
+  const tracingContext = checkTracingOptions(options.tracingOptions);
   options.abortSignal?.throwIfAborted();
   return {
     abortSignal: options.abortSignal,
@@ -325,7 +333,7 @@ function checkOptions<T>(options: OptimisticUpdateOptions, cell: VersionedCell<T
     coalesce: options.coalesce ?? true,
     onConflict: options.onConflict,
     recoveryTimeoutInMs,
-    observation: startUpdate(cell), // last: once nothing can throw before the update is under way
+    observation: startUpdate(cell, tracingContext), // last: once nothing can throw before the update is under way
   };
 }
 

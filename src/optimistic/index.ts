@@ -46,3 +46,4 @@ export {
   TableEntityTooLargeError,
   isTableEntityTooLargeError,
 } from "./errors.js";
+export type { OperationTracingOptions, TracingContext } from "../observability/scope.js";

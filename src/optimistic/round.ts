@@ -22,7 +22,7 @@
  */
 import { classifyError, wrapStorageError } from "../retry/index.js";
 import { logger } from "../internal/logger.js";
-import { noteConflict } from "../observability/instrument.js";
+import { noteConflict } from "./telemetry.js";
 import { sleep } from "../internal/sleep.js";
 import type { CellVersion, VersionedCell } from "./cell.js";
 import { NOT_MODIFIED } from "./cell.js";

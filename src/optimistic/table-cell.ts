@@ -16,6 +16,7 @@ import { serviceCodeOf, statusOf } from "../errors.js";
 import { countSends, OPTIMISTIC_LOG_KEY, type VersionedCell } from "./cell.js";
 import { checkEntity, checkTableKey } from "./table-entity-rules.js";
 import { MAX_LOG_LENGTH } from "./write-log.js";
+import { describeResource } from "../observability/resource.js";
 
 /** Options for {@link tableEntityCell}. */
 export interface TableEntityCellOptions {
@@ -71,74 +72,80 @@ export function tableEntityCell<T extends object = Record<string, unknown>>(
     [OPTIMISTIC_LOG_KEY]: log,
   });
 
-  return {
-    // The mode is part of the identity: callers sharing a round write through one cell. The keys
-    // as JSON: any character may appear in them, so a plain separator would let (pk "a|b", rk "c")
-    // and (pk "a", rk "b|c") share one key, one cache entry and one round.
-    key: `table-entity-${mode}|${table.url.split("?")[0]}/${table.tableName}|${JSON.stringify([partitionKey, rowKey])}`,
-    description,
+  return describeResource(
+    {
+      // The mode is part of the identity: callers sharing a round write through one cell. The keys
+      // as JSON: any character may appear in them, so a plain separator would let (pk "a|b", rk "c")
+      // and (pk "a", rk "b|c") share one key, one cache entry and one round.
+      key: `table-entity-${mode}|${table.url.split("?")[0]}/${table.tableName}|${JSON.stringify([partitionKey, rowKey])}`,
+      description,
 
-    async read({ abortSignal }) {
-      let found: Properties;
-      try {
-        found = await table.getEntity<Properties>(partitionKey, rowKey, { abortSignal, tracingOptions: sdkTracing() });
-      } catch (error) {
-        if (statusOf(error) === 404 && serviceCodeOf(error) === "ResourceNotFound") return undefined;
-        throw error;
-      }
-      const content: Properties = {};
-      for (const [name, value] of Object.entries(found)) {
-        if (!MANAGED.has(name) && name !== OPTIMISTIC_LOG_KEY) content[name] = value;
-      }
-      const log = found[OPTIMISTIC_LOG_KEY];
-      return { content, etag: found["etag"] as string, log: typeof log === "string" ? log : undefined };
-    },
+      async read({ abortSignal }) {
+        let found: Properties;
+        try {
+          found = await table.getEntity<Properties>(partitionKey, rowKey, {
+            abortSignal,
+            tracingOptions: sdkTracing(),
+          });
+        } catch (error) {
+          if (statusOf(error) === 404 && serviceCodeOf(error) === "ResourceNotFound") return undefined;
+          throw error;
+        }
+        const content: Properties = {};
+        for (const [name, value] of Object.entries(found)) {
+          if (!MANAGED.has(name) && name !== OPTIMISTIC_LOG_KEY) content[name] = value;
+        }
+        const log = found[OPTIMISTIC_LOG_KEY];
+        return { content, etag: found["etag"] as string, log: typeof log === "string" ? log : undefined };
+      },
 
-    async write(content, { abortSignal, condition, log, onSend }) {
-      const stored = entity(content, log);
-      const options = {
-        abortSignal,
-        tracingOptions: sdkTracing(),
-        requestOptions: { onUploadProgress: countSends(onSend) },
-      };
-      if ("ifNoneMatch" in condition) return (await table.createEntity(stored, options)).etag!;
-      if ("ifMatch" in condition)
-        return (await table.updateEntity(stored, mode, { ...options, etag: condition.ifMatch })).etag!;
-      if (condition.mustExist) return (await table.updateEntity(stored, mode, { ...options, etag: "*" })).etag!;
-      return (await table.upsertEntity(stored, mode, options)).etag!;
-    },
+      async write(content, { abortSignal, condition, log, onSend }) {
+        const stored = entity(content, log);
+        const options = {
+          abortSignal,
+          tracingOptions: sdkTracing(),
+          requestOptions: { onUploadProgress: countSends(onSend) },
+        };
+        if ("ifNoneMatch" in condition) return (await table.createEntity(stored, options)).etag!;
+        if ("ifMatch" in condition)
+          return (await table.updateEntity(stored, mode, { ...options, etag: condition.ifMatch })).etag!;
+        if (condition.mustExist) return (await table.updateEntity(stored, mode, { ...options, etag: "*" })).etag!;
+        return (await table.upsertEntity(stored, mode, options)).etag!;
+      },
 
-    decode: (content) => copyProperties(content) as T,
+      decode: (content) => copyProperties(content) as T,
 
-    encode(value) {
-      if (typeof value !== "object" || value === null || Array.isArray(value)) {
-        throw new TypeError(
-          `The value for ${description} must be an object of properties, got ${Array.isArray(value) ? "an array" : typeof value}.`,
-        );
-      }
-      const properties: Properties = {};
-      for (const [name, property] of Object.entries(value)) {
-        if (name === OPTIMISTIC_LOG_KEY) {
+      encode(value) {
+        if (typeof value !== "object" || value === null || Array.isArray(value)) {
           throw new TypeError(
-            `\`${OPTIMISTIC_LOG_KEY}\` is reserved for the optimistic write history; rename that property.`,
+            `The value for ${description} must be an object of properties, got ${Array.isArray(value) ? "an array" : typeof value}.`,
           );
         }
-        if ((name === "partitionKey" && property !== partitionKey) || (name === "rowKey" && property !== rowKey)) {
-          throw new TypeError(
-            `The value for ${description} changes \`${name}\`; an update cannot move an entity to other keys.`,
-          );
+        const properties: Properties = {};
+        for (const [name, property] of Object.entries(value)) {
+          if (name === OPTIMISTIC_LOG_KEY) {
+            throw new TypeError(
+              `\`${OPTIMISTIC_LOG_KEY}\` is reserved for the optimistic write history; rename that property.`,
+            );
+          }
+          if ((name === "partitionKey" && property !== partitionKey) || (name === "rowKey" && property !== rowKey)) {
+            throw new TypeError(
+              `The value for ${description} changes \`${name}\`; an update cannot move an entity to other keys.`,
+            );
+          }
+          if (MANAGED.has(name) || property === undefined || property === null) continue;
+          properties[name] = property;
         }
-        if (MANAGED.has(name) || property === undefined || property === null) continue;
-        properties[name] = property;
-      }
-      checkEntity(partitionKey, rowKey, properties, { reserveInBytes: LOG_RESERVE_IN_BYTES, reservedProperties: 1 });
-      return copyProperties(properties);
-    },
+        checkEntity(partitionKey, rowKey, properties, { reserveInBytes: LOG_RESERVE_IN_BYTES, reservedProperties: 1 });
+        return copyProperties(properties);
+      },
 
-    ...(mode === "Merge"
-      ? { mergeWrite: (stored: Properties, written: Properties) => ({ ...stored, ...written }) }
-      : {}),
-  };
+      ...(mode === "Merge"
+        ? { mergeWrite: (stored: Properties, written: Properties) => ({ ...stored, ...written }) }
+        : {}),
+    },
+    { kind: "table_entity", container: table.tableName, partitionKey, rowKey, url: table.url },
+  );
 }
 
 /**

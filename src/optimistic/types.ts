@@ -2,6 +2,7 @@
  * The optimistic engine's public types: what `mutate` is and is told, the options of
  * {@link optimisticUpdate} and its result.
  */
+import type { OperationTracingOptions } from "../observability/scope.js";
 import type { BackoffStrategy } from "../retry/index.js";
 import type { AdaptiveRateLimiter } from "../throttling/index.js";
 
@@ -55,6 +56,11 @@ export interface OptimisticConflictEvent {
 export interface OptimisticUpdateOptions {
   /** Cancels the update. A write already sent may still be applied. */
   readonly abortSignal?: AbortSignal;
+  /**
+   * As the Azure SDK's operations take them: `tracingContext` is the parent of the update's span
+   * (`asc.optimistic.update`), and so of the SDK's spans under it. Default: the active context.
+   */
+  readonly tracingOptions?: OperationTracingOptions;
   /**
    * Send the update's reads and writes when the cell's partition's adaptive rate allows (see
    * docs/throttling.md): a partition the service throttles is slowed down, not hammered.

@@ -5,7 +5,7 @@
  */
 import { describeError } from "../internal/describe-error.js";
 import { logger } from "../internal/logger.js";
-import { noteConsumerEvent } from "../observability/instrument.js";
+import { noteConsumerEvent } from "./telemetry.js";
 
 /** Removes the listener it was returned for. */
 export interface ListenerDisposable extends Disposable {

@@ -13,7 +13,7 @@
  * running when the message's next attempt starts, so pass the signal to everything it awaits.
  */
 import type { DequeuedMessageItem } from "@azure/storage-queue";
-import { noteHandlerCall, traceMessage } from "../observability/instrument.js";
+import { traceMessage } from "./telemetry.js";
 import { AttemptSettler } from "./attempt.js";
 import { outcomesOf, type AttemptOutcome, type BatchMessage, type BatchMessageHandler } from "./batch.js";
 import { HandlerTimeoutError, isConsumerResourceError } from "./errors.js";
@@ -101,16 +101,14 @@ export class MessageProcessor<T, TEffect> {
 
   /** Runs the handler on `works`, calls `returned` (one per Work) and settles each of them. */
   async #run(works: readonly Work<T, TEffect>[], returned: readonly (() => void)[]): Promise<void> {
-    let durationInMs: number | undefined;
     try {
       const started = performance.now();
       const outcomes = await this.#invoke(works);
-      durationInMs = performance.now() - started;
+      const durationInMs = performance.now() - started;
       for (const handlerReturned of returned) handlerReturned();
       await this.#attempt.settle(works, outcomes, durationInMs);
     } finally {
       await Promise.all(works.map((work) => this.#attempt.finish(work)));
-      if (durationInMs !== undefined) noteHandlerCall(durationInMs); // telemetry after the messages are settled
     }
   }
 

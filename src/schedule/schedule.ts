@@ -31,6 +31,7 @@ import { logger } from "../internal/logger.js";
 import { sleep, uniform } from "../internal/sleep.js";
 import { checkNonEmptyString } from "../internal/validate.js";
 import { blobLock, type LeaseLock } from "../lease/index.js";
+import type { StorageResource } from "../observability/resource.js";
 import { detached } from "../observability/scope.js";
 import { ScheduleStoppedError } from "./errors.js";
 import { ScheduleEventHub, type ScheduledTick, type ScheduleEvents } from "./events.js";
@@ -146,6 +147,8 @@ export class Schedule implements AsyncDisposable {
   readonly #lock: LeaseLock;
   readonly #cell: StatusCell;
   readonly #target: string;
+  /** The schedule, as its spans' attributes. */
+  readonly #resource: StorageResource;
   readonly #holder: ScheduleHolder;
   readonly #clock: ScheduleClock;
   readonly #events = new ScheduleEventHub();
@@ -189,6 +192,7 @@ export class Schedule implements AsyncDisposable {
     this.timing = this.#timing.description;
     this.#job = job;
     this.#target = `schedule '${name}' in container '${containerClient.containerName}'`;
+    this.#resource = { kind: "schedule", container: containerClient.containerName, name, url: containerClient.url };
     this.#holder = holderOf(this.options.holderName);
     const { leaseDurationInSeconds, requestTimeoutInMs, holderName, createIfMissing } = this.options;
     this.#lock = blobLock(containerClient, `${name}/lock`, {
@@ -375,6 +379,7 @@ export class Schedule implements AsyncDisposable {
           {
             name: this.name,
             target: this.#target,
+            resource: this.#resource,
             timing: this.#timing,
             options: this.options,
             cell: this.#cell,

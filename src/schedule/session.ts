@@ -31,6 +31,7 @@ import {
 import type { StatusCell } from "./status-cell.js";
 import { endRun, noteMissed, runInScope, startRun } from "./telemetry.js";
 import { tickId, type Timing } from "./timing.js";
+import type { StorageResource } from "../observability/resource.js";
 
 /** What the job is given. */
 export interface ScheduledRunContext {
@@ -68,8 +69,10 @@ export interface RunningJob {
 /** What a held session needs of its schedule. */
 interface SessionContext {
   readonly name: string;
-  /** The schedule in words, for messages and spans. */
+  /** The schedule in words, for messages. */
   readonly target: string;
+  /** The schedule, for its runs' spans. */
+  readonly resource: StorageResource;
   readonly timing: Timing;
   readonly options: ResolvedScheduleOptions;
   readonly cell: StatusCell;
@@ -161,7 +164,7 @@ async function runAndRecord(
   const lateByInMs = ctx.now() - dueMs;
   ctx.events.emit("run", { tick, attempt: claim.attempt, lateByInMs });
   logger.info(`${ctx.target}: running ${tick.id} (attempt ${claim.attempt}, ${Math.round(lateByInMs)} ms late)`);
-  const scope = startRun(ctx.target, {
+  const scope = startRun(ctx.resource, {
     tick: claim.tick,
     attempt: claim.attempt,
     lateByInMs,

@@ -6,9 +6,24 @@
  * emitted), and never in their way: every call goes through the fail-safe wrappers of
  * `../observability/` and answers nothing the schedule decides on.
  */
-import { ATTR, SPAN } from "../observability/names.js";
-import { loadOpenTelemetry, openTelemetryLoaded, telemetry } from "../observability/otel.js";
+import { outcomeAttributes, telemetryIfLoaded } from "../observability/helpers.js";
+import { ATTR, METRIC, SPAN } from "../observability/names.js";
+import { defineInstruments, loadOpenTelemetry, openTelemetryLoaded, WAIT_SECONDS } from "../observability/otel.js";
+import { resourceAttributes, type StorageResource } from "../observability/resource.js";
 import { endScope, instrumentation, openScope, runInScope, type Scope } from "../observability/scope.js";
+
+const instruments = defineInstruments((meter) => ({
+  runs: meter.counter(METRIC.scheduleRuns, {
+    description: "Scheduled runs by this instance, by outcome",
+    unit: "{run}",
+  }),
+  lag: meter.histogram(METRIC.scheduleLag, {
+    description: "How late after its due time a scheduled run started",
+    unit: "s",
+    boundaries: WAIT_SECONDS,
+  }),
+  missed: meter.counter(METRIC.scheduleMissed, { description: "Ticks recorded as missed by catch-up", unit: "{tick}" }),
+}));
 
 export { runInScope };
 
@@ -22,22 +37,19 @@ export async function telemetryReady(): Promise<void> {
 
 /** Opens the span of one run (child of nothing: a schedule's runs start traces of their own). */
 export function startRun(
-  target: string,
+  resource: StorageResource,
   run: { readonly tick: string; readonly attempt: number; readonly lateByInMs: number; readonly fencingToken?: number },
 ): Scope | undefined {
   if (!openTelemetryLoaded()) return undefined;
   const scope = openScope(SPAN.scheduleRun, () => ({
-    [ATTR.target]: target,
+    ...resourceAttributes(resource),
     [ATTR.scheduleTick]: run.tick,
     [ATTR.scheduleAttempt]: run.attempt,
     [ATTR.scheduleLate]: Math.max(0, run.lateByInMs) / 1000,
     ...(run.fencingToken === undefined ? {} : { [ATTR.fencingToken]: run.fencingToken }),
   }));
   if (scope)
-    instrumentation(
-      () => scope.telemetry.instruments?.scheduleLag.record(Math.max(0, run.lateByInMs) / 1000),
-      undefined,
-    );
+    instrumentation(() => instruments(scope.telemetry)?.lag.record(Math.max(0, run.lateByInMs) / 1000), undefined);
   return scope;
 }
 
@@ -45,7 +57,8 @@ export function startRun(
 export function endRun(scope: Scope | undefined, outcome: RunOutcome, error?: unknown): void {
   if (!scope) return;
   instrumentation(() => {
-    scope.telemetry.instruments?.scheduleRuns.add(1, { [ATTR.outcome]: outcome });
+    const failed = outcome !== "succeeded" && error !== undefined;
+    instruments(scope.telemetry)?.runs.add(1, outcomeAttributes(outcome, failed ? error : undefined));
     endScope(scope, outcome, undefined, outcome === "succeeded" ? undefined : error);
   }, undefined);
 }
@@ -53,5 +66,5 @@ export function endRun(scope: Scope | undefined, outcome: RunOutcome, error?: un
 /** Counts ticks recorded as missed. */
 export function noteMissed(count: number): void {
   if (!openTelemetryLoaded() || count <= 0) return;
-  instrumentation(() => telemetry()?.instruments?.scheduleMissed.add(count), undefined);
+  instrumentation(() => instruments(telemetryIfLoaded())?.missed.add(count), undefined);
 }

@@ -15,3 +15,4 @@ export {
 export { SemaphoreTimeoutError, isSemaphoreTimeoutError } from "./errors.js";
 // What an operator's tool reads: the slots of a semaphore, their holders and lease states.
 export { listSlots, slotBlobName, type SlotRow } from "./slots.js";
+export type { OperationTracingOptions, TracingContext } from "../observability/scope.js";

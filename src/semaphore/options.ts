@@ -5,6 +5,7 @@
  */
 import { checkNumber } from "../internal/validate.js";
 import type { LeaseLockOptions } from "../lease/index.js";
+import type { OperationTracingOptions } from "../observability/scope.js";
 
 /**
  * The most permits a semaphore may have. Its waiters read every slot in one listing request (the
@@ -35,6 +36,12 @@ export interface BlobSemaphoreOptions extends LeaseLockOptions {
 export interface TryAcquirePermitOptions {
   /** Cancels the call. */
   readonly abortSignal?: AbortSignal;
+  /**
+   * As the Azure SDK's operations take them: `tracingContext` is the parent of the call's span
+   * (`asc.semaphore.acquire`; `inspect` makes none), and so of the SDK's spans under it.
+   * Default: the active context.
+   */
+  readonly tracingOptions?: OperationTracingOptions;
 }
 
 /** Options for {@link BlobSemaphore.acquire} and {@link BlobSemaphore.withPermit}. */
@@ -49,6 +56,11 @@ export interface AcquirePermitOptions {
   readonly timeoutInMs?: number;
   /** Cancels the wait; the promise rejects with the signal's reason. */
   readonly abortSignal?: AbortSignal;
+  /**
+   * As the Azure SDK's operations take them: `tracingContext` is the parent of the wait's span
+   * (`asc.semaphore.acquire`), and so of the SDK's spans under it. Default: the active context.
+   */
+  readonly tracingOptions?: OperationTracingOptions;
 }
 
 /** Checks the semaphore's own options (the lease engine checks the rest); returns `maxCount`. */

@@ -67,6 +67,7 @@ import {
 } from "./options.js";
 import { startPermit, type PermitHandle } from "./permit.js";
 import { freeSlots, listSlots, slotBlobName, type SlotRow } from "./slots.js";
+import { checkTracingOptions } from "../observability/scope.js";
 import { noteSemaphoreLook, traceSemaphoreAcquire } from "./telemetry.js";
 import { openSemaphoreRoom, semaphoreRoom, type SemaphoreRoom } from "./waiting-room.js";
 
@@ -178,7 +179,9 @@ export class BlobSemaphore {
    * ```
    */
   async tryAcquire(options: TryAcquirePermitOptions = {}): Promise<PermitHandle | undefined> {
-    return traceSemaphoreAcquire(this.#traced(), false, () => this.#tryAcquire(options));
+    return traceSemaphoreAcquire(this.#traced(), false, checkTracingOptions(options.tracingOptions), () =>
+      this.#tryAcquire(options),
+    );
   }
 
   async #tryAcquire({ abortSignal }: TryAcquirePermitOptions): Promise<PermitHandle | undefined> {
@@ -208,7 +211,9 @@ export class BlobSemaphore {
    * ```
    */
   async acquire(options: AcquirePermitOptions = {}): Promise<PermitHandle> {
-    return traceSemaphoreAcquire(this.#traced(), true, () => this.#acquire(options));
+    return traceSemaphoreAcquire(this.#traced(), true, checkTracingOptions(options.tracingOptions), () =>
+      this.#acquire(options),
+    );
   }
 
   async #acquire(options: AcquirePermitOptions): Promise<PermitHandle> {
@@ -409,7 +414,7 @@ export class BlobSemaphore {
   }
 
   #traced() {
-    return { description: this.description, maxCount: this.maxCount, holderName: this.options.holderName };
+    return { container: this.container, name: this.name, maxCount: this.maxCount, holderName: this.options.holderName };
   }
 
   #timeoutError(

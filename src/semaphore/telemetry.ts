@@ -4,15 +4,15 @@
  * permit itself is a slot's lease lock, so its hold time, loss and renewal failures are the lock's
  * (`asc.lock.*`), and each try of a slot is an `asc.lock.acquire` span nested under this one.
  *
- * As everywhere in the library (`../observability/instrument.ts`): every call into OpenTelemetry
- * goes through the fail-safe wrappers, the library's own instrumentation code runs inside
+ * As everywhere in the library: every call into OpenTelemetry goes through the fail-safe wrappers, the library's own instrumentation code runs inside
  * `instrumentation()`, and the wrapped operation's result or error passes through unchanged, after
  * the operation has decided it.
  */
 import { hostname } from "node:os";
-import { stringProperty } from "../internal/describe-error.js";
-import { ATTR, SPAN } from "../observability/names.js";
-import { loadOpenTelemetry, openTelemetryLoaded } from "../observability/otel.js";
+import { codeOf, describeHolder, failureOutcome, outcomeAttributes } from "../observability/helpers.js";
+import { ATTR, METRIC, SPAN } from "../observability/names.js";
+import { defineInstruments, loadOpenTelemetry, openTelemetryLoaded, WAIT_SECONDS } from "../observability/otel.js";
+import { resourceAttributes } from "../observability/resource.js";
 import {
   currentScope,
   endScope,
@@ -20,11 +20,21 @@ import {
   openScope,
   runInScope,
   secondsSince,
+  type TracingContext,
 } from "../observability/scope.js";
+
+const instruments = defineInstruments((meter) => ({
+  wait: meter.histogram(METRIC.semaphoreWait, {
+    description: "Time spent acquiring a semaphore permit",
+    unit: "s",
+    boundaries: WAIT_SECONDS,
+  }),
+}));
 
 /** What the span reads of the semaphore. */
 interface SemaphoreLike {
-  readonly description: string;
+  readonly container: { readonly containerName: string; readonly url: string };
+  readonly name: string;
   readonly maxCount: number;
   readonly holderName: string | undefined;
 }
@@ -35,24 +45,38 @@ interface PermitLike {
   readonly fencingToken: number | undefined;
 }
 
-/** Wraps `BlobSemaphore.acquire`/`tryAcquire`: the span `asc.semaphore.acquire` and the wait histogram. */
+/**
+ * Wraps `BlobSemaphore.acquire`/`tryAcquire`: the span `asc.semaphore.acquire` (child of `parent`,
+ * the caller's `tracingOptions.tracingContext`, when given) and the wait histogram.
+ */
 export async function traceSemaphoreAcquire<P extends PermitLike | undefined>(
   semaphore: SemaphoreLike,
   waits: boolean,
+  parent: TracingContext | undefined,
   acquire: () => Promise<P>,
 ): Promise<P> {
   if (!openTelemetryLoaded()) await loadOpenTelemetry();
-  const scope = openScope(SPAN.semaphoreAcquire, () => ({
-    [ATTR.target]: semaphore.description,
-    [ATTR.semaphoreMaxCount]: semaphore.maxCount,
-    [ATTR.holder]: `${semaphore.holderName ? `${semaphore.holderName} on ` : ""}${hostname()} (pid ${process.pid})`,
-    [ATTR.semaphoreWaits]: waits,
-  }));
+  const scope = openScope(
+    SPAN.semaphoreAcquire,
+    () => ({
+      ...resourceAttributes({
+        kind: "semaphore",
+        container: semaphore.container.containerName,
+        name: semaphore.name,
+        url: semaphore.container.url,
+      }),
+      [ATTR.semaphoreMaxCount]: semaphore.maxCount,
+      [ATTR.holder]: describeHolder({ name: semaphore.holderName, host: hostname(), pid: process.pid }),
+      [ATTR.semaphoreWaits]: waits,
+    }),
+    undefined,
+    parent,
+  );
   if (!scope) return acquire();
   const end = (outcome: string, permit?: PermitLike, error?: unknown) =>
     instrumentation(() => {
       const waited = secondsSince(scope.startedAt);
-      scope.telemetry.instruments?.semaphoreWait.record(waited, { [ATTR.outcome]: outcome });
+      instruments(scope.telemetry)?.wait.record(waited, outcomeAttributes(outcome, error));
       endScope(
         scope,
         outcome,
@@ -69,13 +93,7 @@ export async function traceSemaphoreAcquire<P extends PermitLike | undefined>(
   try {
     permit = await runInScope(scope, acquire);
   } catch (error) {
-    const outcome =
-      stringProperty(error, "code") === "SemaphoreTimeout"
-        ? "timeout"
-        : stringProperty(error, "name") === "AbortError"
-          ? "cancelled"
-          : "failed";
-    end(outcome, undefined, error);
+    end(codeOf(error) === "SemaphoreTimeout" ? "timeout" : failureOutcome(error), undefined, error);
     throw error;
   }
   end(permit ? "acquired" : "busy", permit);

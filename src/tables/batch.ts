@@ -7,7 +7,8 @@
  * Each transaction is atomic, the batch is not: when one fails, the others still commit. Writes
  * that must commit together belong in {@link writeAtomic}, which refuses instead of splitting.
  */
-import { traceBatch } from "../observability/instrument.js";
+import { checkTracingOptions, type OperationTracingOptions } from "../observability/scope.js";
+import { traceBatch } from "./telemetry.js";
 import { runPool } from "../internal/pool.js";
 import {
   checkNumber,
@@ -52,6 +53,11 @@ export interface WriteBatchOptions extends PlanTransactionsOptions {
   readonly retry?: RetryOptions;
   /** Stops sending: transactions not yet sent are reported as `not-sent`. */
   readonly abortSignal?: AbortSignal;
+  /**
+   * As the Azure SDK's operations take them: `tracingContext` is the parent of the batch's span
+   * (`asc.tables.batch_write`), and so of the SDK's spans under it. Default: the active context.
+   */
+  readonly tracingOptions?: OperationTracingOptions;
   /**
    * Send each transaction when its partition's adaptive rate allows (see docs/throttling.md): a
    * partition the service throttles is slowed down, not hammered.
@@ -172,8 +178,8 @@ export async function writeBatch(
     }
   }
   const plans = planChecked(checked, client, options);
-  const table = `table '${client.tableName}'`;
-  return traceBatch(table, plans.length, checked.length, () =>
+  const parent = checkTracingOptions(options.tracingOptions);
+  return traceBatch(client, plans.length, checked.length, parent, () =>
     sendPlans(client, plans, options, policy, maxConcurrency),
   );
 }

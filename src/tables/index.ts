@@ -65,3 +65,4 @@ export {
   type EntityPage,
   type QueryClient,
 } from "./query.js";
+export type { OperationTracingOptions, TracingContext } from "../observability/scope.js";

@@ -8,9 +8,25 @@
  * - `asc.retry_budget.retries` (counter): retries a budget was asked to pay for, `allowed` or `refused`.
  * - `asc.throttling.rate_cuts` (counter): throttling answers that cut a limiter's rate, by kind of key.
  */
-import { ATTR } from "../observability/names.js";
-import { loadOpenTelemetry, openTelemetryLoaded, telemetry } from "../observability/otel.js";
+import { telemetryIfLoaded } from "../observability/helpers.js";
+import { ATTR, METRIC } from "../observability/names.js";
+import { defineInstruments, loadOpenTelemetry, openTelemetryLoaded } from "../observability/otel.js";
 import { instrumentation } from "../observability/scope.js";
+
+const instruments = defineInstruments((meter) => ({
+  budgetTokens: meter.upDownCounter(METRIC.budgetTokens, {
+    description: "Tokens a retry budget holds",
+    unit: "{token}",
+  }),
+  budgetRetries: meter.counter(METRIC.budgetRetries, {
+    description: "Retries a retry budget was asked to pay for",
+    unit: "{retry}",
+  }),
+  rateCuts: meter.counter(METRIC.rateCuts, {
+    description: "Throttling answers that cut a rate limiter's rate",
+    unit: "{cut}",
+  }),
+}));
 
 const reported = new WeakMap<object, number>();
 
@@ -20,14 +36,14 @@ export function noteBudget(budget: object, name: string, tokens: number, outcome
     void loadOpenTelemetry(); // reported from the next change on (the whole amount then)
     return;
   }
-  const instruments = telemetry()?.instruments;
-  if (!instruments) return;
+  const made = instruments(telemetryIfLoaded());
+  if (!made) return;
   instrumentation(() => {
     const delta = tokens - (reported.get(budget) ?? 0);
     reported.set(budget, tokens);
     const attributes = { [ATTR.retryBudget]: name };
-    if (delta !== 0) instruments.budgetTokens.add(delta, attributes);
-    if (outcome) instruments.budgetRetries.add(1, { ...attributes, [ATTR.outcome]: outcome });
+    if (delta !== 0) made.budgetTokens.add(delta, attributes);
+    if (outcome) made.budgetRetries.add(1, { ...attributes, [ATTR.outcome]: outcome });
   }, undefined);
 }
 
@@ -38,7 +54,8 @@ export function noteRateCut(limiter: string, scope: string): void {
     return;
   }
   instrumentation(
-    () => telemetry()?.instruments?.rateCuts.add(1, { [ATTR.rateLimiter]: limiter, [ATTR.throttledScope]: scope }),
+    () =>
+      instruments(telemetryIfLoaded())?.rateCuts.add(1, { [ATTR.rateLimiter]: limiter, [ATTR.throttledScope]: scope }),
     undefined,
   );
 }

@@ -7,7 +7,7 @@
 import type { TableClient } from "@azure/data-tables";
 import { jsonCodec, QueueConsumer } from "../../../src/queue/index.js";
 import { TableIdempotencyStore } from "../../../src/idempotency/index.js";
-import { ATTR, METRIC, SPAN } from "../../../src/observability/names.js";
+import { ATTR, MESSAGING_SYSTEM, METRIC, SPAN } from "../../../src/observability/names.js";
 import { descendants, formatTraceTree, startTracing, type SpanRecord } from "../../../examples/support/tracing.js";
 import { tableClient, uniqueName } from "../../support/storage.js";
 import { newQueue, quick, record } from "../queue/consumer-support.js";
@@ -106,12 +106,25 @@ it("a message processed through the Table store: its span, attributes and outcom
   const messages = (outcome: string) =>
     points.find(
       (p) =>
-        p.name === METRIC.messages &&
+        p.name === METRIC.consumedMessages &&
         p.attributes[ATTR.outcome] === outcome &&
         p.attributes[ATTR.messagingDestination] === queue.name,
     )?.value;
   expect([messages("processed"), messages("duplicate"), messages("poisoned")]).toEqual([1, 1, 1]);
-  expect(points.find((p) => p.name === METRIC.handlerDuration)?.count).toBeGreaterThanOrEqual(2);
+  // Per the messaging conventions: the system and the operation on every point, `error.type` on a failure.
+  const poisonedPoint = points.find(
+    (p) => p.name === METRIC.consumedMessages && p.attributes[ATTR.outcome] === "poisoned",
+  );
+  expect(poisonedPoint?.attributes).toMatchObject({
+    [ATTR.messagingSystem]: MESSAGING_SYSTEM,
+    [ATTR.messagingOperationName]: "receive",
+    [ATTR.errorType]: "Error",
+  });
+  const durations = points.filter(
+    (p) => p.name === METRIC.processDuration && p.attributes[ATTR.messagingDestination] === queue.name,
+  );
+  expect(durations.reduce((sum, p) => sum + (p.count ?? 0), 0)).toBe(3); // one per message, as its span
+  expect(durations.every((p) => p.attributes[ATTR.messagingOperationName] === "process")).toBe(true);
   expect(points.find((p) => p.name === METRIC.emptyReceives)?.value).toBeGreaterThanOrEqual(1);
 }, 60_000);
 

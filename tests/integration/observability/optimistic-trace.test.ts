@@ -56,7 +56,10 @@ it("a contended update with a lost response: one span with its conflict and reco
   const spans = tracing.spans();
   const updates = spans.filter(
     (s) =>
-      s.name === SPAN.optimisticUpdate && s.attributes[ATTR.target] === `blob '${container.containerName}/${name}'`,
+      s.name === SPAN.optimisticUpdate &&
+      s.attributes[ATTR.resourceKind] === "blob" &&
+      s.attributes[ATTR.resourceContainer] === container.containerName &&
+      s.attributes[ATTR.resourceName] === name,
   );
   // the caller's update, and the rival's two (its creation and its write in between) on the other client
   const ours = updates.find((s) => s.attributes[ATTR.recoveredLostResponse] === true);

@@ -10,17 +10,10 @@ import { AzureLogger, setLogLevel } from "@azure/logger";
 import { context, metrics, ROOT_CONTEXT, trace, type Context, type ContextManager } from "@opentelemetry/api";
 import { BasicTracerProvider } from "@opentelemetry/sdk-trace-base";
 import { resetTelemetryFailures, telemetryFailuresCaught } from "../../../src/observability/guard.js";
-import {
-  finishUpdate,
-  noteConflict,
-  noteLeaderChange,
-  noteLockEnded,
-  noteRenewalFailed,
-  startUpdate,
-  traceAcquire,
-  traceBatch,
-  traceMessage,
-} from "../../../src/observability/instrument.js";
+import { finishUpdate, noteConflict, startUpdate } from "../../../src/optimistic/telemetry.js";
+import { noteLeaderChange, noteLockEnded, noteRenewalFailed, traceAcquire } from "../../../src/lease/telemetry.js";
+import { traceBatch } from "../../../src/tables/telemetry.js";
+import { traceMessage } from "../../../src/queue/telemetry.js";
 import { loadOpenTelemetry, resetOpenTelemetry } from "../../../src/observability/otel.js";
 import { detached, openScope, runInScope } from "../../../src/observability/scope.js";
 
@@ -69,17 +62,21 @@ async function everyHelper() {
   const failure = new Error("the update's own failure");
   await expect(finishUpdate(startUpdate({ description: "blob 'c/b'" }), Promise.reject(failure))).rejects.toBe(failure);
   const handle = { fencingToken: 3 };
-  expect(await traceAcquire(lock, true, () => Promise.resolve(handle))).toBe(handle);
-  await expect(traceAcquire(lock, false, () => Promise.reject(failure))).rejects.toBe(failure);
+  expect(await traceAcquire(lock, true, undefined, () => Promise.resolve(handle))).toBe(handle);
+  await expect(traceAcquire(lock, false, undefined, () => Promise.reject(failure))).rejects.toBe(failure);
   const batch = { ok: true, transactions: [{ status: "committed", actionIndexes: [0, 1] }] };
-  expect(await traceBatch("table 't'", 1, 2, () => Promise.resolve(batch))).toBe(batch);
+  expect(
+    await traceBatch({ url: "http://127.0.0.1:10002/devstoreaccount1", tableName: "t" }, 1, 2, undefined, () =>
+      Promise.resolve(batch),
+    ),
+  ).toBe(batch);
   let processed = 0;
   await traceMessage("jobs", { messageId: "m1", dequeueCount: 1 }, undefined, async () => void processed++, 0);
   expect(processed).toBe(1);
-  noteLockEnded("blob 'c/lock'", new Date(), { reason: "renewal-rejected", error: nullProto() });
-  noteLockEnded("blob 'c/lock'", new Date());
-  noteRenewalFailed("blob 'c/lock'", nullProto());
-  noteLeaderChange("blob 'c/lock'", "me", "elected");
+  noteLockEnded({ description: "blob 'c/lock'" }, new Date(), { reason: "renewal-rejected", error: nullProto() });
+  noteLockEnded({ description: "blob 'c/lock'" }, new Date());
+  noteRenewalFailed({ description: "blob 'c/lock'" }, nullProto());
+  noteLeaderChange({ description: "blob 'c/lock'" }, "me", "elected");
   let calls = 0;
   expect(detached(() => ++calls)()).toBe(1);
   expect(runInScope(openScope("asc.test"), () => ++calls)).toBe(2);
@@ -172,5 +169,5 @@ it.each([
   expect(caught === own).toBe(true);
   expect(calls).toBe(2);
   const handle = { fencingToken: 1 };
-  expect(await traceAcquire(lock, true, () => Promise.resolve(handle))).toBe(handle);
+  expect(await traceAcquire(lock, true, undefined, () => Promise.resolve(handle))).toBe(handle);
 });

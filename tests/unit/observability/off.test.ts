@@ -10,13 +10,9 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
-import {
-  finishUpdate,
-  noteLockEnded,
-  noteRenewalFailed,
-  startUpdate,
-  traceMessage,
-} from "../../../src/observability/instrument.js";
+import { finishUpdate, startUpdate } from "../../../src/optimistic/telemetry.js";
+import { noteLockEnded, noteRenewalFailed } from "../../../src/lease/telemetry.js";
+import { traceMessage } from "../../../src/queue/telemetry.js";
 import { loadOpenTelemetry, resetOpenTelemetry, telemetry } from "../../../src/observability/otel.js";
 import { openScope, runInScope, sdkTracing } from "../../../src/observability/scope.js";
 
@@ -37,8 +33,8 @@ it("package absent: nothing is on, and every helper gives back what it was given
   const outcome = Promise.resolve(result);
   expect(finishUpdate(undefined, outcome)).toBe(outcome);
   expect(sdkTracing()).toBeUndefined();
-  noteLockEnded("blob 'c/lock'", new Date(), { reason: "lease-gone", error: new Error("gone") });
-  noteRenewalFailed("blob 'c/lock'", new Error("503"));
+  noteLockEnded({ description: "blob 'c/lock'" }, new Date(), { reason: "lease-gone", error: new Error("gone") });
+  noteRenewalFailed({ description: "blob 'c/lock'" }, new Error("503"));
   expect(runInScope(undefined, () => sdkTracing())).toBeUndefined();
 });
 
