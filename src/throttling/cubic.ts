@@ -38,7 +38,7 @@ export function rateAfterCut(rate: number, curve: CubicCurve): number {
 }
 
 /** K: seconds from `startRate` (the rate after the last cut) back to `rateCutFrom` (W). */
-export function secondsBackTo(rateCutFrom: number, startRate: number, curve: CubicCurve): number {
+function secondsBackTo(rateCutFrom: number, startRate: number, curve: CubicCurve): number {
   if (startRate >= rateCutFrom) return 0;
   const depth = (rateCutFrom - startRate) / ((1 - curve.decreaseFactor) * rateCutFrom);
   return curve.growthTimeInSec * Math.cbrt(depth);

@@ -484,8 +484,7 @@ export class AdaptiveRateLimiter {
     const state = this.#keys.get(key);
     if (!state) return;
     const roundTripInMs = Math.max(0, now - sentAt);
-    state.roundTripInMs =
-      state.served === undefined ? roundTripInMs : (7 * state.roundTripInMs + roundTripInMs) / 8; // RFC 6298
+    state.roundTripInMs = state.served === undefined ? roundTripInMs : (7 * state.roundTripInMs + roundTripInMs) / 8; // RFC 6298
     if (state.served === undefined) {
       state.served = new RateMeter(now);
       state.servedSince = now;

@@ -75,7 +75,8 @@ describe("AdaptiveRateLimiter after a burst of cuts", () => {
     for (let i = 0; i < 200; i++) {
       inFlight.push({ permit: await limiter.acquire(scope), answerAt: time.clock.monotonic() + 400 });
       time.advance(10);
-      while (inFlight.length > 0 && inFlight[0]!.answerAt <= time.clock.monotonic()) limiter.record(inFlight.shift()!.permit);
+      while (inFlight.length > 0 && inFlight[0]!.answerAt <= time.clock.monotonic())
+        limiter.record(inFlight.shift()!.permit);
     }
     const throttled = await limiter.acquire(scope);
     time.advance(400);
