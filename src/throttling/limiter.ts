@@ -6,17 +6,25 @@
  *   costs a few numbers (its measured send rate). That is the AWS SDKs' adaptive mode too ("the
  *   token bucket is enabled on the first throttling response").
  * - A throttling answer (`verdict.ts`) cuts the key's rate to β times the rate it was sending at
- *   (the lower of its limit and its measured send rate), once per congestion event: an answer to a
- *   request sent before the last cut, or within a tenth of the growth time after it, says nothing
- *   about the new rate and is not counted again (TCP's "one reduction per window"). Without that
- *   rule, the 64 answers in flight when a partition saturates would cut the rate to 0.7⁶⁴ of
- *   itself; and without the tenth, the requests sent just after a cut, which meet a partition still
- *   working off the excess sent before it, cut it again and again (measured: four cuts in 40 ms,
- *   from 92 to 31 requests per second, on a partition serving 100). After a cut the key saves up
- *   no burst: the new rate starts at once.
- * - Answers that are not throttling grow the rate back along the CUBIC curve (`cubic.ts`), never above
- *   twice the measured send rate (a key used at 10 requests per second does not learn that 10,000
- *   are fine).
+ *   (the lowest of its limit, its measured send rate and, once measured over a full window, the
+ *   rate the partition served it). At most once per round trip: an answer to a request sent before
+ *   the last cut, or within one round trip (at least a tenth of the growth time) after it, says
+ *   nothing about the new rate and does not cut again (TCP's "one reduction per window", RFC 9438
+ *   §4.6). Without that rule the 64 answers in flight when a partition saturates would cut the rate
+ *   to 0.7⁶⁴ of itself, and the requests sent just after a cut, which meet a partition still working
+ *   off the excess sent before it, would cut it again and again. After a cut the key saves up no
+ *   burst: the new rate starts at once.
+ * - A congestion event (a cut, and the cuts that follow it within one growth time or two round
+ *   trips) remembers the rate the key was served at before it (CUBIC's W_max): the later cuts of the
+ *   event lower the rate, not W_max, so the curve climbs back to the rate of before the event, not
+ *   to the lowest point a burst of cuts reached. Issue 26 measured why: the second cut of a burst
+ *   read a served rate taken while the partition was still paying off the first burst, took the
+ *   rate to 1 request per second, and the growth derived from that point kept it under 2 per
+ *   second for 30 s after the capacity came back. If the capacity did drop, the climb back is
+ *   throttled again and the next event starts from the rate that was throttled.
+ * - Answers that are not throttling grow the rate back along the CUBIC curve (`cubic.ts`), never
+ *   above twice the measured send rate (a key used at 10 requests per second does not learn that
+ *   10,000 are fine).
  * - A request waits for a token of its partition's key, then of its account's (each only once that
  *   key is limited): in FIFO order, abortably, with one timer per key that has waiters and none
  *   otherwise.
@@ -49,10 +57,11 @@ export interface AdaptiveRateLimiterOptions {
   readonly growthTimeInMs?: number;
   /**
    * How many requests the growth back takes at least: a slow key (a partition taking 6 requests a
-   * second) grows back over this many requests rather than over `growthTimeInMs`, so that a probe
-   * past its capacity, which costs a throttled request or two, comes once in this many (at most
-   * ten growth times). With the default, a partition serving fewer than 25 requests a second is
-   * probed less often than once a second.
+   * second) grows back to the rate it was cut from over this many requests rather than over
+   * `growthTimeInMs`, so that a probe past its capacity, which costs a throttled request or two,
+   * comes once in this many (at most two growth times: the probe above it is never slower, so a
+   * capacity that comes back is found within a few seconds). With the default, a partition serving
+   * fewer than 25 requests a second is probed less often than once a second.
    * @default 25
    */
   readonly growthRequests?: number;
@@ -132,6 +141,10 @@ const systemClock: LimiterClock = {
 
 /** How often at most the idle keys are swept, in milliseconds. */
 const SWEEP_EVERY_IN_MS = 1_000;
+/** The served rate is read only this long after a key's first answer (one meter window). */
+const MEASURED_AFTER_IN_MS = 500;
+/** A slow key's growth back to W takes at most this many growth times (`growthRequests`). */
+const MAX_STRETCH = 2;
 
 interface Waiter {
   readonly resolve: () => void;
@@ -145,14 +158,22 @@ class KeyState {
   rate = Infinity;
   tokens = 0;
   refilledAt: number;
-  /** The rate at the last cut (CUBIC's W), and when it happened. */
+  /** CUBIC's W: the rate the key was served at before the congestion event under way. */
   cutFrom = 0;
+  /** The rate right after the last cut, where the curve back to W starts. */
+  startRate = 0;
+  /** When the last cut happened, and when the congestion event it belongs to began. */
   cutAt = -Infinity;
+  eventAt = -Infinity;
   cuts = 0;
-  /** Requests sent, and answers that were served (not throttled). */
+  /** Requests let out (not those still waiting for a token). */
   readonly sent: RateMeter;
-  readonly served: RateMeter;
-  /** K for this key since its last cut: the growth time, or longer for a slow key (`growthRequests`). */
+  /** Answers that were served (not throttled), measured from the key's first answer. */
+  served: RateMeter | undefined;
+  servedSince = 0;
+  /** The smoothed round trip, send to answer, in milliseconds (TCP's SRTT); 0 before an answer. */
+  roundTripInMs = 0;
+  /** T for this key since its event began: the growth time, or longer for a slow key (`growthRequests`). */
   growthInSec = 1;
   usedAt: number;
   readonly waiters: Waiter[] = [];
@@ -161,7 +182,6 @@ class KeyState {
   constructor(now: number) {
     this.refilledAt = now;
     this.sent = new RateMeter(now);
-    this.served = new RateMeter(now);
     this.usedAt = now;
   }
 }
@@ -170,7 +190,7 @@ interface Settings {
   readonly decreaseFactor: number;
   readonly growthTimeInSec: number;
   readonly growthRequests: number;
-  /** Throttles of requests sent within this long after a cut do not cut again (a tenth of the growth time). */
+  /** Throttles of requests sent within this long after a cut do not cut again (at least; a round trip if longer). */
   readonly cutSpacingInMs: number;
   readonly minRatePerSec: number;
   readonly burstInMs: number;
@@ -307,6 +327,8 @@ export class AdaptiveRateLimiter {
     if (verdict === "none") return;
     const now = this.#clock.monotonic();
     const { scope, sentAt } = permit;
+    if (scope.partition !== undefined) this.#answered(scope.partition, sentAt, now);
+    this.#answered(scope.account, sentAt, now);
     if (verdict === "served") {
       if (scope.partition !== undefined) this.#grow(scope.partition, sentAt, now);
       this.#grow(scope.account, sentAt, now);
@@ -380,11 +402,14 @@ export class AdaptiveRateLimiter {
   #take(key: string, abortSignal: AbortSignal | undefined): Promise<void> | void {
     const now = this.#clock.monotonic();
     const state = this.#state(key, now);
-    state.sent.count(now);
-    if (!state.limited) return;
+    if (!state.limited) {
+      state.sent.count(now);
+      return;
+    }
     this.#refill(state, now);
     if (state.waiters.length === 0 && state.tokens >= 1) {
       state.tokens -= 1;
+      state.sent.count(now);
       return;
     }
     return new Promise<void>((resolve, reject) => {
@@ -421,38 +446,62 @@ export class AdaptiveRateLimiter {
   #cut(key: string, sentAt: number, now: number): void {
     const state = this.#keys.get(key);
     if (!state) return; // forgotten meanwhile: its next request starts afresh
-    // Sent at the old rate, or so soon after the cut that the partition was still working off the
-    // excess sent before it: already cut for.
-    if (state.limited && sentAt < state.cutAt + this.#settings.cutSpacingInMs) return;
+    // Sent at the old rate, or within a round trip of the cut, when the partition was still working
+    // off the excess sent before it: already cut for.
+    if (state.limited && sentAt < state.cutAt + Math.max(this.#settings.cutSpacingInMs, state.roundTripInMs)) return;
     this.#refill(state, now);
     // The rate to cut from: what the key sent, no more than its limit, and no more than the
     // partition served it lately (which is what the partition can take: a burst sent at ten times
-    // the capacity is cut from the capacity, not from the burst).
+    // the capacity is cut from the capacity, not from the burst). The served rate counts only once
+    // it was measured over a full window of answers: before that it is a handful of answers over a
+    // few milliseconds, not a rate.
     const sent = state.sent.rate(now);
-    const served = state.served.rate(now);
     let from = state.limited ? Math.min(state.rate, sent) : sent;
-    if (served > 0) from = Math.min(from, served);
+    if (state.served && (!state.limited || now - state.servedSince >= MEASURED_AFTER_IN_MS)) {
+      const served = state.served.rate(now);
+      if (served > 0) from = Math.min(from, served);
+    }
     from = Math.max(this.#settings.minRatePerSec, from);
+    const { growthTimeInSec, growthRequests } = this.#settings;
+    const eventInMs = Math.max(1000 * growthTimeInSec, 2 * state.roundTripInMs);
+    if (!state.limited || now - state.eventAt >= eventInMs) {
+      // A new congestion event: W is the rate the key was sent and served at before it.
+      state.cutFrom = from;
+      state.eventAt = now;
+      state.growthInSec = Math.min(MAX_STRETCH * growthTimeInSec, Math.max(growthTimeInSec, growthRequests / from));
+    }
     state.limited = true;
-    state.cutFrom = from;
-    state.growthInSec = Math.min(
-      10 * this.#settings.growthTimeInSec,
-      Math.max(this.#settings.growthTimeInSec, this.#settings.growthRequests / from),
-    );
     state.cutAt = now;
     state.cuts += 1;
     state.tokens = 0; // no burst right after a cut: the new rate starts now
     this.#setRate(state, rateAfterCut(from, this.#curve(state)));
+    state.startRate = state.rate;
     noteRateCut(this.#settings.name, key.slice(0, key.indexOf(":")));
+  }
+
+  /** Any answer: the round trip it took, and the served meter's start. */
+  #answered(key: string, sentAt: number, now: number): void {
+    const state = this.#keys.get(key);
+    if (!state) return;
+    const roundTripInMs = Math.max(0, now - sentAt);
+    state.roundTripInMs = state.served === undefined ? roundTripInMs : (7 * state.roundTripInMs + roundTripInMs) / 8; // RFC 6298
+    if (state.served === undefined) {
+      state.served = new RateMeter(now);
+      state.servedSince = now;
+    }
   }
 
   #grow(key: string, sentAt: number, now: number): void {
     const state = this.#keys.get(key);
     if (!state) return;
-    state.served.count(now);
+    state.served?.count(now);
     if (!state.limited || sentAt < state.cutAt) return;
-    const curve = rateSinceCut(state.cutFrom, (now - state.cutAt) / 1000, this.#curve(state));
-    const cap = 2 * state.sent.rate(now);
+    const secondsSinceCut = (now - state.cutAt) / 1000;
+    const curve = rateSinceCut(state.cutFrom, secondsSinceCut, this.#curve(state), state.startRate);
+    // Never above twice the measured send rate, unless requests are waiting: then the key uses all
+    // its rate, and a send rate measured over half-second windows at a few requests a second (0 in
+    // one window, 2 in the next) must not hold the growth back.
+    const cap = state.waiters.length > 0 ? Infinity : 2 * state.sent.rate(now);
     const next = Math.min(curve, Math.max(cap, state.rate));
     if (next > state.rate) {
       this.#refill(state, now);
@@ -461,7 +510,11 @@ export class AdaptiveRateLimiter {
   }
 
   #curve(state: KeyState): CubicCurve {
-    return { decreaseFactor: this.#settings.decreaseFactor, growthTimeInSec: state.growthInSec };
+    return {
+      decreaseFactor: this.#settings.decreaseFactor,
+      growthTimeInSec: state.growthInSec,
+      probeTimeInSec: this.#settings.growthTimeInSec,
+    };
   }
 
   #setRate(state: KeyState, rate: number): void {
@@ -504,6 +557,7 @@ export class AdaptiveRateLimiter {
     this.#refill(state, now);
     while (state.waiters.length > 0 && state.tokens >= 1) {
       state.tokens -= 1;
+      state.sent.count(now);
       const waiter = state.waiters.shift()!;
       waiter.signal?.removeEventListener("abort", waiter.onAbort);
       waiter.resolve();

@@ -14,6 +14,9 @@
  * - lifecycle (acquire, a renewal, release): held until released (one fault never costs the lock),
  *   then the lease is free; a failed release leaves it ours, to expire.
  * - break: told broken => nobody holds the lease.
+ * - the same contracts (acquire, acquire while another holds it, the lifecycle) with the lock's
+ *   requests sent through an adaptive rate limiter (issue 26): its waits, records and cuts (an
+ *   injected 503 is a throttle to it) change nothing of them.
  * - fenced writes (update with the caller's ETag, upsert, create, delete): told done => applied
  *   exactly once, stamped with the holder's token; told failed => untouched; told unknown
  *   (FencedWriteOutcomeUnknownError) => either, counted. Never a stale token: a write by a holder
@@ -37,6 +40,7 @@ import {
   type LockHandle,
 } from "../../../src/lease/index.js";
 import { statusOf } from "../../../src/error-codes.js";
+import { AdaptiveRateLimiter } from "../../../src/throttling/index.js";
 import {
   ALL_FAULT_KINDS,
   createExplorer,
@@ -76,6 +80,7 @@ type Explorer = Awaited<ReturnType<typeof createExplorer>>;
 /** Three explorers (each its own proxies and request counter), so that the three groups run side by side. */
 let acquireExplorer: Explorer;
 let holdExplorer: Explorer;
+let limitedExplorer: Explorer;
 let fenceExplorer: Explorer;
 let container: ContainerClient;
 let table: TableClient;
@@ -85,6 +90,7 @@ let serial = 0;
 beforeAll(async () => {
   acquireExplorer = await createExplorer("Lease locks: acquiring", ["blob"]);
   holdExplorer = await createExplorer("Lease locks: waiting, holding, releasing, breaking", ["blob"]);
+  limitedExplorer = await createExplorer("Lease locks with the adaptive limiter", ["blob"]);
   fenceExplorer = await createExplorer("Fenced table writes", ["table"]);
   container = blobService().getContainerClient(uniqueName("explorelk"));
   await container.create();
@@ -96,6 +102,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await acquireExplorer.close("locks-acquire");
   await holdExplorer.close("locks-hold");
+  await limitedExplorer.close("locks-limited");
   await fenceExplorer.close("locks-fenced-writes");
   await fenceHolder.release();
   await table.deleteTable();
@@ -288,8 +295,8 @@ interface Lifecycle {
 }
 
 /** Acquire, hold until one renewal succeeded, release: the renewal and the release under faults. */
-const lifecycle: ExploredOperation<LockState, Lifecycle> = {
-  name: "acquire, renew, release",
+const lifecycleWith = (rateLimiter?: () => AdaptiveRateLimiter): ExploredOperation<LockState, Lifecycle> => ({
+  name: `acquire, renew, release${rateLimiter ? ", adaptive limiter" : ""}`,
   setup: lockState(),
   async run(state, via) {
     const inner = blobLeasable(
@@ -302,7 +309,12 @@ const lifecycle: ExploredOperation<LockState, Lifecycle> = {
       renew: (id: string, o?: object) => inner.renew(id, o).then(() => void (renewed += 1)),
     };
     // The guard 1 s after the last renewal sent, a renewal every 100 ms: a failed one is soon tried again.
-    const lock = new LeaseLock(counting, { ...LOCK_OPTIONS, safetyMarginInMs: 14_000, renewIntervalInMs: 100 });
+    const lock = new LeaseLock(counting, {
+      ...LOCK_OPTIONS,
+      safetyMarginInMs: 14_000,
+      renewIntervalInMs: 100,
+      ...(rateLimiter ? { rateLimiter: rateLimiter() } : {}),
+    });
     const handle = await lock.acquire({ timeoutInMs: 5_000 });
     while (renewed < 1 && handle.status === "held") await new Promise((resolve) => setTimeout(resolve, 10));
     const statusBeforeRelease = handle.status;
@@ -326,6 +338,23 @@ const lifecycle: ExploredOperation<LockState, Lifecycle> = {
       ? { outcome: "released", violation: "told released, but the lease is still held" }
       : { outcome: "released" };
   },
+});
+const lifecycle = lifecycleWith();
+
+/** A fresh adaptive limiter per run (issue 26); its high floor keeps the waits after an injected 503 short. */
+const freshLimiter = () => new AdaptiveRateLimiter({ minRatePerSec: 200 });
+
+const limitedAcquire: ExploredOperation<LockState, LockHandle> = {
+  ...acquireFree(true),
+  name: "acquire, adaptive limiter",
+  run: (state, via) => lockVia(via, state.name, { rateLimiter: freshLimiter() }).acquire({ timeoutInMs: 5_000 }),
+};
+
+const limitedAcquireHeld: ExploredOperation<LockState, LockHandle> = {
+  ...acquireHeld,
+  name: "acquire (held by another client), adaptive limiter",
+  run: (state, via) =>
+    lockVia(via, state.name, { pollIntervalInMs: 50, rateLimiter: freshLimiter() }).acquire({ timeoutInMs: 150 }),
 };
 
 const breakLock: ExploredOperation<LockState, number> = {
@@ -364,6 +393,19 @@ it.concurrent(
       never,
       never
     >[]);
+    expect(problems(runs, NOT_FOR_ONE_FAULT)).toEqual([]);
+  },
+  TIME_LIMIT_IN_MS,
+);
+
+it.concurrent(
+  "the lock with the adaptive limiter: acquire, acquire while another client holds it, renew and release",
+  async () => {
+    const runs = await exploreAll(limitedExplorer, [
+      limitedAcquire,
+      limitedAcquireHeld,
+      lifecycleWith(freshLimiter),
+    ] as unknown as ExploredOperation<never, never>[]);
     expect(problems(runs, NOT_FOR_ONE_FAULT)).toEqual([]);
   },
   TIME_LIMIT_IN_MS,

@@ -31,6 +31,7 @@ import {
   type IdempotencyClaim,
 } from "../../../src/idempotency/index.js";
 import { StoreCalls } from "../../../src/idempotency/store-calls.js";
+import { AdaptiveRateLimiter } from "../../../src/throttling/index.js";
 import { TypedEvents } from "../../../src/queue/events.js";
 import { markNow, MessageHold, type HoldOutcome, type TimeMark } from "../../../src/queue/hold.js";
 import { MessageSettler } from "../../../src/queue/settle.js";
@@ -446,8 +447,13 @@ interface ConsumerRun {
   readonly deletedTold: boolean;
 }
 
-const oneMessage: ExploredOperation<ConsumerState, ConsumerRun> = {
-  name: "one message through the consumer (Table store, key from the body, one effect)",
+/**
+ * One message through the consumer; `limited`: its receives, visibility updates and deletes sent
+ * through a fresh adaptive limiter each run (issue 26), whose waits, records and cuts (an injected
+ * 503 is a throttle to it) must change nothing of the contract. A high floor keeps its waits short.
+ */
+const oneMessage = (limited: boolean): ExploredOperation<ConsumerState, ConsumerRun> => ({
+  name: `one message through the consumer (Table store, key from the body, one effect)${limited ? ", adaptive limiter" : ""}`,
   runTimeoutInMs: 20_000,
   async setup() {
     const queue = queueService().getQueueClient(uniqueName("exploreconsumer"));
@@ -480,6 +486,7 @@ const oneMessage: ExploredOperation<ConsumerState, ConsumerRun> = {
         newBatchThreshold: 0,
         retryBackoff: fixedBackoff({ delayInMs: 0 }),
         pollingBackoff: exponentialBackoff({ deltaInMs: 5, minInMs: 0, maxInMs: 20 }),
+        ...(limited ? { rateLimiter: new AdaptiveRateLimiter({ minRatePerSec: 200 }) } : {}),
       },
     );
     const events: string[] = [];
@@ -526,10 +533,14 @@ const oneMessage: ExploredOperation<ConsumerState, ConsumerRun> = {
     if (!started && (effects !== 0 || left !== 1)) return violation("start rejected, yet something happened");
     return { outcome };
   },
-};
+});
 
 it("one message through the consumer: every fault at every request", async () => {
-  expect(violationsOf(await explorer.exploreWithHangs(oneMessage))).toEqual([]);
+  expect(violationsOf(await explorer.exploreWithHangs(oneMessage(false)))).toEqual([]);
+});
+
+it("one message through the consumer, adaptive limiter on: every fault at every request", async () => {
+  expect(violationsOf(await explorer.exploreWithHangs(oneMessage(true)))).toEqual([]);
 });
 
 // ---------------------------------------------------------------------------------------------
