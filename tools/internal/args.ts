@@ -76,6 +76,16 @@ function closest(name: string, known: readonly string[]): string | undefined {
 }
 
 /**
+ * `" (did you mean X?)"` when a mistyped word (a command, an action, a scenario, a design) is close
+ * to one of `known`, else `""`. A word that may be a secret gets no suggestion (it is not quoted).
+ */
+export function didYouMean(word: string, known: readonly string[]): string {
+  if (mayBeSecret(word)) return "";
+  const suggestion = closest(word, known);
+  return suggestion === undefined || suggestion === word ? "" : ` (did you mean ${suggestion}?)`;
+}
+
+/**
  * Splits `argv` into positionals and the flags of `spec`, strictly: an unknown flag, a string flag
  * without a value, or a value given to a boolean flag is a {@link UsageError}. `command` names the
  * command in messages (`lock`; empty for the tool itself).

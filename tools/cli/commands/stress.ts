@@ -6,7 +6,7 @@
  * it runs on an embedded Azurite unless an account is named on the command line (../target.ts).
  */
 import { readFile, writeFile } from "node:fs/promises";
-import { numberFlag, shownArgument, stringFlag, UsageError, type FlagSpec } from "../../internal/args.js";
+import { numberFlag, shownArgument, stringFlag, UsageError, type FlagSpec, didYouMean } from "../../internal/args.js";
 import { importSdk } from "../../internal/sdk.js";
 import { SDK_SINGLE_ATTEMPT } from "azure-storage-concurrency/retry";
 import { stressDesigns, type BuiltInStressDesign } from "../../stress/designs.js";
@@ -151,7 +151,7 @@ export const stressCommand: Command = {
     for (const design of designs) {
       if (!(design in stressDesigns))
         throw new UsageError(
-          `unknown design ${shownArgument(design)}; choose from ${Object.keys(stressDesigns).join(", ")}`,
+          `unknown design ${shownArgument(design)}${didYouMean(design, Object.keys(stressDesigns))}; choose from ${Object.keys(stressDesigns).join(", ")}`,
         );
     }
     if (designs.length === 0) throw new UsageError("--designs needs at least one design");
