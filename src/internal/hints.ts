@@ -93,7 +93,7 @@ function credentialKindOf(error: unknown): CredentialKind {
  * ```ts
  * import { readRestError, statusHint } from "azure-storage-concurrency/errors";
  *
- * await blobService.getContainerClient("Invoices_2026").createIfNotExists().catch((error: unknown) => {
+ * await blobServiceClient.getContainerClient("Invoices_2026").createIfNotExists().catch((error: unknown) => {
  *   const info = readRestError(error);
  *   console.error(statusHint(info?.statusCode, info?.serviceCode, error)); // container … names are 3 to 63 characters of lower-case letters …
  *   throw error;
