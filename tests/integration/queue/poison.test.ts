@@ -135,10 +135,9 @@ describe("the poison move", () => {
       await poison.clearMessages();
       await poisonOne(queue, {}, new Error("fails too"));
       const [enveloped] = await poisonTexts(poison);
-      expect(parsePoisonMessage(enveloped!)).toMatchObject({
-        messageText: "bad job",
-        reason: expect.stringContaining("fails too"),
-      });
+      const envelope = parsePoisonMessage(enveloped!);
+      expect(envelope?.messageText).toBe("bad job");
+      expect(envelope?.reason).toContain("fails too");
     } finally {
       await queue.delete();
       await poison.deleteIfExists();
