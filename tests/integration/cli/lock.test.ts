@@ -258,7 +258,7 @@ describe("lock command", () => {
         "an endpoint where nothing listens",
         ["show", "locks", "x", "--connection-string", at("http://127.0.0.1:1/devstoreaccount1")],
         1,
-        /^azure-storage-concurrency: cannot reach http:\/\/127\.0\.0\.1:1 \(ECONNREFUSED\): nothing listens there$/,
+        /^azure-storage-concurrency: cannot reach http:\/\/127\.0\.0\.1:1 \(ECONNREFUSED\): nothing listens there: check the endpoint and port, or start the emulator$/, // the library's networkHint
       ],
     ])(
       "%s",
