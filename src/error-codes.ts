@@ -18,6 +18,7 @@ export {
   type RestErrorInfo,
 } from "./errors.js";
 export { describeError } from "./internal/describe-error.js";
+export { networkHint, statusHint } from "./internal/hints.js";
 import type { StorageConcurrencyError, StorageRequestError } from "./errors.js";
 import type { ClaimCheckPayloadMissingError, ClaimCheckSendError } from "./claim-check/index.js";
 import type { OutboxPayloadTooLargeError } from "./outbox/index.js";

@@ -9,6 +9,7 @@
 export {
   runPartitionStressTest,
   PARTITION_TARGET_ENTITIES_PER_SEC,
+  HOT_PARTITION_SHARE,
   type PartitionStressOptions,
   type PartitionStressResult,
   type StressDesignResult,

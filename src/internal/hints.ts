@@ -33,17 +33,32 @@ export function refusedBeforeSending(error: unknown): string | undefined {
   return REFUSED_BEFORE_SENDING.find(([pattern]) => pattern.test(message))?.[1];
 }
 
-/** What a network failure's code means, in the words the command line tool uses. */
+/** What a network failure's code means: the one table the library's messages and the command line tool use. */
 const NETWORK_HINTS: Readonly<Record<string, string>> = {
   ECONNREFUSED: "nothing listens there: check the endpoint and port, or start the emulator",
   ENOTFOUND: "no such host: check the account name or endpoint",
   EAI_AGAIN: "the host name could not be resolved now: check the network and DNS",
   ETIMEDOUT: "no answer: check the endpoint, the network and any firewall",
+  UND_ERR_CONNECT_TIMEOUT: "no answer: check the endpoint, the network and any firewall",
   EHOSTUNREACH: "no route to the host: check the network",
+  ENETUNREACH: "no route to the network: check the network",
   ECONNRESET: "the connection was cut: check the endpoint's protocol (https or http) and any proxy",
 };
 
-/** A hint for a network failure's code, or `undefined`. */
+/**
+ * What a network failure's code means and what to check, as the library's error messages say it
+ * (`ECONNREFUSED`: "nothing listens there: …"); `undefined` for a code it has no advice for.
+ *
+ * @example
+ * ```ts
+ * import { networkHint, readRestError } from "azure-storage-concurrency/errors";
+ *
+ * await container.createIfNotExists().catch((error: unknown) => {
+ *   const code = readRestError(error)?.networkCode;
+ *   throw new Error(`cannot reach the storage account (${code}): ${networkHint(code) ?? "check the network"}`);
+ * });
+ * ```
+ */
 export function networkHint(code: string | undefined): string | undefined {
   return code === undefined ? undefined : NETWORK_HINTS[code];
 }
@@ -68,7 +83,23 @@ function credentialKindOf(error: unknown): CredentialKind {
   return undefined;
 }
 
-/** A hint for a refusal by the service, or `undefined`; `error` (the SDK's) tells which credential was refused. */
+/**
+ * What to fix when the service refused a request, as the library's error messages say it: a 403
+ * (which credential was refused, read from the SDK error's request when `error` is given: a SAS, an
+ * Entra identity or a key) or a bad resource name (`InvalidResourceName`, `OutOfRangeInput`: the
+ * naming rules); `undefined` for anything else.
+ *
+ * @example
+ * ```ts
+ * import { readRestError, statusHint } from "azure-storage-concurrency/errors";
+ *
+ * await blobServiceClient.getContainerClient("Invoices_2026").createIfNotExists().catch((error: unknown) => {
+ *   const info = readRestError(error);
+ *   console.error(statusHint(info?.statusCode, info?.serviceCode, error)); // container … names are 3 to 63 characters of lower-case letters …
+ *   throw error;
+ * });
+ * ```
+ */
 export function statusHint(
   statusCode: number | undefined,
   serviceCode: string | undefined,

@@ -44,6 +44,7 @@ export interface ResolvedOptions<T, TEffect> {
   readonly pollingBackoff: BackoffStrategy;
   readonly poisonQueue: QueueClient | undefined;
   readonly poisonTimeToLiveInSeconds: number;
+  readonly poisonMessageFormat: "envelope" | "raw";
   readonly idempotency:
     | {
         readonly store: IdempotencyStore<TEffect>;
@@ -149,6 +150,11 @@ export function resolveOptions<T, TEffect>(
   });
   if (poisonTimeToLiveInSeconds === 0)
     throw new RangeError("`poisonTimeToLiveInSeconds` must be -1 (never expire) or at least 1, got 0.");
+  const poisonMessageFormat = options.poisonMessageFormat ?? "envelope";
+  if (poisonMessageFormat !== "envelope" && poisonMessageFormat !== "raw")
+    throw new RangeError(
+      `\`poisonMessageFormat\` must be "envelope" or "raw", got ${JSON.stringify(String(poisonMessageFormat))}.`,
+    );
   const gracePeriodInMs = optionalNumber("gracePeriodInMs", options.gracePeriodInMs, 30_000, { min: 0 });
   const requestTimeoutInMs = optionalNumber(
     "requestTimeoutInMs",
@@ -184,6 +190,7 @@ export function resolveOptions<T, TEffect>(
     pollingBackoff,
     poisonQueue: options.poisonQueue,
     poisonTimeToLiveInSeconds,
+    poisonMessageFormat,
     idempotency: resolveIdempotency(options, visibilityTimeoutInSeconds),
     handlerTimeoutInMs:
       options.handlerTimeoutInMs === undefined

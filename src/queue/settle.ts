@@ -33,6 +33,8 @@ const REMEMBERED_LIMIT = 1_000;
 interface MessageSettlerOptions {
   readonly poisonQueue: QueueClient | undefined;
   readonly poisonTimeToLiveInSeconds: number;
+  /** "envelope": the reason around the original text; "raw": the original text alone (as Azure Functions writes it). */
+  readonly poisonMessageFormat?: "envelope" | "raw" | undefined;
   readonly requestTimeoutInMs: number;
   /** Messages sent through a claim-check: their payloads are deleted after them, kept when poisoned. */
   readonly claimCheck?: ConsumerClaimCheck | undefined;
@@ -111,7 +113,10 @@ export class MessageSettler {
       this.reportError(keepError, "keep the poisoned message's claim-check payload", message);
       return; // the message stays, comes back, and is poisoned then
     }
-    const { text } = buildPoisonMessageText(message, this.#queue.name, reason, errorCodeOf(error), payloadBlob);
+    const text =
+      this.#options.poisonMessageFormat === "raw"
+        ? message.messageText
+        : buildPoisonMessageText(message, this.#queue.name, reason, errorCodeOf(error), payloadBlob).text;
     try {
       await writer.send(text, {
         requestTimeoutInMs: this.#options.requestTimeoutInMs,

@@ -175,6 +175,17 @@ export interface QueueConsumerOptions<T, TEffect = never> {
    * @default -1
    */
   readonly poisonTimeToLiveInSeconds?: number;
+  /**
+   * What the poison queue receives for a poisoned message:
+   * - `"envelope"`: a JSON envelope around the original text with why it was poisoned (reason,
+   *   error code, dequeue count, source queue, times; {@link PoisonEnvelope}), read back with
+   *   {@link parsePoisonMessage};
+   * - `"raw"`: the original message text alone, unchanged, as the Azure Functions queue trigger
+   *   writes it to `<queue>-poison`: for tools and handlers that read a poison queue the Functions
+   *   way. The reason then reaches only the `poisoned` event and the log (`warning`).
+   * @default "envelope"
+   */
+  readonly poisonMessageFormat?: "envelope" | "raw";
   /** Makes effects exactly-once: claims each key before the handler runs, marks it done after. */
   readonly idempotency?: IdempotencyOptions<T, TEffect>;
   /**

@@ -48,9 +48,21 @@ describe("the packed packages", () => {
 
   afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-  it("ship only the build, the licence, the notices, the readme and the changelog", () => {
+  it("ship only the build, the guides and examples the README links to, the licence, the notices, the readme and the changelog", () => {
     const files = readdirSync(join(scratch, "node_modules", "azure-storage-concurrency")).sort();
-    expect(files).toEqual(["CHANGELOG.md", "LICENSE", "README.md", "THIRD_PARTY_NOTICES.md", "dist", "package.json"]);
+    expect(files).toEqual([
+      "CHANGELOG.md",
+      "LICENSE",
+      "README.md",
+      "THIRD_PARTY_NOTICES.md",
+      "dist",
+      "docs",
+      "examples",
+      "package.json",
+    ]);
+    // Never the generated API reference (docs/api/, from `npm run docs`), only the written pages.
+    const docs = filesUnder(join(scratch, "node_modules", "azure-storage-concurrency", "docs")).map((f) => f.path);
+    expect(docs.filter((path) => !/^(recipes\/)?[\w-]+\.md$|^benchmarks\/([\w-]+\.svg|results\.json)$/.test(path))).toEqual([]);
     const tools = readdirSync(join(scratch, "node_modules", "azure-storage-concurrency-cli")).sort();
     expect(tools).toEqual(["LICENSE", "README.md", "dist", "package.json"]);
   });
@@ -105,7 +117,12 @@ describe("the packed packages", () => {
     // once issues 24-26 added the semaphore, schedules, claim-check, the outbox and throttling (each
     // four times: ESM, CJS and their declarations); a loose bound that catches the maps, the tools,
     // or a second copy of the build, coming back.
-    expect(files.reduce((sum, f) => sum + f.bytes, 0)).toBeLessThan(2_600_000);
+    const build = files.filter((f) => f.path.startsWith("dist/"));
+    expect(build.reduce((sum, f) => sum + f.bytes, 0)).toBeLessThan(2_600_000);
+    // The guides, recipes, benchmark charts and examples (issue 23: the README's links work from the
+    // npm page): 0.9 MB when they were added.
+    const pages = files.filter((f) => !f.path.startsWith("dist/"));
+    expect(pages.reduce((sum, f) => sum + f.bytes, 0)).toBeLessThan(1_300_000);
     const tools = filesUnder(join(scratch, "node_modules", "azure-storage-concurrency-cli"));
     expect(tools.filter((f) => f.path.endsWith(".map"))).toEqual([]);
   });

@@ -18,7 +18,8 @@ import { startAzurite, type RunningAzurite } from "../../src/testing/index.js";
 import { packedProject, PEERS, root } from "../support/packed.js";
 
 /** How the README tells users to run its examples; the test checks that the README says so. */
-const README_COMPILE = "npx tsc --module nodenext --target es2022 --skipLibCheck example.ts && node example.js";
+const README_COMPILE =
+  "npx tsc --module nodenext --target es2022 --skipLibCheck --types node example.ts && node example.js";
 const README_STRIP = "`node example.ts`";
 /** The marker of a runnable recipe, and the one command it may name. */
 const RECIPE_MARKER = /^<!-- runs as written: (.*)-->\n```ts\n([\s\S]*?)^```$/gm;

@@ -4,8 +4,7 @@
  * refused, a Microsoft Entra sign-in that found no credential, an identity without a data role).
  * Everything else is its message's first line. Every line is redacted of secrets.
  */
-import { readRestError, redactSecrets } from "azure-storage-concurrency/errors";
-import { describeError } from "azure-storage-concurrency/errors";
+import { describeError, networkHint, readRestError, redactSecrets, statusHint } from "azure-storage-concurrency/errors";
 import { mayBeSecret, shownArgument } from "../internal/args.js";
 
 /** How a command's requests were signed, so that the advice on a refusal fits it. */
@@ -34,17 +33,6 @@ const NOT_ALLOWED: Readonly<Record<SignIn | "unknown", string>> = {
     "and write (w) to break one (an account SAS also needs the container and object resource types, srt=co)",
   key: "the account refuses this request even with its key: check the account's network rules and any policy",
   unknown: "the credential may not do this: check the key, the SAS's rights or the identity's data role",
-};
-
-const NETWORK_HINTS: Readonly<Record<string, string>> = {
-  ECONNREFUSED: "nothing listens there",
-  ENOTFOUND: "no such host: check the account name or endpoint",
-  EAI_AGAIN: "the host name could not be resolved now: check the network and DNS",
-  ETIMEDOUT: "no answer: check the endpoint, the network and any firewall",
-  EHOSTUNREACH: "no route to the host: check the network",
-  ENETUNREACH: "no route to the network",
-  ECONNRESET: "the connection was cut: check the endpoint's protocol (https or http) and any proxy",
-  UND_ERR_CONNECT_TIMEOUT: "no answer: check the endpoint, the network and any firewall",
 };
 
 /** What `@azure/identity` throws when no credential of the chain could even try. */
@@ -127,7 +115,7 @@ function explainSignedIn(error: unknown, signIn: SignIn | undefined): string {
     if (!info) continue;
     const where = endpointOf(e);
     if (info.networkCode) {
-      const hint = NETWORK_HINTS[info.networkCode] ?? "check the endpoint and the network";
+      const hint = networkHint(info.networkCode) ?? "check the endpoint and the network";
       return redactSecrets(`cannot reach ${where ?? "the storage endpoint"} (${info.networkCode}): ${hint}`);
     }
     if (
@@ -143,6 +131,9 @@ function explainSignedIn(error: unknown, signIn: SignIn | undefined): string {
         `${first} (403 AuthenticationFailed: the account key or SAS was refused: was the key rotated, or the SAS expired?)`,
       );
     }
+    // A bad container or share name: the library's hint, with the naming rules.
+    const nameHint = info.statusCode === 403 ? undefined : statusHint(info.statusCode, info.serviceCode, e);
+    if (nameHint) return redactSecrets(`${first} (${info.statusCode} ${info.serviceCode}: ${nameHint})`);
   }
   return redactSecrets(first);
 }

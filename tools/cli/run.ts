@@ -9,7 +9,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseCommandLine, shownArgument, UsageError, type FlagSpec } from "../internal/args.js";
+import { didYouMean, parseCommandLine, shownArgument, UsageError, type FlagSpec } from "../internal/args.js";
 import { locatePackage } from "../internal/package-root.js";
 import { commands } from "./commands/index.js";
 import { explain } from "./explain.js";
@@ -41,6 +41,8 @@ function overview(): string {
   ].join("\n");
 }
 
+const commandNames = () => commands.map((c) => c.name);
+
 /** This package's version, from its package.json. */
 function version(): string {
   const { root } = locatePackage(import.meta.url);
@@ -68,12 +70,15 @@ export async function runCli(argv: readonly string[]): Promise<number> {
         return 0;
       }
       if (positional.length > 0)
-        throw new UsageError(`unknown command ${shownArgument(positional[0]!)}; run \`${NAME} --help\``);
+        throw new UsageError(
+          `unknown command ${shownArgument(positional[0]!)}${didYouMean(positional[0]!, commandNames())}; run \`${NAME} --help\``,
+        );
       out(overview());
       return 2;
     }
     const command = commands.find((c) => c.name === name);
-    if (!command) throw new UsageError(`unknown command ${shownArgument(name)}; run \`${NAME} --help\``);
+    if (!command)
+      throw new UsageError(`unknown command ${shownArgument(name)}${didYouMean(name, commandNames())}; run \`${NAME} --help\``);
     const { positional, flags } = parseCommandLine(rest, { ...command.flags, ...GLOBAL_FLAGS }, command.name);
     if (flags["help"]) {
       out(command.help);

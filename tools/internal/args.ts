@@ -56,23 +56,39 @@ interface ParsedCommandLine {
   readonly flags: Flags;
 }
 
-/** The known flag closest to a typo (`--duraton` -> `--duration`), if one is close. */
+/**
+ * The known word closest to a typo (`--duraton` -> `--duration`, `brake` -> `break`), if one is
+ * close: edit distance with a swap of two neighbours counted as one edit (optimal string alignment),
+ * at most one edit per three characters, rounded (at least one).
+ */
 function closest(name: string, known: readonly string[]): string | undefined {
   const distance = (a: string, b: string) => {
-    const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+    const d = Array.from({ length: a.length + 1 }, (_, i) =>
+      Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+    );
     for (let i = 1; i <= a.length; i++) {
-      let diagonal = row[0]!;
-      row[0] = i;
       for (let j = 1; j <= b.length; j++) {
-        const above = row[j]!;
-        row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
-        diagonal = above;
+        const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+        let best = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+        if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+          best = Math.min(best, d[i - 2]![j - 2]! + 1);
+        d[i]![j] = best;
       }
     }
-    return row[b.length]!;
+    return d[a.length]![b.length]!;
   };
   const best = known.map((candidate) => ({ candidate, d: distance(name, candidate) })).sort((x, y) => x.d - y.d)[0];
-  return best && best.d <= Math.max(1, Math.floor(name.length / 4)) ? best.candidate : undefined;
+  return best && best.d <= Math.max(1, Math.round(name.length / 3)) ? best.candidate : undefined;
+}
+
+/**
+ * `" (did you mean X?)"` when a mistyped word (a command, an action, a scenario, a design) is close
+ * to one of `known`, else `""`. A word that may be a secret gets no suggestion (it is not quoted).
+ */
+export function didYouMean(word: string, known: readonly string[]): string {
+  if (mayBeSecret(word)) return "";
+  const suggestion = closest(word, known);
+  return suggestion === undefined || suggestion === word ? "" : ` (did you mean ${suggestion}?)`;
 }
 
 /**

@@ -101,4 +101,25 @@ describe("logging", () => {
     expect(verbose!.stderr()).toContain(`${NAMESPACE}verbose retrying "read `);
     expect(verbose!.stderr()).not.toContain(SECRET_SIGNATURE);
   }, 60_000);
+
+  it("the library's own lines alone: DEBUG=azure:azure-storage-concurrency:<level> without AZURE_LOG_LEVEL (issue 23: the SDKs' lines drowned ours)", async () => {
+    const container = blobService().getContainerClient(uniqueName("log"));
+    const other = blobService().getContainerClient(uniqueName("log"));
+    const [ours, everything] = [
+      [container, { AZURE_LOG_LEVEL: "", DEBUG: `${NAMESPACE}info,${NAMESPACE}warning,${NAMESPACE}error` }],
+      [other, { AZURE_LOG_LEVEL: "info", DEBUG: "" }],
+    ].map(([c, env]) =>
+      spawnWorker("tests/integration/logging/workers/logged-worker.ts", [(c as typeof container).containerName], env as Record<string, string>),
+    );
+    for (const worker of [ours!, everything!]) {
+      const { code } = await worker.exited;
+      if (code !== 0) throw new Error(`worker exited with ${code}:\n${worker.stderr()}`);
+    }
+    const lines = ours!.stderr().split("\n").filter(Boolean);
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.filter((line) => !/^azure:azure-storage-concurrency:(info|warning|error) /.test(line))).toEqual([]);
+    expect(lines.some((line) => line.startsWith(`${NAMESPACE}info acquired the lock on blob '${container.containerName}/logged'`))).toBe(true);
+    // AZURE_LOG_LEVEL=info turns on every Azure SDK's info lines as well.
+    expect(everything!.stderr().split("\n").some((line) => /^azure:(core|storage)/.test(line))).toBe(true);
+  }, 60_000);
 });

@@ -117,4 +117,37 @@ describe("the poison move", () => {
       await poison.deleteIfExists();
     }
   });
+
+  it("poisonMessageFormat 'raw' moves the original text alone, as Azure Functions writes <queue>-poison (issue 23)", async () => {
+    const name = uniqueName("rawpoison");
+    const queue = queueService().getQueueClient(name);
+    const poison = queueService().getQueueClient(`${name}-poison`);
+    await queue.create();
+    try {
+      const event = await poisonOne(queue, { poisonMessageFormat: "raw" }, new Error("always fails"));
+      expect(event.reason).toContain("always fails"); // the reason still reaches the event
+      const texts = await poisonTexts(poison);
+      expect(texts).toEqual(["bad job"]); // the original text, no envelope
+      expect(parsePoisonMessage(texts[0]!)).toBeUndefined();
+
+      // The default stays the envelope.
+      await queue.clearMessages();
+      await poison.clearMessages();
+      await poisonOne(queue, {}, new Error("fails too"));
+      const [enveloped] = await poisonTexts(poison);
+      const envelope = parsePoisonMessage(enveloped!);
+      expect(envelope?.messageText).toBe("bad job");
+      expect(envelope?.reason).toContain("fails too");
+    } finally {
+      await queue.delete();
+      await poison.deleteIfExists();
+    }
+  }, 60_000);
+
+  it("refuses a poisonMessageFormat it does not know, by name", () => {
+    const queue = queueService().getQueueClient(uniqueName("badformat"));
+    expect(
+      () => new QueueConsumer(queue, async () => undefined, { poisonMessageFormat: "json" as unknown as "raw" }),
+    ).toThrow('`poisonMessageFormat` must be "envelope" or "raw", got "json".');
+  });
 });

@@ -133,7 +133,7 @@ const run: BenchRun = {
 };
 
 describe("renderReport", () => {
-  const { markdown, files } = renderReport(run, { assets: "benchmarks" });
+  const { markdown, files } = renderReport(run, { assets: "benchmarks", audience: "repository" });
 
   it("states the machine, the date, the version, the commit and how to reproduce the run", () => {
     for (const text of [
@@ -242,5 +242,39 @@ describe("renderReport", () => {
     expect(markdown).toContain("| `widgetsPerSec` | 42.5 |");
     expect(markdown.match(/<details><summary>This scenario's JSON<\/summary>/g)).toHaveLength(results.length);
     expect(markdown).toContain('"handoffMedianMs": 17.6');
+  });
+});
+
+describe("a report written in a user's project (issue 23: it printed this repository's instructions and issue numbers)", () => {
+  const userRun: BenchRun = {
+    ...run,
+    run: { ...run.run, command: "azure-storage-concurrency bench all --report bench.md", commit: "unknown" },
+  };
+  const { markdown } = renderReport(userRun, { assets: "bench", audience: "user" });
+
+  it("gives the installed command, never this repository's scripts, files or issues", () => {
+    expect(markdown).toContain("npx azure-storage-concurrency bench all --report benchmarks.md");
+    expect(markdown).toContain("Scenario `lock`: `npx azure-storage-concurrency bench lock --json`.");
+    expect(markdown).not.toMatch(/npm run bench|npm ci|tools\/bench|Change tools\/|docs\/benchmarks\.md/);
+    expect(markdown).not.toMatch(/\bissues? \d+/i);
+    expect(markdown).toContain("| scenario | figure | goal | measured |  |");
+  });
+
+  it("links the guides it names to the published copy of the measured version", () => {
+    const linked = /\[docs\/([\w/-]+\.md)\]\(https:\/\/unpkg\.com\/azure-storage-concurrency@1\.2\.3\/docs\/\1\)/g;
+    expect(markdown.match(linked)?.length).toBeGreaterThan(0);
+    expect(markdown.replace(linked, "").match(/docs\/[\w/-]+\.md/g)).toBeNull();
+  });
+
+  it("is the default of renderReport, and the repository's page is asked for by name", () => {
+    expect(renderReport(userRun, { assets: "bench" }).markdown).toBe(markdown);
+  });
+});
+
+describe("reportAudience", () => {
+  it("is the repository inside this workspace, a user anywhere else", async () => {
+    const { reportAudience } = await import("../../../tools/bench/report/report.js");
+    expect(reportAudience(new URL("../../../tools/bench/report/report.ts", import.meta.url).href)).toBe("repository");
+    expect(reportAudience(new URL("../../../package.json", import.meta.url).href)).toBe("user");
   });
 });

@@ -158,3 +158,29 @@ describe("the advice on a refusal fits how the command signed in", () => {
     expect(line).not.toMatch(/Storage Blob Data Reader/);
   });
 });
+
+describe("the tool's hints are the library's (issue 23, item 4)", () => {
+  it("a refused connection: the library's networkHint, 'nothing listens there'", async () => {
+    const { networkHint } = await import("../../../src/error-codes.js");
+    const refused = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:10000"), {
+      name: "RestError",
+      code: "ECONNREFUSED",
+      request: { url: "http://127.0.0.1:10000/devstoreaccount1/locks?restype=container" },
+    });
+    const line = explain(refused);
+    expect(line).toBe(`cannot reach http://127.0.0.1:10000 (ECONNREFUSED): ${networkHint("ECONNREFUSED")}`);
+    expect(line).toContain("nothing listens there");
+  });
+
+  it.each([
+    ["InvalidResourceName", "The specified resource name contains invalid characters."],
+    ["OutOfRangeInput", "The specified resource name length is not within the permissible limits."],
+  ])("a bad container name (400 %s): the naming rules", (code, message) => {
+    const line = explain(Object.assign(new Error(message), { name: "RestError", statusCode: 400, code }));
+    expect(line).toBe(
+      `${message} (400 ${code}: if a name is at fault: container, share and queue names are 3 to 63 characters of ` +
+        "lower-case letters, digits and single hyphens, starting with a letter or digit; table names are 3 to 63 " +
+        "letters and digits, starting with a letter)",
+    );
+  });
+});

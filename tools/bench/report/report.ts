@@ -45,6 +45,35 @@ export interface BenchRun {
   readonly results: readonly ScenarioResult[];
 }
 
+/**
+ * Who the report is for. `"repository"`: this project's own page (docs/benchmarks.md), with the
+ * contributors' commands and the issues each goal comes from. `"user"`: a report written in a user's
+ * project by the installed tool: its commands (`npx azure-storage-concurrency bench …`), no issue
+ * numbers, no instructions about this repository's files, guides linked at the published version.
+ */
+export type ReportAudience = "repository" | "user";
+
+/**
+ * `"repository"` when the tool runs from this project's workspace (a clone: the package's parent is
+ * the workspace root `azure-storage-concurrency` that lists `tools`), else `"user"` (installed from npm).
+ */
+export function reportAudience(moduleUrl: string = import.meta.url): ReportAudience {
+  try {
+    const { root } = locatePackage(moduleUrl);
+    const parent = JSON.parse(readFileSync(join(dirname(root), "package.json"), "utf8")) as {
+      name?: unknown;
+      workspaces?: unknown;
+    };
+    return parent.name === "azure-storage-concurrency" &&
+      Array.isArray(parent.workspaces) &&
+      parent.workspaces.includes("tools")
+      ? "repository"
+      : "user";
+  } catch {
+    return "user";
+  }
+}
+
 /** The report's files, by path relative to the report's folder. */
 interface RenderedReport {
   readonly markdown: string;
@@ -100,14 +129,14 @@ function compactJson(value: unknown): string {
 
 const STATUS = { met: "met", "not met": "**not met**", "not reported": "not reported" } as const;
 
-function goalRows(outcomes: readonly GoalOutcome[], withScenario: boolean) {
+function goalRows(outcomes: readonly GoalOutcome[], withScenario: boolean, withSource: boolean) {
   return outcomes.map((g) => [
     ...(withScenario ? [`\`${g.scenario}\``] : []),
     `\`${g.figure}\``,
     goalText(g),
     fmt(g.value),
     STATUS[g.status],
-    g.source,
+    ...(withSource ? [g.source] : []),
   ]);
 }
 
@@ -128,8 +157,14 @@ function missedReasons(outcomes: readonly GoalOutcome[]): string[] {
  * Renders the report of `run`. `assets` is the folder, relative to the report, that the charts and
  * results.json go in (and the Markdown links to).
  */
-export function renderReport(run: BenchRun, { assets }: { assets: string }): RenderedReport {
+export function renderReport(
+  run: BenchRun,
+  { assets, audience = "user" }: { assets: string; audience?: ReportAudience },
+): RenderedReport {
   const files = new Map<string, string>();
+  const repository = audience === "repository";
+  // How the reader runs a scenario: this project's script in a clone, the installed command elsewhere.
+  const bench = repository ? "npm run bench --" : "npx azure-storage-concurrency bench";
   const { run: info, results } = run;
   const known = Object.keys(sectionWriters);
   const ordered = [
@@ -144,7 +179,9 @@ export function renderReport(run: BenchRun, { assets }: { assets: string }): Ren
   const out: string[] = [
     "# Benchmarks",
     "",
-    `<!-- Written by \`${info.command}\`. Change tools/bench/report/ and run it again rather than editing this page. -->`,
+    repository
+      ? `<!-- Written by \`${info.command}\`. Change tools/bench/report/ and run it again rather than editing this page. -->`
+      : `<!-- Written by \`${info.command}\`. -->`,
     "",
     "What the library costs and saves against raw SDK calls, every comparison measured in one run on the machine below. " +
       (info.target === "azurite"
@@ -191,14 +228,24 @@ export function renderReport(run: BenchRun, { assets }: { assets: string }): Ren
     "## How to reproduce",
     "",
     "```sh",
-    "npm ci",
-    "npm run bench -- all --report docs/benchmarks.md   # this page, its charts and results.json",
-    "npm run bench -- all --json                        # the same figures, as one JSON line",
-    "npm run bench -- <scenario> --json                 # one scenario; npm run bench -- --help lists them and their flags",
+    ...(repository
+      ? [
+          "npm ci",
+          "npm run bench -- all --report docs/benchmarks.md   # this page, its charts and results.json",
+          "npm run bench -- all --json                        # the same figures, as one JSON line",
+          "npm run bench -- <scenario> --json                 # one scenario; npm run bench -- --help lists them and their flags",
+        ]
+      : [
+          `${bench} all --report benchmarks.md   # a page like this one, its charts and results.json`,
+          `${bench} all --json                   # the same figures, as one JSON line`,
+          `${bench} <scenario> --json            # one scenario; ${bench} --help lists them and their flags`,
+        ]),
     "```",
     "",
     "Scenarios run one after another, each on its own embedded Azurite; add `--use-env` to run them against the account in `AZURE_STORAGE_CONNECTION_STRING` instead. " +
-      "The package ships the same benchmarks as a command, to measure your own account: `npx azure-storage-concurrency-cli bench all --report benchmarks.md --use-env`. " +
+      (repository
+        ? "The package ships the same benchmarks as a command, to measure your own account: `npx azure-storage-concurrency-cli bench all --report benchmarks.md --use-env`. "
+        : "") +
       `Every figure below comes from this run's JSON: [${assets}/results.json](${assets}/results.json), and each section shows its scenario's part.`,
     "",
     "## Goals",
@@ -208,7 +255,9 @@ export function renderReport(run: BenchRun, { assets }: { assets: string }): Ren
       : [
           `${met} of ${goals.length} goals met in this run. Each is read from the scenario's JSON and compared here.`,
           "",
-          table(["scenario", "figure", "goal", "measured", "", "from"], goalRows(goals, true)),
+          repository
+            ? table(["scenario", "figure", "goal", "measured", "", "from"], goalRows(goals, true, true))
+            : table(["scenario", "figure", "goal", "measured", ""], goalRows(goals, true, false)),
           ...missedReasons(goals),
         ]),
     "",
@@ -222,7 +271,7 @@ export function renderReport(run: BenchRun, { assets }: { assets: string }): Ren
     out.push(
       `## ${section.title}`,
       "",
-      `Scenario \`${result.scenario}\`: \`npm run bench -- ${result.scenario} --json\`.`,
+      `Scenario \`${result.scenario}\`: \`${bench} ${result.scenario} --json\`.`,
       "",
       section.intro,
       "",
@@ -255,12 +304,25 @@ export function renderReport(run: BenchRun, { assets }: { assets: string }): Ren
       "",
     );
   }
-  const markdown = `${out
-    .join("\n")
-    .replace(/\n{3,}/g, "\n\n")
-    .trimEnd()}\n`;
+  const text = repository ? out.join("\n") : forUsers(out.join("\n"), info.version);
+  const markdown = `${text.replace(/\n{3,}/g, "\n\n").trimEnd()}\n`;
   files.set(`${assets}/results.json`, `${JSON.stringify(run, null, 2)}\n`);
   return { markdown, files };
+}
+
+/**
+ * The report as a user's project gets it: this repository's commands as the installed tool's, and
+ * each guide it names (`docs/x.md`) linked to the published copy of that version (the package ships
+ * its guides; unpkg serves the files of every npm tarball).
+ */
+function forUsers(markdown: string, version: string | undefined): string {
+  const published = `https://unpkg.com/azure-storage-concurrency@${version ?? "latest"}/`;
+  return markdown
+    .replace(/npm run bench -- /g, "npx azure-storage-concurrency bench ")
+    .replace(
+      /(?<!\]\()(?<![\w/[])docs\/([\w/-]+\.md)(?![\w\]])/g,
+      (_, page: string) => `[docs/${page}](${published}docs/${page})`,
+    );
 }
 
 /** The section of a scenario that did not finish: why, and no figures. */
@@ -274,9 +336,13 @@ function failedSection(result: ScenarioResult, error: string) {
 }
 
 /** Writes the report to `reportPath` and its charts and results.json into the folder named after it. */
-export async function writeReport(reportPath: string, run: BenchRun): Promise<string[]> {
+export async function writeReport(
+  reportPath: string,
+  run: BenchRun,
+  audience: ReportAudience = reportAudience(),
+): Promise<string[]> {
   const assets = basename(reportPath, extname(reportPath));
-  const { markdown, files } = renderReport(run, { assets });
+  const { markdown, files } = renderReport(run, { assets, audience });
   const folder = dirname(reportPath);
   await mkdir(join(folder, assets), { recursive: true });
   const written = [reportPath];

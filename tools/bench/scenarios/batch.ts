@@ -26,13 +26,25 @@
  * Then the scale curves of ./batch-scale.ts: transactions of 1 to 100 operations, payloads up to 4 MB.
  */
 import type { TableClient, TransactionAction } from "@azure/data-tables";
-import { numberFlag } from "../../internal/args.js";
+import { numberFlag, UsageError } from "../../internal/args.js";
 import { importSdk } from "../../internal/sdk.js";
 import { forEachConcurrently as pool } from "../../internal/pool.js";
 import { padNumber, writeBatch } from "azure-storage-concurrency/tables";
 import { median, round, type BenchScenario } from "../harness.js";
 import { growthOf } from "../stats.js";
 import { batchScale } from "./batch-scale.js";
+
+/**
+ * How many entities `single` inserts in each slice so that a round inserts exactly `entities`: slices
+ * of 10 per partition (a tenth of the transactional ways' 100 per partition), the last one shorter
+ * when they do not divide evenly (`--entities 200` over 8 partitions: 80, 80, 40, not 240).
+ */
+export function sliceCounts(entities: number, partitions: number): number[] {
+  const full = 10 * partitions;
+  const counts = Array.from({ length: Math.floor(entities / full) }, () => full);
+  if (entities % full > 0) counts.push(entities % full);
+  return counts;
+}
 
 export const batchScenario: BenchScenario<typeof import("@azure/data-tables")> = {
   name: "batch",
@@ -52,6 +64,8 @@ export const batchScenario: BenchScenario<typeof import("@azure/data-tables")> =
   async run({ connectionString, args, log }, { TableClient }) {
     const entities = numberFlag(args, "entities", 2000, 100);
     const partitions = numberFlag(args, "partitions", 8, 1);
+    if (!Number.isInteger(entities) || !Number.isInteger(partitions))
+      throw new UsageError("--entities and --partitions take whole numbers");
     const concurrency = numberFlag(args, "concurrency", 1, 1);
     const rounds = numberFlag(args, "rounds", 5, 1);
     const payload = "p".repeat(numberFlag(args, "payload-bytes", 100, 0));
@@ -105,14 +119,10 @@ export const batchScenario: BenchScenario<typeof import("@azure/data-tables")> =
     // Each round inserts into fresh tables in slices: a slice is 100 entities per partition for the
     // transactional ways and a tenth of that for single, and the three ways take turns slice by slice
     // (rotating who goes first), so that the machine's load at any moment falls on all three alike.
-    const sliceSingle = Math.max(1, Math.round((100 * partitions) / 10));
-    const slices = Math.max(1, Math.round(entities / sliceSingle));
-    const sliceSize = {
-      single: sliceSingle,
-      rawTransactions: 100 * partitions,
-      batchedSameConcurrency: 100 * partitions,
-      batched: 100 * partitions,
-    };
+    // Exactly --entities one by one (the last slice is shorter when they do not divide evenly).
+    const singleSlices = sliceCounts(entities, partitions);
+    const slices = singleSlices.length;
+    const sliceSize = (way: keyof typeof ways, slice: number) => singleSlices[slice]! * (way === "single" ? 1 : 10);
     let scale: Awaited<ReturnType<typeof batchScale>>;
     try {
       const names = Object.keys(ways) as (keyof typeof ways)[];
@@ -125,14 +135,14 @@ export const batchScenario: BenchScenario<typeof import("@azure/data-tables")> =
         for (let slice = 0; slice < slices; slice++) {
           for (let k = 0; k < names.length; k++) {
             const way = names[(slice + k) % names.length]!;
-            const data = rows(`${way}${r}s${padNumber(slice, 4)}`, sliceSize[way]);
+            const data = rows(`${way}${r}s${padNumber(slice, 4)}`, sliceSize(way, slice));
             const started = performance.now();
             await ways[way](clients[way]!, data);
             seconds[way] += (performance.now() - started) / 1000;
           }
         }
         for (const way of names) {
-          const count = sliceSize[way] * slices;
+          const count = way === "single" ? entities : 10 * entities;
           if (!warmUp) perSec[way].push(count / seconds[way]);
           log(
             `${warmUp ? "warm-up" : `round ${r}`}: ${way} ${count} in ${round(seconds[way], 2)} s: ${round(count / seconds[way], 0)} entities/s`,
@@ -156,10 +166,10 @@ export const batchScenario: BenchScenario<typeof import("@azure/data-tables")> =
     const paired = (way: keyof typeof ways) => round(median(perSec[way].map((v, i) => v / perSec.single[i]!)), 2);
     return {
       entities: {
-        single: sliceSingle * slices,
-        rawTransactions: 100 * partitions * slices,
-        batchedSameConcurrency: 100 * partitions * slices,
-        batched: 100 * partitions * slices,
+        single: entities,
+        rawTransactions: 10 * entities,
+        batchedSameConcurrency: 10 * entities,
+        batched: 10 * entities,
       },
       partitions,
       concurrency,

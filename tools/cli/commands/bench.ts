@@ -18,7 +18,7 @@ import type { ScenarioResult } from "../../bench/report/markdown.js";
 import { startRun, writeReport, type BenchRun } from "../../bench/report/report.js";
 import { scenarios } from "../../bench/scenarios/index.js";
 import { redactSecrets } from "azure-storage-concurrency/errors";
-import { numberFlag, shownArgument, stringFlag, UsageError, type FlagSpec, type Flags } from "../../internal/args.js";
+import { numberFlag, shownArgument, stringFlag, UsageError, type FlagSpec, type Flags, didYouMean } from "../../internal/args.js";
 import type { Command } from "../command.js";
 import { explain } from "../explain.js";
 import {
@@ -187,7 +187,7 @@ export const benchCommand: Command = {
     const unknown = names.find((n) => !scenarios[n]);
     if (unknown !== undefined)
       throw new UsageError(
-        `unknown scenario ${shownArgument(unknown)}; choose from ${Object.keys(scenarios).join(", ")}, or all`,
+        `unknown scenario ${shownArgument(unknown)}${didYouMean(unknown, [...Object.keys(scenarios), "all"])}; choose from ${Object.keys(scenarios).join(", ")}, or all`,
       );
     const chosen = names.map((n) => scenarios[n]!);
     checkFlags(flags, chosen);

@@ -14,8 +14,7 @@ import {
   stringFlag,
   UsageError,
   type FlagSpec,
-  type Flags,
-} from "../../internal/args.js";
+  type Flags, didYouMean } from "../../internal/args.js";
 import { serviceCodeOf, statusOf } from "azure-storage-concurrency/errors";
 import type { Command, CommandContext } from "../command.js";
 import { SignedInFailure } from "../explain.js";
@@ -89,7 +88,7 @@ export const lockCommand: Command = {
     const [action, ...positional] = context.positional;
     if (!action || !(action in ACTION_FLAGS)) {
       throw new UsageError(
-        `lock needs an action: list, show or break${action ? `, got ${shownArgument(action)}` : ""} (see \`lock --help\`)`,
+        `lock needs an action: list, show or break${action ? `, got ${shownArgument(action)}${didYouMean(action, Object.keys(ACTION_FLAGS))}` : ""} (see \`lock --help\`)`,
       );
     }
     for (const [name, value] of Object.entries(context.flags)) {
@@ -179,13 +178,14 @@ async function showOrBreak(
   const seconds = await timed(storage, service, (abortSignal) =>
     lock.break({ breakPeriodInSeconds: period, abortSignal }),
   );
+  // The holder was named on stderr before the break; the result line does not repeat it.
   context.out(
     target.kind === "file"
-      ? `broke the lease on ${description} (${holder}); it is free now. The service refuses the holder's writes under the lease ` +
+      ? `broke the lease on ${description}; it is free now. The service refuses the holder's writes under the lease ` +
           `from now on${info.holder?.renewIntervalInMs === undefined ? "" : `, and it stops at its next check (every ${info.holder.renewIntervalInMs} ms)`}`
       : seconds === 0
-        ? `broke the lease on ${description} (${holder}); it is free now`
-        : `breaking the lease on ${description} (${holder}): free in ${seconds} s (its holder stops at its next renewal)`,
+        ? `broke the lease on ${description}; it is free now`
+        : `breaking the lease on ${description}: free in ${seconds} s (its holder stops at its next renewal)`,
   );
   return 0;
 }

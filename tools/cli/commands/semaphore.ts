@@ -8,7 +8,7 @@
 import type { ContainerClient } from "@azure/storage-blob";
 import { blobLeasable, LeaseLock, listLocks } from "azure-storage-concurrency/lease";
 import { listSlots, slotBlobName, type SlotRow } from "azure-storage-concurrency/semaphore";
-import { mayBeSecret, shownArgument, stringFlag, UsageError, type FlagSpec } from "../../internal/args.js";
+import { mayBeSecret, shownArgument, stringFlag, UsageError, type FlagSpec, didYouMean } from "../../internal/args.js";
 import { serviceCodeOf, statusOf } from "azure-storage-concurrency/errors";
 import type { Command, CommandContext } from "../command.js";
 import { SignedInFailure } from "../explain.js";
@@ -71,7 +71,7 @@ export const semaphoreCommand: Command = {
     const [action, containerName, name, ...extra] = context.positional;
     if (!action || !(action in ACTION_FLAGS)) {
       throw new UsageError(
-        `semaphore needs an action: list, show or break${action ? `, got ${shownArgument(action)}` : ""} (see \`semaphore --help\`)`,
+        `semaphore needs an action: list, show or break${action ? `, got ${shownArgument(action)}${didYouMean(action, Object.keys(ACTION_FLAGS))}` : ""} (see \`semaphore --help\`)`,
       );
     }
     for (const [flag, value] of Object.entries(context.flags)) {

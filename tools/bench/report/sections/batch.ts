@@ -17,7 +17,7 @@ export const batchSection: SectionWriter = (result) => {
   if (ratio !== undefined && rawRatio !== undefined && ratio < 8) {
     reading.push(
       rawRatio < 8
-        ? `The goal is not met in this run, and the raw SDK's own transactions fall short of it as well (${fmt(rawRatio)}): the bound is what a transaction costs the emulator per entity on this machine, not the grouping. Issue 6 recorded 9.8× for raw transactions in an earlier measurement.`
+        ? `The goal is not met in this run, and the raw SDK's own transactions fall short of it as well (${fmt(rawRatio)}): the bound is what a transaction costs the emulator per entity on this machine, not the grouping. An earlier measurement recorded 9.8× for raw transactions.`
         : `The goal is not met in this run while raw transactions reach ${fmt(rawRatio)}: the gap is in \`writeBatch()\` (or noise; see the rounds below).`,
     );
   }
