@@ -10,7 +10,7 @@ import {
   describeValue,
   optionalNumber,
 } from "../internal/validate.js";
-import { MAX_MESSAGE_BYTES, type ClaimCheckCompression } from "./envelope.js";
+import { MAX_MESSAGE_BYTES, type ClaimCheckCompression } from "../queue/internal.js";
 
 /** The service's default message time to live: 7 days, in seconds. */
 const DEFAULT_MESSAGE_TIME_TO_LIVE_IN_SECONDS = 604_800;
