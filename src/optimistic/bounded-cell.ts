@@ -18,7 +18,7 @@ import { checkNumber } from "../internal/validate.js";
 import type { VersionedCell } from "./cell.js";
 
 /** The default of `requestTimeoutInMs`: room for a large blob's upload on a slow link. */
-export const DEFAULT_REQUEST_TIMEOUT_IN_MS = 30_000;
+const DEFAULT_REQUEST_TIMEOUT_IN_MS = 30_000;
 
 /** Checks `requestTimeoutInMs` (milliseconds, at least 1), giving the default when undefined. */
 export function checkRequestTimeout(value: unknown): number {
