@@ -9,7 +9,7 @@ export type { ClaimCheckSendResult } from "./send.js";
 export type { ResolvedMessage } from "./read.js";
 export type { PayloadDeletion } from "./lifecycle.js";
 export type { ClaimCheckSweepOptions, ClaimCheckSweepResult } from "./sweep.js";
-export { MAX_MESSAGE_BYTES, type ClaimCheckCompression } from "./envelope.js";
+export { MAX_MESSAGE_BYTES, type ClaimCheckCompression } from "../queue/internal.js";
 export {
   ClaimCheckPayloadMissingError,
   isClaimCheckPayloadMissingError,

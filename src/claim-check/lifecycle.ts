@@ -7,7 +7,7 @@
 import { serviceCodeOf, statusOf } from "../errors.js";
 import { withTimeLimit } from "../internal/time-limit.js";
 import { sdkTracing } from "../observability/scope.js";
-import { blobEnvelopeOf } from "./envelope.js";
+import { blobEnvelopeOf } from "../queue/internal.js";
 import type { ClaimCheckCallOptions, ClaimCheckSettings } from "./options.js";
 import { PAYLOAD_METADATA } from "./payload.js";
 import { limitOf } from "./read.js";

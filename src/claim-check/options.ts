@@ -10,7 +10,7 @@ import {
   describeValue,
   optionalNumber,
 } from "../internal/validate.js";
-import { MAX_MESSAGE_BYTES, type ClaimCheckCompression } from "./envelope.js";
+import { MAX_MESSAGE_BYTES, type ClaimCheckCompression } from "../queue/internal.js";
 import type { OperationTracingOptions } from "../observability/scope.js";
 
 /** The service's default message time to live: 7 days, in seconds. */

@@ -21,7 +21,7 @@
 import { randomUUID } from "node:crypto";
 import { promisify } from "node:util";
 import { brotliCompress, brotliDecompress, constants, gunzip, gzip } from "node:zlib";
-import type { ClaimCheckCompression } from "./envelope.js";
+import type { ClaimCheckCompression } from "../queue/internal.js";
 
 /** Metadata names on a payload blob (lowercase: the service keeps metadata names case-insensitively). */
 export const PAYLOAD_METADATA = {

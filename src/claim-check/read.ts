@@ -14,7 +14,7 @@ import { readStream } from "../internal/stream.js";
 import { sdkTracing } from "../observability/scope.js";
 import { MessageDecodeError } from "../queue/index.js";
 import { describeError } from "../internal/describe-error.js";
-import { parseEnvelope, type BlobEnvelope } from "./envelope.js";
+import { parseEnvelope, type BlobEnvelope } from "../queue/internal.js";
 import { ClaimCheckPayloadMissingError } from "./errors.js";
 import type { ClaimCheckCallOptions, ClaimCheckSettings } from "./options.js";
 import { decompress } from "./payload.js";

@@ -21,7 +21,7 @@ import { serviceCodeOf, statusOf } from "../errors.js";
 import { withTimeLimit } from "../internal/time-limit.js";
 import { sdkTracing } from "../observability/scope.js";
 import { classifyError } from "../retry/index.js";
-import { envelopeText, ENVELOPE_KIND, MAX_MESSAGE_BYTES, messageBytes, type BlobEnvelope } from "./envelope.js";
+import { envelopeText, ENVELOPE_KIND, MAX_MESSAGE_BYTES, messageBytes, type BlobEnvelope } from "../queue/internal.js";
 import { ClaimCheckSendError } from "./errors.js";
 import type { CheckedSendOptions, ClaimCheckSettings } from "./options.js";
 import { compress, contentEncodingOf, PAYLOAD_METADATA, payloadBlobName } from "./payload.js";

@@ -60,5 +60,5 @@ export {
   type FencedWriteOptions,
 } from "./guarded-table.js";
 // Listing a container's locks (what `lock list` prints), from the listing alone.
-export { listLocks, type LockRow } from "./lock-listing.js";
+export { listLocks, type ListLocksOptions, type ListPageRunner, type LockRow } from "./lock-listing.js";
 export type { OperationTracingOptions, TracingContext } from "../observability/scope.js";

@@ -26,6 +26,7 @@ import { acquireSlot, forgetVersion, releaseSlot, rememberVersion } from "./proc
 import { SKIP_WRITE, type Mutation, type OptimisticUpdateOptions, type OptimisticUpdateResult } from "./types.js";
 import { writeAndSettle } from "./write-outcome.js";
 import { throttledCell } from "./throttled-cell.js";
+import { boundedCell, checkRequestTimeout } from "./bounded-cell.js";
 import { formatWriteLog, newWriteId, nextWriteLog, parseWriteLog } from "./write-log.js";
 
 /**
@@ -74,9 +75,10 @@ export async function optimisticUpdate<T>(
   checkCell(cell);
   if (typeof mutate !== "function") throw new TypeError("`mutate` must be a function: (current) => the new value.");
   if (!openTelemetryLoaded()) await loadOpenTelemetry();
+  const requestTimeoutInMs = checkRequestTimeout(options.requestTimeoutInMs);
   const settings = checkOptions(options, cell);
   const { participant, promise } = join(mutate, settings);
-  const sent = throttledCell(cell, options.rateLimiter);
+  const sent = throttledCell(boundedCell(cell, requestTimeoutInMs), options.rateLimiter);
   if (settings.coalesce) enqueue(sent, participant);
   else void openRound(sent, [participant]);
   return finishUpdate(settings.observation, promise);
@@ -91,6 +93,12 @@ export interface ReadCellOptions {
    * `{ changed: false }` and (where the service supports `If-None-Match`) no content is transferred.
    */
   readonly ifNoneMatch?: string;
+  /**
+   * Client-side time limit on the read (the SDK's own retries included): a read whose answer does
+   * not come within it fails with a transient `StorageRequestError` (code `RequestTimedOut`).
+   * @default 30_000
+   */
+  readonly requestTimeoutInMs?: number;
 }
 
 /** What {@link readCell} answers without `ifNoneMatch`: the cell's value and ETag, or that it does not exist. */
@@ -151,7 +159,8 @@ export async function readCell<T>(cell: VersionedCell<T>, options: ReadCellOptio
   if (options.ifNoneMatch !== undefined && (typeof options.ifNoneMatch !== "string" || !options.ifNoneMatch)) {
     throw new TypeError("`ifNoneMatch` must be a non-empty ETag string.");
   }
-  const read = await readOrThrow(cell, options.abortSignal, options.ifNoneMatch);
+  const bounded = boundedCell(cell, checkRequestTimeout(options.requestTimeoutInMs));
+  const read = await readOrThrow(bounded, options.abortSignal, options.ifNoneMatch);
   if (read === NOT_MODIFIED) return { exists: true, changed: false, etag: options.ifNoneMatch! };
   if (!read) return { exists: false, changed: true };
   if (read.etag === options.ifNoneMatch) return { exists: true, changed: false, etag: read.etag };
@@ -172,6 +181,12 @@ export interface WriteIfMatchOptions {
    * @default 30_000
    */
   readonly recoveryTimeoutInMs?: number;
+  /**
+   * Client-side time limit on each request (the read, the write, and those that settle it); a
+   * write cut off by it is settled as a lost answer, never reported as refused.
+   * @default 30_000
+   */
+  readonly requestTimeoutInMs?: number;
 }
 
 /**
@@ -208,6 +223,7 @@ export async function writeIfMatch<T>(
     abortSignal: options.abortSignal,
     recoveryTimeoutInMs: options.recoveryTimeoutInMs,
     tracingOptions: options.tracingOptions,
+    requestTimeoutInMs: options.requestTimeoutInMs,
     coalesce: false,
     skipReadAfterOwnWrite: false,
     maxAttempts: 2, // a second round only to find out what changed after a 412
@@ -229,6 +245,12 @@ export interface WriteLastWriterWinsOptions {
    * @default 30_000
    */
   readonly recoveryTimeoutInMs?: number;
+  /**
+   * Client-side time limit on each request (the read, the write, and those that settle it); a
+   * write cut off by it is settled as a lost answer, never reported as refused.
+   * @default 30_000
+   */
+  readonly requestTimeoutInMs?: number;
 }
 
 /**
@@ -251,16 +273,17 @@ export interface WriteLastWriterWinsOptions {
  * ```
  */
 export async function writeLastWriterWins<T>(
-  cell: VersionedCell<T>,
+  given: VersionedCell<T>,
   value: T,
   options: WriteLastWriterWinsOptions = {},
 ): Promise<{
   /** The ETag of the version written. */
   readonly etag: string;
 }> {
-  checkCell(cell);
+  checkCell(given);
   checkOptionalSignal("abortSignal", options.abortSignal);
   const recoveryTimeoutInMs = checkRecoveryTimeout(options.recoveryTimeoutInMs);
+  const cell = boundedCell(given, checkRequestTimeout(options.requestTimeoutInMs));
   const mustExist = options.mustExist === true;
   const content = cell.encode(value);
   const slot = acquireSlot();

@@ -102,6 +102,15 @@ export interface OptimisticUpdateOptions {
    * @default 30_000
    */
   readonly recoveryTimeoutInMs?: number;
+  /**
+   * Client-side time limit on each request the engine sends through the cell: every read, and
+   * every write (the SDK's own retries included). A write cut off by it is a lost answer, settled
+   * as one (read back, recognised by its write id, or sent again with the same condition), never
+   * counted as a refusal; a read cut off by it fails the update with a transient
+   * `StorageRequestError` (code `RequestTimedOut`), nothing written.
+   * @default 30_000
+   */
+  readonly requestTimeoutInMs?: number;
 }
 
 /**

@@ -43,8 +43,12 @@ export interface TableOutboxOptions {
    */
   readonly compression?: "none" | "gzip";
   /**
-   * The client-side time limit of the head read the outbox makes on its own. (Your write's
-   * transaction is yours: pass an `abortSignal` to bound it.)
+   * The client-side time limit of every request the outbox sends: the head read, and each send of
+   * the write's transaction (`write`'s first send and its re-sends after another writer took the
+   * head). A transaction whose answer does not come within it is a lost answer, not a failure: it is
+   * read back by its write id and reported committed when it was, or thrown with
+   * `mayHaveBeenApplied: true` when no read can tell, and never sent again with a new sequence (so
+   * no row is doubled or lost behind the caller's back).
    * @default 10000
    */
   readonly requestTimeoutInMs?: number;
@@ -170,6 +174,7 @@ export class TableOutbox {
       try {
         const { etags } = await writeAtomic(this.#table, actions.concat(prepared.actions), {
           abortSignal: options.abortSignal,
+          requestTimeoutInMs: this.#requestTimeoutInMs,
           ...(options.retry ? { retry: options.retry } : {}),
         });
         this.#remember(partitionKey, { etag: etags[actions.length], next: head.next + checked.length });

@@ -175,8 +175,12 @@ export function isHandlerTimeoutError(error: unknown): error is HandlerTimeoutEr
   return isStorageConcurrencyError(error) && error.name === "HandlerTimeoutError";
 }
 
-/** Which of the consumer's resources a {@link ConsumerResourceError} is about. */
-export type ConsumerResource = "queue" | "poisonQueue" | "idempotencyStore";
+/**
+ * Which of the consumer's resources a {@link ConsumerResourceError} is about. `claimCheck`: a
+ * message references a claim-check payload blob (large outbox and claim-check messages do) and the
+ * consumer has no `claimCheck` option to read it with (its `resourceName` is the blob's container).
+ */
+export type ConsumerResource = "queue" | "poisonQueue" | "idempotencyStore" | "claimCheck";
 
 /**
  * A resource the consumer needs is missing, refuses this credential, or cannot be reached: the

@@ -15,7 +15,9 @@ import { ClaimGuard, claimGivenUp } from "../idempotency/internal.js";
 import type { StoreCalls } from "../idempotency/internal.js";
 import { claimLost } from "./requests.js";
 import { openMessage, type OpenedMessage } from "./claim-check-hook.js";
+import { isEnvelopeText, parseEnvelope } from "./envelope.js";
 import {
+  ConsumerResourceError,
   isConsumerResourceError,
   isMessageDecodeError,
   MessageDecodeError,
@@ -64,7 +66,8 @@ export class MessageReception<T, TEffect> {
       await settle.poison(message, hold, receivedTooOften(message, options.maxDequeueCount), undefined);
       return undefined;
     }
-    const opened = options.claimCheck && (await this.#open(item.messageText, hold));
+    const opened = options.claimCheck ? await this.#open(item.messageText, hold) : this.#openEnvelope(message);
+    if (opened?.status === "misconfigured") return undefined; // the consumer ends; the message comes back
     if (opened?.status === "retry") {
       await this.#retryLater(message, hold, opened.error);
       return undefined;
@@ -107,6 +110,40 @@ export class MessageReception<T, TEffect> {
     } catch (error) {
       return { status: "poison", error };
     }
+  }
+
+  /**
+   * A claim-check envelope received by a consumer without the `claimCheck` option (the message
+   * text of anything an `OutboxRelay` or `ClaimCheck.sendMessage` sent with a key): its key is the
+   * message's idempotency key all the same, so that a relay's second send after a crash has no
+   * second effect whatever the consumer's options (issue 25). An inline envelope carries its text:
+   * it is read here. One that references a payload blob cannot be read without a `ClaimCheck`: the
+   * consumer ends at once with a {@link ConsumerResourceError} (`resource: "claimCheck"`) that says
+   * what to configure, and the message is left as it is (it comes back after its visibility
+   * timeout, with its payload, for a consumer configured to read it). Plain messages pay one
+   * `startsWith`.
+   */
+  #openEnvelope(
+    message: ReceivedQueueMessage,
+  ): OpenedMessage | { status: "poison"; error: unknown } | { status: "misconfigured" } | undefined {
+    if (!isEnvelopeText(message.messageText)) return undefined;
+    let envelope;
+    try {
+      envelope = parseEnvelope(message.messageText)!;
+    } catch (error) {
+      return { status: "poison", error };
+    }
+    if ("text" in envelope) return { status: "resolved", messageText: envelope.text, idempotencyKey: envelope.key };
+    this.#c.fail(
+      new ConsumerResourceError(
+        `Message '${message.messageId}' is a claim-check reference to the payload blob '${envelope.blob}' in container ` +
+          `'${envelope.container}' (an outbox or claim-check message too large for the queue), and the consumer has no ` +
+          "`claimCheck` option to read it with. Give the consumer `claimCheck: new ClaimCheck(containerClient)` for that " +
+          "container. The message was left in the queue, untouched, with its payload.",
+        { resource: "claimCheck", resourceName: envelope.container, transient: false },
+      ),
+    );
+    return { status: "misconfigured" };
   }
 
   /** A payload that could not be read for a reason that may pass: the message comes back after `retryBackoff`. */

@@ -73,6 +73,7 @@ const RESOURCE_WORDS: Record<ConsumerResource, (name: string) => string> = {
   queue: (name) => `the queue '${name}'`,
   poisonQueue: (name) => `the poison queue '${name}'`,
   idempotencyStore: (name) => `the idempotency store's table '${name}'`,
+  claimCheck: (name) => `the claim-check container '${name}'`,
 };
 
 function capitalize(text: string): string {

@@ -69,7 +69,7 @@ export interface IdempotencyOptions<T, TEffect> {
   /**
    * The idempotency key of a message. Derive it from the body when producers may send the same
    * work twice as two messages (e.g. an order id); the message id only catches redeliveries.
-   * @default the key the message carries (sent through a `claimCheck`: an outbox row's id, a payload's name), else the message id
+   * @default the key the message carries (an outbox row's id, a claim-check payload's name: read from its envelope whatever the consumer's options), else the message id
    */
   readonly key?: (body: T, message: ReceivedQueueMessage) => string;
   /**
@@ -194,6 +194,11 @@ export interface QueueConsumerOptions<T, TEffect = never> {
    * message carries (an outbox row's id) becomes the default idempotency key, the payload is deleted
    * after its message, and kept (and named in the poison envelope) when the message is poisoned.
    * Its sweep grace must be longer than `visibilityTimeoutInSeconds`.
+   *
+   * Without it, the consumer still reads the envelopes that carry their text (small outbox and
+   * claim-check messages) and uses their key as the default idempotency key; a message that
+   * references a payload blob ends the consumer with a `ConsumerResourceError` (`resource:
+   * "claimCheck"`) that says to give it this option, and is left in the queue untouched.
    */
   readonly claimCheck?: ConsumerClaimCheck;
   /**

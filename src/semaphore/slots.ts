@@ -8,7 +8,7 @@
  * are listed too, so that operators see their holders, but never counted as free.
  */
 import type { ContainerClient } from "@azure/storage-blob";
-import type { LockHolder } from "../lease/index.js";
+import type { ListLocksOptions, ListPageRunner, LockHolder } from "../lease/index.js";
 // The lock's own listing of lock blobs (one page of up to 5,000 blobs per request, with metadata).
 import { listLocks } from "../lease/index.js";
 
@@ -56,23 +56,23 @@ export interface SlotRow {
 
 /**
  * Lists the slots of the semaphore `name` in `container` (one request per page of 5,000 blobs; one
- * in practice), in slot order. `runPage` gives each page its time limit (the signal it passes goes
- * to the request). What `azure-storage-concurrency semaphore list` prints.
+ * in practice), in slot order, each page under a client-side time limit (`options`: see
+ * `listLocks`). What `azure-storage-concurrency semaphore list` prints.
  *
  * @example
  * ```ts
  * import { listSlots } from "azure-storage-concurrency/semaphore";
  *
- * const slots = await listSlots(container, "tenant-exports", (call) => call(AbortSignal.timeout(10_000)));
+ * const slots = await listSlots(container, "tenant-exports", { requestTimeoutInMs: 10_000 });
  * console.log(slots.filter((slot) => slot.held).length, "permits held");
  * ```
  */
 export async function listSlots(
   container: ContainerClient,
   name: string,
-  runPage: <T>(call: (abortSignal: AbortSignal) => Promise<T>) => Promise<T>,
+  options: ListLocksOptions | ListPageRunner = {},
 ): Promise<SlotRow[]> {
-  const rows = await listLocks(container, `${name}${SLOT_INFIX}`, runPage);
+  const rows = await listLocks(container, `${name}${SLOT_INFIX}`, options);
   const slots: SlotRow[] = [];
   for (const row of rows) {
     const slot = slotOf(name, row.name);

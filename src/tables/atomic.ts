@@ -9,12 +9,12 @@
  */
 import type { TransactionAction } from "@azure/data-tables";
 import { logger } from "../internal/logger.js";
-import { checkOptionalInstance, checkOptionalSignal } from "../internal/validate.js";
+import { checkOptionalInstance, checkOptionalSignal, optionalNumber } from "../internal/validate.js";
 import { retryPolicy, type RetryOptions } from "../retry/index.js";
 import { TransactionRefusedError } from "./errors.js";
 import { estimateActionBytes, tableUrlBytes, transactionBytes, TRANSACTION_LIMITS } from "./payload.js";
 import type { TableLocation } from "./plan.js";
-import { sendTransaction, type TransactionClient } from "./transaction.js";
+import { DEFAULT_TRANSACTION_TIMEOUT_IN_MS, sendTransaction, type TransactionClient } from "./transaction.js";
 import { checkActions, type TableAction } from "./validation.js";
 import { newTableWriteId } from "./read-back.js";
 import { stampActions, stampedReadBack } from "./write-id.js";
@@ -36,6 +36,14 @@ export interface WriteAtomicOptions {
    * @default undefined
    */
   readonly rateLimiter?: AdaptiveRateLimiter;
+  /**
+   * The client-side time limit of each transaction request, in milliseconds: a transaction whose
+   * answer does not come within it is treated as a lost answer (read back by its write id, then
+   * reported `committed`, or failed with `mayHaveBeenApplied` saying whether it may have been
+   * applied), never as a failure that a retry could apply twice.
+   * @default 30000
+   */
+  readonly requestTimeoutInMs?: number;
 }
 
 /** What {@link writeAtomic} committed. */
@@ -88,6 +96,7 @@ export async function writeAtomic(
 ): Promise<WriteAtomicResult> {
   checkOptionalSignal("abortSignal", options.abortSignal);
   checkOptionalInstance("rateLimiter", options.rateLimiter, "run", "an AdaptiveRateLimiter");
+  optionalNumber("requestTimeoutInMs", options.requestTimeoutInMs, DEFAULT_TRANSACTION_TIMEOUT_IN_MS, { min: 1 });
   const policy = options.retry ? retryPolicy(options.retry) : undefined;
   const { partitionKey, transaction, estimatedBytes } = checkAtomic(client, actions);
   const writeId = newTableWriteId();
@@ -97,6 +106,7 @@ export async function writeAtomic(
     abortSignal: options.abortSignal,
     readBack: stampedReadBack(client, partitionKey, stamped.actions, writeId),
     rateLimiter: options.rateLimiter,
+    requestTimeoutInMs: options.requestTimeoutInMs,
   });
   return { partitionKey, etags: committed.etags, attempts: committed.attempts, estimatedBytes };
 }

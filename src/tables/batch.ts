@@ -15,12 +15,13 @@ import {
   checkOptionalFunction,
   checkOptionalInstance,
   checkOptionalSignal,
+  optionalNumber,
 } from "../internal/validate.js";
 import { logger } from "../internal/logger.js";
 import { retryPolicy, type RetryOptions, type RetryPolicy } from "../retry/index.js";
 import { TableTransactionError } from "./errors.js";
 import { planChecked, type PlannedTransaction, type PlanTransactionsOptions } from "./plan.js";
-import { sendTransaction, type TransactionClient } from "./transaction.js";
+import { DEFAULT_TRANSACTION_TIMEOUT_IN_MS, sendTransaction, type TransactionClient } from "./transaction.js";
 import { checkActions, type TableAction } from "./validation.js";
 import { newTableWriteId } from "./read-back.js";
 import { stampActions, stampedReadBack } from "./write-id.js";
@@ -66,6 +67,14 @@ export interface WriteBatchOptions extends PlanTransactionsOptions {
   readonly rateLimiter?: AdaptiveRateLimiter;
   /** Called as each transaction settles, e.g. for progress. */
   readonly onTransaction?: (outcome: TransactionOutcome) => void;
+  /**
+   * The client-side time limit of each transaction request, in milliseconds: a transaction whose
+   * answer does not come within it is treated as a lost answer (read back by its write id, then
+   * reported `committed`, or failed with `mayHaveBeenApplied` saying whether it may have been
+   * applied), never as a failure that a retry could apply twice.
+   * @default 30000
+   */
+  readonly requestTimeoutInMs?: number;
 }
 
 /** What became of one transaction. */
@@ -162,6 +171,7 @@ export async function writeBatch(
   checkOptionalSignal("abortSignal", options.abortSignal);
   checkOptionalFunction("onTransaction", options.onTransaction);
   checkOptionalInstance("rateLimiter", options.rateLimiter, "run", "an AdaptiveRateLimiter");
+  optionalNumber("requestTimeoutInMs", options.requestTimeoutInMs, DEFAULT_TRANSACTION_TIMEOUT_IN_MS, { min: 1 });
   const policy = options.retry ? retryPolicy(options.retry) : undefined;
   const checked = checkActions(actions);
   if (!preserveOrder) {
@@ -213,6 +223,7 @@ async function sendPlans(
         abortSignal: options.abortSignal,
         readBack: stampedReadBack(client, plan.partitionKey, stamped.actions, writeId),
         rateLimiter: options.rateLimiter,
+        requestTimeoutInMs: options.requestTimeoutInMs,
       });
       settle(index, {
         partitionKey: plan.partitionKey,

@@ -11,6 +11,7 @@
 import type { TableEntity, TableEntityResult, TransactionAction } from "@azure/data-tables";
 import { statusOf } from "../errors.js";
 import { logger } from "../internal/logger.js";
+import { withTimeLimit } from "../internal/time-limit.js";
 import { wrapStorageError } from "../retry/index.js";
 import { checkAtomic, sendAtomic } from "./atomic.js";
 import { isTableTransactionError, MultiIndexConflictError, type TableTransactionError } from "./errors.js";
@@ -104,19 +105,18 @@ export function recordOf(row: Row): Record<string, unknown> {
 }
 
 /**
- * Reads one row; undefined when there is none. `ownTimeLimit` for a read the library makes on its own
- * (after a conflict), which gets a client-side time limit besides the caller's signal.
+ * Reads one row; undefined when there is none. Every read has a client-side time limit besides the
+ * caller's signal (`readEntityBack`): the lookups of `get`, and the reads the library makes on its
+ * own after a conflict.
  */
 export async function readRow(
   client: Pick<RowsClient, "getEntity">,
   partitionKey: string,
   rowKey: string,
   call: { abortSignal?: AbortSignal },
-  { ownTimeLimit = false } = {},
 ): Promise<Row | undefined> {
   try {
-    if (ownTimeLimit) return await readEntityBack(client, partitionKey, rowKey, call.abortSignal);
-    return await client.getEntity<Record<string, unknown>>(partitionKey, rowKey, call);
+    return await readEntityBack(client, partitionKey, rowKey, call.abortSignal);
   } catch (error) {
     if (statusOf(error) === 404) return undefined;
     throw wrapStorageError(error, `read row ${JSON.stringify(rowKey)} of partition ${JSON.stringify(partitionKey)}`);
@@ -182,14 +182,14 @@ export async function commitRows(
         throw changed(partitionKey, rowKey, error);
       }
       if (status === 409 && rowKey !== undefined && !etags.has(rowKey) && round < 5) {
-        const existing = await readRow(client, partitionKey, rowKey, call, { ownTimeLimit: true });
+        const existing = await readRow(client, partitionKey, rowKey, call);
         if (existing && !isDeleted(existing)) {
           // Taken: by this very record written meanwhile by someone else (then the read is stale), or by another record.
           const [anchor, anchorEtag] = [...expected][0] ?? [];
           const anchorNow =
             anchor === undefined
               ? undefined
-              : await readRow(client, partitionKey, anchor, call, { ownTimeLimit: true });
+              : await readRow(client, partitionKey, anchor, call);
           if (anchor !== undefined && anchorNow?.etag !== anchorEtag) {
             throw changed(partitionKey, anchor, error);
           }
@@ -238,6 +238,9 @@ function rowsReadBack(
   };
 }
 
+/** The client-side time limit of one tombstone's removal. */
+const TOMBSTONE_DELETE_TIMEOUT_IN_MS = 10_000;
+
 /** Removes tombstones one by one, each only if unchanged; what cannot be removed stays, harmlessly. */
 export async function purgeTombstones(
   client: RowsClient,
@@ -248,7 +251,13 @@ export async function purgeTombstones(
   await Promise.all(
     [...tombstones].map(async ([rowKey, etag]) => {
       try {
-        await client.deleteEntity(partitionKey, rowKey, { etag, ...call });
+        // A clean-up of the library's own: time-limited, and harmless when it fails.
+        await withTimeLimit(
+          `remove tombstone ${JSON.stringify(rowKey)} of partition ${JSON.stringify(partitionKey)}`,
+          TOMBSTONE_DELETE_TIMEOUT_IN_MS,
+          call.abortSignal,
+          (abortSignal) => client.deleteEntity(partitionKey, rowKey, { etag, abortSignal }),
+        );
       } catch (error) {
         const status = statusOf(error);
         if (status !== 404 && status !== 412)

@@ -5,7 +5,9 @@
  * (the partitioning guide: "a continuation token ... adds at least one more request").
  */
 import type { TableClient, TableEntityResult } from "@azure/data-tables";
-import { checkNumber, checkOptionalSignal } from "../internal/validate.js";
+import { checkNumber, checkOptionalSignal, optionalNumber } from "../internal/validate.js";
+import { withTimeLimit } from "../internal/time-limit.js";
+import { sdkTracing } from "../observability/scope.js";
 import { classifyQuery, type QueryShape } from "./query-shape.js";
 
 /**
@@ -115,6 +117,13 @@ export interface QueryEntitiesOptions {
   readonly continuationToken?: string;
   /** Cancels the query. */
   readonly abortSignal?: AbortSignal;
+  /**
+   * The client-side time limit of each round trip, in milliseconds: a page whose answer does not
+   * come within it fails the query with a transient `StorageRequestError` (code `RequestTimedOut`),
+   * so a query never waits for ever. A query only reads: running it again is safe.
+   * @default 30000
+   */
+  readonly requestTimeoutInMs?: number;
 }
 
 /** One response of a query. */
@@ -127,6 +136,9 @@ export interface EntityPage<T extends object> {
   readonly continuationToken: string | undefined;
 }
 
+/** The default client-side time limit of one page of a query. */
+const QUERY_PAGE_TIMEOUT_IN_MS = 30_000;
+
 /** The part of a `TableClient` queries use. */
 export type QueryClient = Pick<TableClient, "listEntities">;
 
@@ -134,6 +146,9 @@ function settings(options: QueryEntitiesOptions) {
   checkOptionalSignal("abortSignal", options.abortSignal);
   return {
     pageSize: checkNumber("pageSize", options.pageSize ?? 1000, { min: 1, max: 1000, integer: true }),
+    requestTimeoutInMs: optionalNumber("requestTimeoutInMs", options.requestTimeoutInMs, QUERY_PAGE_TIMEOUT_IN_MS, {
+      min: 1,
+    }),
     maxRoundTrips: checkNumber("maxRoundTrips", options.maxRoundTrips ?? Infinity, {
       min: 1,
       integer: true,
@@ -159,23 +174,30 @@ export async function* queryEntityPages<T extends object = Record<string, unknow
   client: QueryClient,
   options: QueryEntitiesOptions = {},
 ): AsyncGenerator<EntityPage<T>, void, undefined> {
-  const { pageSize, maxRoundTrips } = settings(options);
-  const pages = client
-    .listEntities<T>({
-      queryOptions: {
-        ...(options.filter ? { filter: options.filter } : {}),
-        ...(options.select ? { select: [...options.select] } : {}),
+  const { pageSize, maxRoundTrips, requestTimeoutInMs } = settings(options);
+  const queryOptions = {
+    ...(options.filter ? { filter: options.filter } : {}),
+    ...(options.select ? { select: [...options.select] } : {}),
+  };
+  let continuationToken = options.continuationToken;
+  for (let roundTrip = 1; ; roundTrip++) {
+    // One request per page, each under its own time limit: the SDK's iterator takes one signal for
+    // the whole query, so each page starts a new one from the previous page's token.
+    const from = continuationToken;
+    const page = await withTimeLimit(
+      `read page ${roundTrip} of a query${options.filter ? ` (${options.filter})` : ""}`,
+      requestTimeoutInMs,
+      options.abortSignal,
+      async (abortSignal) => {
+        const pages = client
+          .listEntities<T>({ queryOptions, abortSignal, tracingOptions: sdkTracing() })
+          .byPage({ maxPageSize: pageSize, ...(from ? { continuationToken: from } : {}) });
+        const next = await pages.next();
+        return next.done ? undefined : next.value;
       },
-      ...(options.abortSignal ? { abortSignal: options.abortSignal } : {}),
-    })
-    .byPage({
-      maxPageSize: pageSize,
-      ...(options.continuationToken ? { continuationToken: options.continuationToken } : {}),
-    });
-  let roundTrip = 0;
-  for await (const page of pages) {
-    roundTrip += 1;
-    const continuationToken = (page as { continuationToken?: string }).continuationToken || undefined;
+    );
+    if (!page) return;
+    continuationToken = (page as { continuationToken?: string }).continuationToken || undefined;
     yield { entities: page, roundTrip, continuationToken };
     if (!continuationToken || roundTrip >= maxRoundTrips) return;
   }

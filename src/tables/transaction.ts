@@ -10,6 +10,12 @@
  * write id back. Applied: the transaction resolves as committed. Refused, or absent after a refusal:
  * a definite failure. Otherwise `mayHaveBeenApplied` is true.
  *
+ * Each attempt has a client-side time limit (`requestTimeoutInMs`, default
+ * {@link DEFAULT_TRANSACTION_TIMEOUT_IN_MS}; see `../internal/time-limit.ts`): the SDK has none of
+ * its own, and a transaction whose answer never comes would keep its caller waiting for ever. An
+ * attempt cut off by it is a lost answer like any other (it may have been applied): the read-back
+ * decides, never a blind resend.
+ *
  * The service says which operation of a changeset failed by prefixing its message with the
  * operation's position, "1:The specified entity already exists." ("Performing entity group
  * transactions", sample error response; Azurite does the same in
@@ -29,6 +35,13 @@ import type { TableLocation } from "./plan.js";
 import { runReadBack, type ReadBack, type ReadBackVerdict } from "./read-back.js";
 import { runThrottled, throttleScopeOf, type AdaptiveRateLimiter } from "../throttling/index.js";
 import { describeError } from "../internal/describe-error.js";
+import { withTimeLimit } from "../internal/time-limit.js";
+
+/**
+ * The default client-side time limit of one transaction request: a transaction carries up to 4 MiB,
+ * so it gets more than a point read.
+ */
+export const DEFAULT_TRANSACTION_TIMEOUT_IN_MS = 30_000;
 
 /** The part of a `TableClient` the transaction writers use: `getEntity` reads back a transaction whose answer was lost. */
 export type TransactionClient = TableLocation & Pick<TableClient, "submitTransaction" | "getEntity">;
@@ -56,6 +69,11 @@ interface SendOptions {
   readonly readBack?: ReadBack | undefined;
   /** Each attempt waits for a token of the transaction's partition, and its answer teaches the limiter. */
   readonly rateLimiter?: AdaptiveRateLimiter | undefined;
+  /**
+   * The client-side time limit of each attempt (the wait for a rate limiter's token not included).
+   * @default DEFAULT_TRANSACTION_TIMEOUT_IN_MS
+   */
+  readonly requestTimeoutInMs?: number | undefined;
 }
 
 /** Statuses a resend of an applied transaction meets: its own entity (409), its own new ETag (412), its own delete (404). */
@@ -65,8 +83,9 @@ const RESEND_STATUSES: ReadonlySet<number> = new Set([404, 409, 412]);
 export async function sendTransaction(
   client: TransactionClient,
   transaction: TransactionToSend,
-  { policy, abortSignal, readBack, rateLimiter }: SendOptions,
+  { policy, abortSignal, readBack, rateLimiter, requestTimeoutInMs }: SendOptions,
 ): Promise<CommittedTransaction> {
+  const timeLimitInMs = requestTimeoutInMs ?? DEFAULT_TRANSACTION_TIMEOUT_IN_MS;
   let attempts = 0;
   let inDoubt = false; // an attempt got no answer, or a 500/502/504
   const attempt = async (signal: AbortSignal | undefined) => {
@@ -75,10 +94,9 @@ export async function sendTransaction(
       const { partitionKey } = transaction;
       const scope = () => throttleScopeOf(`${client.url}/${client.tableName}`, { service: "table", partitionKey });
       const send = () =>
-        client.submitTransaction([...transaction.actions], {
-          ...(signal ? { abortSignal: signal } : {}),
-          tracingOptions: sdkTracing(),
-        });
+        withTimeLimit(`commit the ${describe(transaction)}`, timeLimitInMs, signal, (limited) =>
+          client.submitTransaction([...transaction.actions], { abortSignal: limited, tracingOptions: sdkTracing() }),
+        );
       return await runThrottled(rateLimiter, scope, send, signal);
     } catch (error) {
       if (mayHaveBeenApplied(error)) inDoubt = true;

@@ -585,8 +585,8 @@ it("the claim-check: send, the consumer's read and settle, the poison move and t
 
 it("the outbox: a write, and the relay's send and delete, under every fault at every request", async () => {
   const runs = [
-    ...(await explorer.explore(outboxWrite(true))),
-    ...(await explorer.explore(outboxWrite(false))),
+    ...(await explorer.exploreWithHangs(outboxWrite(true))),
+    ...(await explorer.exploreWithHangs(outboxWrite(false))),
     ...(await explorer.exploreWithHangs(relayTwoRows)),
   ];
   expect(violationsOf(runs)).toEqual([]);

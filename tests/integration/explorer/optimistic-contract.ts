@@ -75,6 +75,13 @@ export function limitedUpdates<T>(cell: CounterCell<T>): ExploredOperation<Count
 }
 
 /** Every operation to explore for a cell kind: updates (create, update, skip-read), writeIfMatch, last writer wins. */
+/**
+ * The client-side time limit of each request in these runs (`requestTimeoutInMs`, and
+ * `recoveryTimeoutInMs` for the settling requests): what a hang costs. Every request of the engine
+ * has one, so the operations are explored with hangs too (`TIMEOUT_FAULT_KINDS`).
+ */
+const LIMITS = { requestTimeoutInMs: 1_000, recoveryTimeoutInMs: 1_000 } as const;
+
 export function counterOperations<T>(
   cell: CounterCell<T>,
   rateLimiter?: () => AdaptiveRateLimiter,
@@ -93,7 +100,10 @@ export function counterOperations<T>(
       const limiter = rateLimiter?.();
       for (let i = 0; i < times; i++) {
         try {
-          await optimisticUpdate(target, (current) => cell.increment(current), limiter ? { rateLimiter: limiter } : {});
+          await optimisticUpdate(target, (current) => cell.increment(current), {
+            ...LIMITS,
+            ...(limiter ? { rateLimiter: limiter } : {}),
+          });
         } catch (error) {
           throw Object.assign(error as object, { completed: i });
         }
@@ -110,7 +120,7 @@ export function counterOperations<T>(
       name: name("writeIfMatch"),
       setup: setup(5),
       async run(state, via) {
-        const result = await writeIfMatch(cell.via(via, state.place), state.etag!, cell.whole(6));
+        const result = await writeIfMatch(cell.via(via, state.place), state.etag!, cell.whole(6), LIMITS);
         if (!result.written)
           throw Object.assign(new Error("told someone else saved first; nobody did"), { refused: true });
         return 6;
@@ -120,13 +130,13 @@ export function counterOperations<T>(
     {
       name: name("writeLastWriterWins"),
       setup: setup(5),
-      run: async (state, via) => (await writeLastWriterWins(cell.via(via, state.place), cell.whole(9)), 9),
+      run: async (state, via) => (await writeLastWriterWins(cell.via(via, state.place), cell.whole(9), LIMITS), 9),
       judge: judgeCounter(cell, () => 9),
     },
     {
       name: name("writeLastWriterWins (create)"),
       setup: setup(undefined),
-      run: async (state, via) => (await writeLastWriterWins(cell.via(via, state.place), cell.whole(9)), 9),
+      run: async (state, via) => (await writeLastWriterWins(cell.via(via, state.place), cell.whole(9), LIMITS), 9),
       judge: judgeCounter(cell, () => 9),
     },
   ];

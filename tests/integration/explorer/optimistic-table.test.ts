@@ -8,7 +8,7 @@
  */
 import type { TableClient } from "@azure/data-tables";
 import { tableEntityCell, writeLastWriterWins } from "../../../src/optimistic/index.js";
-import { createExplorer, violationsOf } from "../../support/explorer.js";
+import { createExplorer, TIMEOUT_FAULT_KINDS, violationsOf } from "../../support/explorer.js";
 import { tableClient, uniqueName } from "../../support/storage.js";
 import {
   counterOperations,
@@ -74,6 +74,22 @@ describe.each(counters.map((cell) => [cell.kind, counterOperations(cell)] as con
     EXPLORE_TIMEOUT_IN_MS,
   );
 });
+
+// Requests whose answer never comes (not applied, or applied and held back): every read and write of
+// the engine has a client-side time limit; a cut-off write is settled as a lost answer.
+describe.each(counters.map((cell) => [cell.kind, counterOperations(cell)] as const))(
+  "%s, hangs",
+  (_kind, operations) => {
+    it.each(operations.map((operation) => [operation.name, operation] as const))(
+      "%s: a hang at every request",
+      async (_name, operation) => {
+        const runs = await explorer.explore(operation, { kinds: TIMEOUT_FAULT_KINDS, sdkRetries: ["off"] });
+        expect(violationsOf(runs)).toEqual([]);
+      },
+      EXPLORE_TIMEOUT_IN_MS,
+    );
+  },
+);
 
 // The updates again with the adaptive limiter on (issue 26): it waits, records and cuts around every
 // request, the read-backs of a lost answer included, and must not change what is stored or told.

@@ -25,6 +25,7 @@ import { classifyError } from "../../../src/retry/classify.js";
 import {
   createExplorer,
   describeError,
+  TIMEOUT_FAULT_KINDS,
   violationsOf,
   type ExploredOperation,
   type Settled,
@@ -92,6 +93,9 @@ interface AtomicState {
 }
 
 /** writeAtomic's transfer; `withRetry`: retried by the library (`retry` option) over a single-attempt client. */
+/** The client-side time limit of a transaction in these runs: what a hang costs. */
+const HANG_LIMIT_IN_MS = 1_000;
+
 const atomic = (withRetry: boolean): ExploredOperation<AtomicState, Awaited<ReturnType<typeof writeAtomic>>> => ({
   name: `writeAtomic (create + update If-Match + delete)${withRetry ? ", library retry" : ""}`,
   async setup() {
@@ -108,7 +112,11 @@ const atomic = (withRetry: boolean): ExploredOperation<AtomicState, Awaited<Retu
         ["update", { partitionKey, rowKey: "balance", n: 6 }, "Replace", { etag: balanceEtag }],
         ["delete", { partitionKey, rowKey: "old" }],
       ],
-      withRetry ? { retry: { maxRetries: 3, backoff: fixedBackoff({ delayInMs: 5 }) } } : {},
+      {
+        // A hang costs this: every transaction request has a client-side time limit.
+        requestTimeoutInMs: HANG_LIMIT_IN_MS,
+        ...(withRetry ? { retry: { maxRetries: 3, backoff: fixedBackoff({ delayInMs: 5 }) } } : {}),
+      },
     ),
   async judge(state, result) {
     const rows = await partitionRows(state.partitionKey);
@@ -315,6 +323,9 @@ it(
       ...(await explorer.explore(atomic(false), { pairs: 12 })),
       // The library's retries over a client that tries once (the SDK's retries off): retry in one place.
       ...(await explorer.explore(atomic(true), { pairs: 12, sdkRetries: ["off"] })),
+      // A request whose answer never comes (applied or not): the time limit ends it, the read-back decides.
+      ...(await explorer.explore(atomic(false), { kinds: TIMEOUT_FAULT_KINDS, sdkRetries: ["off"] })),
+      ...(await explorer.explore(atomic(true), { kinds: TIMEOUT_FAULT_KINDS, sdkRetries: ["off"] })),
     ];
     expect(violationsOf(runs)).toEqual([]);
   },

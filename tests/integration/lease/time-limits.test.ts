@@ -10,7 +10,8 @@ import type { AddressInfo } from "node:net";
 import { format } from "node:util";
 import { AzureLogger, setLogLevel } from "@azure/logger";
 import { expect } from "@jest/globals";
-import { blobLock, isLeaseLostError, isLockTimeoutError } from "../../../src/lease/index.js";
+import { blobLock, isLeaseLostError, isLockTimeoutError, listLocks } from "../../../src/lease/index.js";
+import { listSlots } from "../../../src/semaphore/index.js";
 import { isStorageRequestError } from "../../../src/index.js";
 import { SDK_SINGLE_ATTEMPT } from "../../../src/retry/index.js";
 import { blobService, faultProxyFor, uniqueName } from "../../support/storage.js";
@@ -112,6 +113,32 @@ describe("lease lock: client-side time limits", () => {
     expect(handle.status).toBe("held");
     expect((await inspect()).held).toBe(true);
     await handle.release();
+  });
+});
+
+describe("lock listings: client-side time limits", () => {
+  it("listLocks and listSlots end within the bound with the typed time-out error when a page never comes, whatever the page runner", async () => {
+    const { proxy, connectionString } = await faultProxyFor("blob");
+    await using _ = proxy;
+    const direct = blobService().getContainerClient(uniqueName("tl"));
+    await direct.create();
+    try {
+      await blobLock(direct, "listed").withLock(() => undefined);
+      const flaky = blobService(connectionString).getContainerClient(direct.containerName);
+      expect((await listLocks(flaky, undefined, { requestTimeoutInMs: 5_000 })).map((r) => r.name)).toEqual(["listed"]);
+      proxy.addRule({ method: "GET", action: { type: "hang" } });
+      const neverAborts = <T>(call: (signal: AbortSignal) => Promise<T>) => call(new AbortController().signal);
+      const outcomes = await Promise.all([
+        settles(listLocks(flaky, undefined, { requestTimeoutInMs: REQUEST_TIMEOUT_IN_MS })),
+        settles(listLocks(flaky, undefined, { requestTimeoutInMs: REQUEST_TIMEOUT_IN_MS, runPage: neverAborts })),
+        settles(listSlots(flaky, "sem", { requestTimeoutInMs: REQUEST_TIMEOUT_IN_MS })),
+      ]);
+      for (const outcome of outcomes) {
+        expect(outcome).toMatchObject({ settled: "rejected", error: { code: "RequestTimedOut", transient: true } });
+      }
+    } finally {
+      await direct.delete();
+    }
   });
 });
 

@@ -18,7 +18,7 @@ import {
   TableOutbox,
   type OutboxRelayedMessage,
 } from "../../../src/index.js";
-import { blobService, queueService, tableClient, uniqueName } from "../../support/storage.js";
+import { blobService, faultProxyFor, queueService, tableClient, uniqueName } from "../../support/storage.js";
 import { describeStorage } from "../../support/target.js";
 
 let table: TableClient;
@@ -217,5 +217,83 @@ describeStorage("OutboxRelay", () => {
     await relay.stop();
     expect(errors[0]).toBe("read an outbox row");
     expect((await rowsOf("r4")).filter((r) => r.rowKey.startsWith("~outbox:relay3:"))).toHaveLength(2); // neither sent
+  });
+});
+
+describeStorage("outbox messages and consumers without a claimCheck option (issue 25) [Azurite only]", () => {
+  it("a relay's re-send after a lost delete has no second effect, for a consumer given no claimCheck option", async () => {
+    const queue = await newQueue();
+    const claimCheck = new ClaimCheck(container);
+    await new TableOutbox(table, { name: "resend" }).write(
+      [["upsert", { partitionKey: "s1", rowKey: "order" }]],
+      [{ body: "order placed", id: "s1-placed" }],
+    );
+    // The relay's table goes through the proxy: its first delete of the row never gets an answer and
+    // never reaches the service, as if the relay had crashed between its send and its delete.
+    const { proxy, connectionString } = await faultProxyFor("table");
+    await using _ = proxy;
+    proxy.addRule({ method: "DELETE", times: 1, action: { type: "hang" } });
+    const relay = new OutboxRelay(tableClient(table.tableName, connectionString), queue, {
+      ...relayOptions(claimCheck),
+      name: "resend",
+      requestTimeoutInMs: 300,
+    });
+    const relayed = new Promise<OutboxRelayedMessage>((resolve) => relay.on("sent", resolve));
+    const relayErrors: unknown[] = [];
+    relay.on("error", ({ error }) => relayErrors.push(error));
+    await relay.start();
+    expect(await relayed).toMatchObject({ id: "s1-placed" });
+    await relay.stop();
+    expect(relayErrors).toHaveLength(1); // the delete cut off by the time limit: the row was sent again
+    expect(proxy.requests.filter((r) => r.method === "DELETE").length).toBe(2);
+
+    const handled: { key: string; body: string }[] = [];
+    const consumer = new QueueConsumer(
+      queue,
+      async (body: string, { idempotency }) => {
+        handled.push({ key: idempotency!.key, body });
+      },
+      {
+        idempotency: { store: new MemoryIdempotencyStore() },
+        pollingBackoff: exponentialBackoff({ deltaInMs: 10, minInMs: 0, maxInMs: 100 }),
+      },
+    );
+    let settled = 0;
+    const bothSettled = new Promise<void>((resolve) => {
+      const one = () => ++settled === 2 && resolve();
+      consumer.on("processed", one);
+      consumer.on("duplicate", one);
+    });
+    await consumer.start();
+    await bothSettled;
+    await consumer.stop();
+    expect(handled).toEqual([{ key: "s1-placed", body: "order placed" }]);
+    expect((await queue.getProperties()).approximateMessagesCount).toBe(0);
+  });
+
+  it("a consumer without claimCheck that receives a payload reference ends at once with a typed error, the message left", async () => {
+    const queue = await newQueue();
+    await new ClaimCheck(container).sendMessage(queue, "P".repeat(100_000), { idempotencyKey: "big-1" });
+    let calls = 0;
+    const consumer = new QueueConsumer(queue, async () => void calls++, {
+      idempotency: { store: new MemoryIdempotencyStore() },
+      pollingBackoff: exponentialBackoff({ deltaInMs: 10, minInMs: 0, maxInMs: 100 }),
+    });
+    await consumer.start();
+    const error = await consumer.closed.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({
+      name: "ConsumerResourceError",
+      code: "ConsumerResourceFailed",
+      resource: "claimCheck",
+      resourceName: container.containerName,
+      transient: false,
+    });
+    expect(String((error as Error).message)).toMatch(/claimCheck: new ClaimCheck/);
+    expect(calls).toBe(0);
+    expect(consumer.status).toBe("failed");
+    expect((await queue.getProperties()).approximateMessagesCount).toBe(1); // not deleted, not poisoned
   });
 });

@@ -13,7 +13,7 @@ import {
   isEnvelopeText,
   messageBytes,
   parseEnvelope,
-} from "../../../src/claim-check/envelope.js";
+} from "../../../src/queue/envelope.js";
 import { deliverableUntilOf, payloadBlobName, timeKey, timeKeyOfName } from "../../../src/claim-check/payload.js";
 
 const container = { containerName: "payloads", getBlockBlobClient: () => ({}) } as unknown as ContainerClient;

@@ -18,7 +18,7 @@
  * consumers that know nothing of claim-checks read it as before.
  */
 import { isStorageConcurrencyError } from "../errors.js";
-import { MessageDecodeError } from "../queue/index.js";
+import { MessageDecodeError } from "./errors.js";
 
 /** The largest message text Azure Queue Storage accepts, in UTF-8 bytes (64 KiB). */
 export const MAX_MESSAGE_BYTES = 64 * 1024;
