@@ -9,7 +9,7 @@
  */
 
 /** What the header said: no key, a key, or something that is not one (`why`, for the 400 answer). */
-export type ParsedIdempotencyKey =
+type ParsedIdempotencyKey =
   | { readonly kind: "missing" }
   | { readonly kind: "key"; readonly key: string }
   | { readonly kind: "invalid"; readonly why: string };

@@ -36,7 +36,7 @@ export interface StoredHttpResponse {
 }
 
 /** The header a replayed response carries (Stripe's name; the draft defines none). */
-export const REPLAYED_HEADER = "idempotent-replayed";
+const REPLAYED_HEADER = "idempotent-replayed";
 
 /**
  * Headers never kept: hop-by-hop and length headers (recomputed by the server), the date (a
@@ -57,7 +57,7 @@ const NOT_KEPT = new Set([
 ]);
 
 /** The headers of `captured` that a done record keeps. */
-export function keptHeaders(headers: readonly (readonly [string, string])[]): [string, string][] {
+function keptHeaders(headers: readonly (readonly [string, string])[]): [string, string][] {
   return headers.filter(([name]) => !NOT_KEPT.has(name.toLowerCase())).map(([n, v]) => [n.toLowerCase(), v]);
 }
 

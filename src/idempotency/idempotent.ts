@@ -150,7 +150,7 @@ export function idempotent<I, R, TEffect = never>(
 }
 
 /** Which delivery of a message a call is: the queue message's id and dequeue count, or a call's own id and 1. */
-export interface Delivery {
+interface Delivery {
   readonly messageId: string;
   readonly dequeueCount: number;
 }
