@@ -31,6 +31,7 @@
  *   happen exactly once go through `addEffects` (Table rows, committed with the done record).
  */
 import type { InvocationContext } from "@azure/functions";
+import { isStorageConcurrencyError } from "../errors.js";
 import { checkOptionalFunction, optionalNumber } from "../internal/validate.js";
 import {
   idempotentDelivery,
@@ -188,12 +189,16 @@ export function idempotentQueueHandler<T, R, TEffect = never>(
     } catch (error) {
       if (dequeueCount >= maxDequeueCount) {
         const queue = queueNameOf(context);
+        const keyState = isStorageConcurrencyError(error, "IdempotencyInProgress")
+          ? "another message holds its idempotency key: a copy replayed from the poison queue settles without running once that one is done"
+          : input.ran
+            ? "its idempotency key was released, not marked done: a copy replayed from the poison queue runs the handler again"
+            : "its idempotency key was not marked done: a copy replayed from the poison queue is judged afresh";
         log(
           context,
           "warn",
           `queue message ${messageId} failed on its last delivery (dequeueCount ${dequeueCount}, maxDequeueCount ` +
-            `${maxDequeueCount}): the Functions host moves it to '${queue}-poison' now. Its idempotency key was ` +
-            "released, not marked done: a copy replayed from the poison queue runs the handler again.",
+            `${maxDequeueCount}): the Functions host moves it to '${queue}-poison' now; ${keyState}.`,
         );
       }
       throw error;
