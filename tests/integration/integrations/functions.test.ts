@@ -61,7 +61,7 @@ describe("idempotentQueueHandler (app.storageQueue)", () => {
     const logs: string[] = [];
     expect(await handler(order, queueContext("m-1", 2, logs))).toEqual({ charged: 25 });
     expect(runs.count).toBe(1);
-    expect(await ledgerRows(inbox)).toEqual([{ partitionKey: expect.any(String), amount: 25 }]);
+    expect((await ledgerRows(inbox)).map((row) => row.amount)).toEqual([25]);
     expect(logs.join("\n")).toMatch(/information: queue message m-1: its idempotency key is done already/);
     // Another message with the same body is other work under a message-id key: it runs.
     await handler(order, queueContext("m-2", 1));
@@ -132,7 +132,9 @@ describe("idempotentQueueHandler (app.storageQueue)", () => {
     expect(await ledgerRows(inbox)).toEqual([]);
     const warnings = logs.filter((line) => line.startsWith("warning:"));
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/dequeueCount 3, maxDequeueCount 3.*'orders-poison' now; its idempotency key was released, not marked done/);
+    expect(warnings[0]).toMatch(
+      /dequeueCount 3, maxDequeueCount 3.*'orders-poison' now; its idempotency key was released, not marked done/,
+    );
     // The copy an operator replays from the poison queue (a new message id) runs again, and succeeds.
     const replay = idempotentQueueHandler<Order, { charged: number }, TransactionAction>(ledgerHandler(runs), {
       store: new TableIdempotencyStore(inbox),

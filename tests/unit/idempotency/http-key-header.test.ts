@@ -39,7 +39,8 @@ describe("parseIdempotencyKey", () => {
 
   it("refuses a key longer than the limit", () => {
     expect(parseIdempotencyKey("x".repeat(255)).kind).toBe("key");
-    expect(parseIdempotencyKey("x".repeat(256))).toMatchObject({ kind: "invalid", why: expect.stringMatching(/256/) });
+    const tooLong = parseIdempotencyKey("x".repeat(256));
+    expect(tooLong.kind === "invalid" && tooLong.why).toMatch(/256/);
     expect(parseIdempotencyKey("abcd", 3).kind).toBe("invalid");
   });
 });
