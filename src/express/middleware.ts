@@ -36,6 +36,21 @@ const running = new WeakMap<IncomingMessage, IdempotencyOfRequest>();
 /**
  * The key and claim signal of a request the middleware let through with a key (undefined for a
  * request without one, or of another method).
+ *
+ * @example
+ * ```ts
+ * import type { Express } from "express";
+ * import { idempotencyOf } from "azure-storage-concurrency/express";
+ *
+ * declare const app: Express;
+ * declare function refund(orderId: string, signal: AbortSignal | undefined): Promise<string>;
+ * app.post("/refunds", async (req, res) => {
+ *   const idempotency = idempotencyOf(req);
+ *   // Aborted if another instance took the key over: stop before the next external effect.
+ *   const refundId = await refund((req.body as { orderId: string }).orderId, idempotency?.abortSignal);
+ *   res.status(201).json({ refundId, key: idempotency?.key });
+ * });
+ * ```
  */
 export function idempotencyOf(req: IncomingMessage): IdempotencyOfRequest | undefined {
   return running.get(req);

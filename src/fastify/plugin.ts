@@ -33,6 +33,21 @@ export type FastifyIdempotencyOptions = IdempotencyKeyOptions<FastifyRequest>;
 /**
  * The key and claim signal of a request the plugin let through with a key (undefined for a
  * request without one, or of another method).
+ *
+ * @example
+ * ```ts
+ * import type { FastifyInstance } from "fastify";
+ * import { idempotencyOf } from "azure-storage-concurrency/fastify";
+ *
+ * declare const app: FastifyInstance;
+ * declare function refund(orderId: string, signal: AbortSignal | undefined): Promise<string>;
+ * app.post("/refunds", async (request, reply) => {
+ *   const idempotency = idempotencyOf(request);
+ *   // Aborted if another instance took the key over: stop before the next external effect.
+ *   const refundId = await refund((request.body as { orderId: string }).orderId, idempotency?.abortSignal);
+ *   return reply.code(201).send({ refundId, key: idempotency?.key });
+ * });
+ * ```
  */
 export function idempotencyOf(request: FastifyRequest): IdempotencyOfRequest | undefined {
   const run = runs.get(request);
