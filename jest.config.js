@@ -10,7 +10,7 @@ export const shared = {
   moduleNameMapper: {
     "^azure-storage-concurrency$": "<rootDir>/src/index.ts",
     "^azure-storage-concurrency/errors$": "<rootDir>/src/error-codes.ts",
-    "^azure-storage-concurrency/(files|idempotency|lease|optimistic|queue|retry|tables|testing|claim-check|outbox|schedule|semaphore|throttling)$":
+    "^azure-storage-concurrency/(files|idempotency|lease|optimistic|queue|retry|tables|testing|claim-check|outbox|schedule|semaphore|throttling|express|fastify|functions)$":
       "<rootDir>/src/$1/index.ts",
     "^azure-storage-concurrency-cli$": "<rootDir>/tools/index.ts",
     "^(\\.{1,2}/.*)\\.js$": "$1",

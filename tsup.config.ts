@@ -20,6 +20,9 @@ const library = {
   "schedule/index": "src/schedule/index.ts",
   "semaphore/index": "src/semaphore/index.ts",
   "throttling/index": "src/throttling/index.ts",
+  "express/index": "src/express/index.ts",
+  "fastify/index": "src/fastify/index.ts",
+  "functions/index": "src/functions/index.ts",
 };
 
 const shared: Options = {

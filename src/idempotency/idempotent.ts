@@ -146,6 +146,26 @@ export function idempotent<I, R, TEffect = never>(
   fn: (input: I, context: IdempotentContext<TEffect>) => Promise<R>,
   options: IdempotentOptions<I, TEffect>,
 ): IdempotentFunction<I, R> {
+  return idempotentDelivery(fn, options, () => ({ messageId: `call-${randomUUID()}`, dequeueCount: 1 }));
+}
+
+/** Which delivery of a message a call is: the queue message's id and dequeue count, or a call's own id and 1. */
+interface Delivery {
+  readonly messageId: string;
+  readonly dequeueCount: number;
+}
+
+/**
+ * {@link idempotent} for calls that are deliveries of queue messages (the Azure Functions queue
+ * trigger): a claim made for an earlier delivery of the same message (a lower dequeue count) is
+ * taken over at once, since the queue hands a message out again only after its previous holder's
+ * visibility ended (the rule of `judgeExistingRecord`, as for the consumer).
+ */
+export function idempotentDelivery<I, R, TEffect = never>(
+  fn: (input: I, context: IdempotentContext<TEffect>) => Promise<R>,
+  options: IdempotentOptions<I, TEffect>,
+  delivery: (input: I) => Delivery,
+): IdempotentFunction<I, R> {
   if (typeof fn !== "function") throw new TypeError("`fn` must be an async function (input, context) => result.");
   const o = resolveIdempotentOptions(options);
   // Not a consumer: a missing table or a refused credential is thrown as the SDK reported it.
@@ -161,8 +181,7 @@ export function idempotent<I, R, TEffect = never>(
       key,
       partitionKey,
       owner: o.owner,
-      messageId: `call-${randomUUID()}`,
-      dequeueCount: 1,
+      ...delivery(input),
       ttlInMs: o.claimDurationInMs,
       payloadHash: payloadHash(o.payload(input)),
     };

@@ -43,3 +43,4 @@ export {
   isIdempotencyInProgressError,
   type IdempotencyClaimLossReason,
 } from "./errors.js";
+export type { IdempotencyKeyOptions, IdempotencyOfRequest } from "./http-keys.js";

@@ -9,3 +9,6 @@ export { ClaimGuard, claimGivenUp, safetyMarginInMs } from "./claim-guard.js";
 export { checkRetention } from "./purge.js";
 export { serializeResult } from "./store.js";
 export { StoreCalls } from "./store-calls.js";
+export { idempotentDelivery } from "./idempotent.js";
+export { IdempotencyKeys, headerPairs, type KeyedRequest } from "./http-keys.js";
+export type { CapturedHttpResponse } from "./http-response.js";

@@ -19,8 +19,11 @@ export const root = resolve(".");
 /** The four Azure SDKs the library works with (its optional peer dependencies). */
 export const SDKS = ["@azure/storage-blob", "@azure/data-tables", "@azure/storage-queue", "@azure/storage-file-share"];
 
-/** Every optional peer dependency: the SDKs, Entra ID sign-in and the OpenTelemetry API. */
-export const PEERS = [...SDKS, "@azure/identity", "@opentelemetry/api"];
+/** The frameworks the integrations plug into (`/functions`, `/express`, `/fastify`). */
+export const FRAMEWORKS = ["@azure/functions", "express", "fastify"];
+
+/** Every optional peer dependency: the SDKs, Entra ID sign-in, the OpenTelemetry API and the frameworks. */
+export const PEERS = [...SDKS, "@azure/identity", "@opentelemetry/api", ...FRAMEWORKS];
 
 /** Where linked packages come from: ASC_PEERS_DIR's node_modules first (see above), then this project's. */
 function sourceOf(name: string): string {
