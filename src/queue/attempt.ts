@@ -21,7 +21,7 @@ import {
 import { isIdempotencyClaimLostError } from "../idempotency/index.js";
 import { serializeResult, type IdempotencyClaim } from "../idempotency/internal.js";
 import { MAX_VISIBILITY_TIMEOUT_IN_SECONDS } from "./options.js";
-import { describe } from "./settle.js";
+import { describe } from "./message-settler.js";
 import type { ReceivedQueueMessage } from "./types.js";
 import type { ProcessingContext, Work } from "./work.js";
 
@@ -110,7 +110,7 @@ export class AttemptSettler<T, TEffect> {
 
   /**
    * Deletes a message whose work is done; remembers it (with `kept`, what its done mark holds) when
-   * it cannot be deleted (see `settle.ts`).
+   * it cannot be deleted (see `message-settler.ts`).
    */
   async #deleteDone(work: Work<T, TEffect>, result: unknown, kept: unknown, durationInMs: number): Promise<void> {
     const { message, hold } = work;

@@ -47,7 +47,7 @@ import { MessageProcessor, type ConsumerHandler } from "./processing.js";
 import { BackgroundPurge } from "./purger.js";
 import { toReceived } from "./reception.js";
 import { isResourceFailure, resourceError } from "./requests.js";
-import { MessageSettler } from "./settle.js";
+import { MessageSettler } from "./message-settler.js";
 import { checkResources } from "./startup.js";
 import type {
   MessageHandler,

@@ -26,7 +26,7 @@ import { VisibilityHeartbeat } from "./heartbeat.js";
 import { MessageHold, type TimeMark } from "./hold.js";
 import { MAX_VISIBILITY_TIMEOUT_IN_SECONDS } from "./options.js";
 import { isAmbiguous } from "./requests.js";
-import { describe } from "./settle.js";
+import { describe } from "./message-settler.js";
 import type { ReceivedQueueMessage } from "./types.js";
 import type { ProcessingContext, Work } from "./work.js";
 

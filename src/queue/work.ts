@@ -14,7 +14,7 @@ import type { VisibilityHeartbeat } from "./heartbeat.js";
 import type { MessageHold } from "./hold.js";
 import type { IdempotencyClaim } from "../idempotency/index.js";
 import type { ResolvedOptions } from "./options.js";
-import type { MessageSettler } from "./settle.js";
+import type { MessageSettler } from "./message-settler.js";
 import type { QueueConsumerEvents, ReceivedQueueMessage } from "./types.js";
 
 /** What processing a message needs of its consumer. */
