@@ -10,7 +10,7 @@
  *   (`message-settler.ts`). When that fails, the message is not poisoned now: it comes back.
  *
  * A payload that is gone means another copy of the message was settled (docs/claim-check.md): with
- * an idempotency store keyed by the message's own key, the consumer asks the store (`reception.ts`):
+ * an idempotency store keyed by the message's own key, the consumer asks the store (`claim.ts`):
  * done, and the message is deleted as a duplicate; not done, and it is poisoned. Without one, it is
  * poisoned: the consumer cannot tell.
  */

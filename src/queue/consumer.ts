@@ -14,9 +14,10 @@
  *    https://learn.microsoft.com/azure/azure-functions/functions-bindings-storage-queue#host-json);
  * 3. waits after empty receives with randomised exponential backoff, reset by the next message
  *    (the WebJobs SDK's RandomizedExponentialBackoffStrategy, 100 ms up to maxPollingInterval);
- * 4. processes each message (`processing.ts`): decode, claim its idempotency key, run the handler
- *    (one message, or a batch: `batch.ts`; within `handlerTimeoutInMs`) while a heartbeat keeps
- *    the message invisible, complete the claim, delete; retry later or poison on failure;
+ * 4. processes each message through the pipeline (`pipeline.ts`): decode and claim its idempotency
+ *    key (`claim.ts`), run the handler (`run.ts`: one message, or a batch: `batch.ts`; within
+ *    `handlerTimeoutInMs`) while a heartbeat keeps the message invisible, then settle it
+ *    (`settle.ts`): complete the claim, delete; retry later or poison on failure;
  * 4b. purges its idempotency store's expired records in the background (`purger.ts`);
  * 5. limits every request it makes on its own with `requestTimeoutInMs` (`requests.ts`), and tells
  *    a lost answer from a lost message by the visibility window (`hold.ts`);
@@ -43,9 +44,9 @@ import { TypedEvents, type ListenerDisposable } from "./events.js";
 import { markNow, MessageHold } from "./hold.js";
 import { checkStopOptions, resolveOptions, type ResolvedOptions } from "./options.js";
 import type { BatchMessageHandler } from "./batch.js";
-import { MessageProcessor, type ConsumerHandler } from "./processing.js";
+import { MessageProcessor, type ConsumerHandler } from "./run.js";
 import { BackgroundPurge } from "./purger.js";
-import { toReceived } from "./reception.js";
+import { toReceived } from "./claim.js";
 import { isResourceFailure, resourceError } from "./requests.js";
 import { MessageSettler } from "./message-settler.js";
 import { checkResources } from "./startup.js";

@@ -1,7 +1,7 @@
 /**
- * Settling the attempts of a handler call (one message, or a batch): a message processed has its
- * claim completed (done mark and effects; the claims of a batch that share a partition in shared
- * transactions) and is deleted; a message that failed has its claim released and is retried after
+ * The pipeline's settle step (`pipeline.ts` lists the steps): settling the attempts of a handler
+ * call (one message, or a batch): a message processed has its claim completed (done mark and
+ * effects; the claims of a batch that share a partition in shared transactions) and is deleted; a message that failed has its claim released and is retried after
  * `retryBackoff`, or poisoned at `maxDequeueCount` (a {@link HandlerTimeoutError} counts as a
  * failure); a message whose handler was aborted by `stop()` is put back at once, without counting;
  * a message or claim lost is reported as `ownershipLost`. Missing resources and refused credentials
@@ -23,7 +23,7 @@ import { serializeResult, type IdempotencyClaim } from "../idempotency/internal.
 import { MAX_VISIBILITY_TIMEOUT_IN_SECONDS } from "./options.js";
 import { describe } from "./message-settler.js";
 import type { ReceivedQueueMessage } from "./types.js";
-import type { ProcessingContext, Work } from "./work.js";
+import type { ProcessingContext, Work } from "./pipeline.js";
 
 export class AttemptSettler<T, TEffect> {
   readonly #c: ProcessingContext<T, TEffect>;
@@ -148,7 +148,7 @@ export class AttemptSettler<T, TEffect> {
   /**
    * A failed attempt: release the claim, then retry after `retryBackoff` or poison at
    * `maxDequeueCount`; never poison without `mayPoison` (a claim that got no answer: the key may be
-   * done, see `reception.ts`).
+   * done, see `claim.ts`).
    */
   async fail(work: Work<T, TEffect>, error: unknown, { mayPoison = true } = {}): Promise<void> {
     const { message, hold, claim } = work;
