@@ -40,7 +40,7 @@ export interface CellState {
 }
 
 /** The updates sharing a cell's next round, and the cell (as its first caller passed it) they run on. */
-export interface CoalescingQueue {
+interface CoalescingQueue {
   readonly cell: VersionedCell<unknown>;
   readonly waiting: Participant<unknown>[];
 }
