@@ -16,7 +16,7 @@ import {
  * once no copy can be delivered any more; so, unless someone deleted it by hand, the message is a
  * copy of one already settled (a send whose answer was lost and which the SDK sent again). The
  * consumer deletes it as a duplicate when its idempotency store says its key is done, and poisons it
- * otherwise.
+ * otherwise. Tell it with `isStorageConcurrencyError(error, "ClaimCheckPayloadMissing")`.
  */
 export class ClaimCheckPayloadMissingError extends StorageConcurrencyError {
   /** The payload blob's container. */
@@ -41,24 +41,6 @@ export class ClaimCheckPayloadMissingError extends StorageConcurrencyError {
     this.blobName = options.blobName;
     this.idempotencyKey = options.idempotencyKey;
   }
-}
-
-/**
- * True when `error` is a {@link ClaimCheckPayloadMissingError}.
- *
- * @example
- * ```ts
- * import { ClaimCheck, isClaimCheckPayloadMissingError } from "azure-storage-concurrency";
- *
- * const claimCheck = new ClaimCheck(containerClient);
- * const { receivedMessageItems } = await claimCheck.receiveMessages(queueClient);
- * for (const item of receivedMessageItems) {
- *   if (isClaimCheckPayloadMissingError(item.error)) console.warn(`payload gone: ${item.error.blobName}`);
- * }
- * ```
- */
-export function isClaimCheckPayloadMissingError(error: unknown): error is ClaimCheckPayloadMissingError {
-  return isStorageConcurrencyError(error) && error.name === "ClaimCheckPayloadMissingError";
 }
 
 /**

@@ -12,7 +12,6 @@ export type { ClaimCheckSweepOptions, ClaimCheckSweepResult } from "./sweep.js";
 export { MAX_MESSAGE_BYTES, type ClaimCheckCompression } from "../queue/internal.js";
 export {
   ClaimCheckPayloadMissingError,
-  isClaimCheckPayloadMissingError,
   ClaimCheckSendError,
   isClaimCheckSendError,
 } from "./errors.js";

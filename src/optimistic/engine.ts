@@ -3,8 +3,10 @@
  * with `If-Match`, over any {@link VersionedCell}), {@link readCell}, {@link writeIfMatch} and
  * {@link writeLastWriterWins}. They check their arguments and hand over to the parts that read top
  * to bottom:
+ * - `participant.ts`: one call waiting for its outcome;
  * - `coalescing.ts`: who shares a round;
- * - `round.ts`: one read-modify-write round, and its retries after conflicts;
+ * - `round.ts`: one read-modify-write round, and its retries after conflicts, over the cell's state
+ *   (`process-state.ts`: its turns, cached version and coalescing queue);
  * - `mutations.ts`: the callers' mutations over one version;
  * - `write-outcome.ts`: the verdict on a write whose outcome was ambiguous;
  * - `write-log.ts`: the write history each value carries, and its contract.
@@ -21,8 +23,9 @@ import {
 import { backoffPresets } from "../retry/index.js";
 import { wrapStorageError } from "../retry/index.js";
 import { NOT_MODIFIED, type VersionedCell } from "./cell.js";
-import { enqueue, join, openRound, type Settings } from "./coalescing.js";
-import { acquireSlot, forgetVersion, releaseSlot, rememberVersion } from "./process-state.js";
+import { enqueue, openRound } from "./coalescing.js";
+import { join, type Settings } from "./participant.js";
+import { acquireSlot, cellState, forgetVersion, releaseSlot, rememberVersion } from "./process-state.js";
 import { SKIP_WRITE, type Mutation, type OptimisticUpdateOptions, type OptimisticUpdateResult } from "./types.js";
 import { writeAndSettle } from "./write-outcome.js";
 import { throttledCell } from "./throttled-cell.js";
@@ -79,8 +82,9 @@ export async function optimisticUpdate<T>(
   const settings = checkOptions(options, cell);
   const { participant, promise } = join(mutate, settings);
   const sent = throttledCell(boundedCell(cell, requestTimeoutInMs), options.rateLimiter);
-  if (settings.coalesce) enqueue(sent, participant);
-  else void openRound(sent, [participant]);
+  const state = cellState(cell.key);
+  if (settings.coalesce) enqueue(state, sent, participant);
+  else void openRound(state, sent, [participant]);
   return finishUpdate(settings.observation, promise);
 }
 
@@ -286,11 +290,12 @@ export async function writeLastWriterWins<T>(
   const cell = boundedCell(given, checkRequestTimeout(options.requestTimeoutInMs));
   const mustExist = options.mustExist === true;
   const content = cell.encode(value);
+  const state = cellState(cell.key);
   const slot = acquireSlot();
   try {
     const written = nextWriteLog(undefined, { slot: slot.slot, id: newWriteId() }, { lastWriterWins: true });
     const log = formatWriteLog(written);
-    forgetVersion(cell.key);
+    forgetVersion(state);
     const outcome = await writeAndSettle(
       cell,
       {
@@ -315,12 +320,12 @@ export async function writeLastWriterWins<T>(
     }
     if (outcome.kind === "recognised") {
       const { now } = outcome;
-      if (parseWriteLog(now.log)?.seq === 1) rememberVersion(cell.key, now, cell.sizeInBytes?.(now.content));
+      if (parseWriteLog(now.log)?.seq === 1) rememberVersion(state, now, cell.sizeInBytes?.(now.content));
       return { etag: now.etag };
     }
     // A cell that merges writes (a table entity in Merge mode) holds more than `value` now: only a
     // read tells what, so nothing is cached.
-    if (!cell.mergeWrite) rememberVersion(cell.key, { content, etag: outcome.etag, log }, cell.sizeInBytes?.(content));
+    if (!cell.mergeWrite) rememberVersion(state, { content, etag: outcome.etag, log }, cell.sizeInBytes?.(content));
     return { etag: outcome.etag };
   } finally {
     releaseSlot(slot);

@@ -17,7 +17,7 @@
  *   callers after it computed their values from its change.
  */
 import type { CellVersion, VersionedCell } from "./cell.js";
-import type { Participant } from "./coalescing.js";
+import type { Participant } from "./participant.js";
 import { SKIP_WRITE, type MutationContext } from "./types.js";
 
 /** What one caller's `mutate` did in a pass: what it returned (written), or nothing (skipped: decoded from `content` later). */

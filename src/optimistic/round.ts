@@ -1,9 +1,10 @@
 /**
  * One read-modify-write round over a cell, for the participants sharing it (`coalescing.ts`):
  *
- * 1. Start from the version this process wrote last (the write-skip cache), or read the cell; on a
- *    contended cell the process reads anyway once in a while, after a pause that hands the cell
- *    over to the writers waiting (`turns.ts`).
+ * 1. Start from the version this process wrote last (the write-skip cache, in the cell's state that
+ *    the round is handed: `process-state.ts`), or read the cell; on a contended cell the process
+ *    reads anyway once in a while, after a pause that hands the cell over to the writers waiting
+ *    (`turns.ts`).
  * 2. Run the participants' mutations in call order over it (`mutations.ts`).
  * 3. Write the result with `If-Match` (or `If-None-Match: *` when the cell is absent), storing the
  *    next write history (`write-log.ts`), and settle the write's outcome (`write-outcome.ts`).
@@ -26,24 +27,37 @@ import { noteConflict } from "./telemetry.js";
 import { sleep } from "../internal/sleep.js";
 import type { CellVersion, VersionedCell } from "./cell.js";
 import { NOT_MODIFIED } from "./cell.js";
-import type { Participant, Settings } from "./coalescing.js";
 import { OptimisticConflictError } from "./errors.js";
 import { runPass, type Pass } from "./mutations.js";
-import { cachedVersion, forgetVersion, rememberVersion } from "./process-state.js";
-import { handOverPause, maxWaitAfterConflict, noteLostWrite, noteRead, noteRequestTime, noteWrite } from "./turns.js";
+import type { Participant, Settings } from "./participant.js";
+import { forgetVersion, rememberVersion, type CellState } from "./process-state.js";
+import {
+  handOverPause,
+  maxWaitAfterConflict,
+  noteLostWrite,
+  noteRead,
+  noteRequestTime,
+  noteWrite,
+  type Turns,
+} from "./turns.js";
 import { isWriteConflict, writeAndSettle } from "./write-outcome.js";
 import { formatWriteLog, judgeWrite, newWriteId, nextWriteLog, parseWriteLog, type WriteLog } from "./write-log.js";
 
-/** Runs the round; resolves once every participant has its outcome, rejects with the round's failure. */
+/**
+ * Runs the round over the cell whose state (turns, cached version) is `state`; resolves once every
+ * participant has its outcome, rejects with the round's failure.
+ */
 export async function runRound<T>(
+  state: CellState,
   cell: VersionedCell<T>,
   participants: readonly Participant<T>[],
   settings: Settings,
   slot: string,
 ): Promise<void> {
   const { abortSignal } = settings;
-  let base = settings.skipReadAfterOwnWrite ? cachedVersion(cell.key) : undefined;
-  let handOver = base && (await handOverTurn(cell.key, base.etag, abortSignal));
+  const { turns } = state;
+  let base = settings.skipReadAfterOwnWrite ? state.version : undefined;
+  let handOver = base && (await handOverTurn(turns, base.etag, abortSignal));
   if (handOver) base = undefined;
   // While `base` comes from the cache it is a guess, to be proven before anything is settled on it.
   let guess = base !== undefined;
@@ -51,7 +65,7 @@ export async function runRound<T>(
   let previousDelayInMs = 0;
   for (let attempt = 1; ; attempt++) {
     if (unread) {
-      const read = await readNoting(cell, abortSignal, handOver);
+      const read = await readNoting(cell, turns, abortSignal, handOver);
       base = read === NOT_MODIFIED ? undefined : read;
       handOver = undefined;
     }
@@ -63,7 +77,7 @@ export async function runRound<T>(
       if (guess) {
         // No write will prove the guess: read whether the cell still has it.
         guess = false;
-        const now = await readNoting(cell, abortSignal, undefined, base);
+        const now = await readNoting(cell, turns, abortSignal, undefined, base);
         if (now !== NOT_MODIFIED) {
           base = now; // someone wrote since: the pass again, on what they wrote
           unread = false;
@@ -92,20 +106,20 @@ export async function runRound<T>(
       settings,
     );
     if (outcome.kind === "written") {
-      noteWrite(cell.key, performance.now() - sentAt, skippedRead);
+      noteWrite(turns, performance.now() - sentAt, skippedRead);
       const version = { content: pass.stored, etag: outcome.etag, log: formatWriteLog(written), extras: from?.extras };
-      rememberVersion(cell.key, version, cell.sizeInBytes?.(pass.stored));
+      rememberVersion(state, version, cell.sizeInBytes?.(pass.stored));
       settle(cell, pass, outcome.etag, attempt, false);
       return;
     }
     // A throttled write (503 ServerBusy, 429: refused for sure) leaves the cached version as good a
     // guess as it was, its If-Match still the proof: the next attempt need not spend a read on a
     // partition already over its limit (docs/throttling.md).
-    if (!(outcome.kind === "refused" && classifyError(outcome.error).kind === "throttled")) forgetVersion(cell.key);
+    if (!(outcome.kind === "refused" && classifyError(outcome.error).kind === "throttled")) forgetVersion(state);
     if (outcome.kind === "recognised") {
       logger.info(`a write to ${cell.description} whose response was lost had been applied; counted once`);
       const { now } = outcome;
-      if (isHeadedBy(now.log, written)) rememberVersion(cell.key, now, cell.sizeInBytes?.(now.content));
+      if (isHeadedBy(now.log, written)) rememberVersion(state, now, cell.sizeInBytes?.(now.content));
       settle(cell, pass, now.etag, attempt, true);
       return;
     }
@@ -119,9 +133,9 @@ export async function runRound<T>(
     if (attempt >= settings.maxAttempts) {
       throw conflict ? new OptimisticConflictError(cell.description, attempt, error) : nothingWritten();
     }
-    if (conflict) noteLostWrite(cell.key);
+    if (conflict) noteLostWrite(turns);
     // The caller's backoff, capped on a contended cell so that waiting writers still take turns (`turns.ts`).
-    const delayInMs = Math.min(settings.backoff.delayInMs(attempt, previousDelayInMs), maxWaitAfterConflict(cell.key));
+    const delayInMs = Math.min(settings.backoff.delayInMs(attempt, previousDelayInMs), maxWaitAfterConflict(turns));
     previousDelayInMs = delayInMs;
     const why = conflict ? "conflict" : "write not sent";
     logger.verbose(`${why} on ${cell.description} (attempt ${attempt}); reading again in ${Math.round(delayInMs)} ms`);
@@ -135,8 +149,8 @@ export async function runRound<T>(
  * When this process should hand a contended cell over (`turns.ts`) before writing again: waits the
  * pause and answers the ETag it wrote last, for the read that follows; otherwise answers undefined.
  */
-async function handOverTurn(key: string, ownEtag: string, abortSignal: AbortSignal | undefined) {
-  const pauseInMs = handOverPause(key);
+async function handOverTurn(turns: Turns, ownEtag: string, abortSignal: AbortSignal | undefined) {
+  const pauseInMs = handOverPause(turns);
   if (pauseInMs === undefined) return undefined;
   if (pauseInMs > 0) await sleep(pauseInMs, abortSignal);
   return { ownEtag };
@@ -169,6 +183,7 @@ function settle<T>(
  */
 async function readNoting<T>(
   cell: VersionedCell<T>,
+  turns: Turns,
   abortSignal: AbortSignal | undefined,
   handOver: { readonly ownEtag: string } | undefined,
   cached?: CellVersion<unknown>,
@@ -180,9 +195,9 @@ async function readNoting<T>(
   } catch (error) {
     throw wrapStorageError(error, `read ${cell.description}`);
   }
-  noteRequestTime(cell.key, performance.now() - readAt);
+  noteRequestTime(turns, performance.now() - readAt);
   const version = read === NOT_MODIFIED ? cached : read;
-  noteRead(cell.key, version, handOver);
+  noteRead(turns, version, handOver);
   return cached !== undefined && version?.etag === cached.etag ? NOT_MODIFIED : version;
 }
 

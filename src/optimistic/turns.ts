@@ -22,7 +22,8 @@
  * correctness. Who takes a turn is not ordered (the waiting writers cannot announce themselves), so
  * shares even out over many turns, while a single update can still lose several turns in a row.
  *
- * The state is per cell (`VersionedCell.key`) and per process, like the write-skip cache.
+ * The state is per cell and per process: a {@link Turns} record in the cell's state
+ * (`process-state.ts`), beside the write-skip cache; the functions here read and update it.
  */
 import { PROCESS_ID, parseWriteLog } from "./write-log.js";
 
@@ -38,10 +39,8 @@ const PAUSE_IN_REQUEST_TIMES = 3;
  * many they are, so a hand-over is soon taken and the cell's load does not grow with the writers.
  */
 const MAX_WAIT_IN_REQUEST_TIMES_PER_WRITER = 1.5;
-/** The most cells whose turns are remembered (the least recently used go first). */
-const MAX_CELLS = 1_000;
-
-interface Turns {
+/** One cell's turns, as this process saw them. */
+export interface Turns {
   /** When this process last saw a sign of another writer (performance.now()); -Infinity: never. */
   contendedAt: number;
   /** Writes made in a row with skipped reads since the last read. */
@@ -52,40 +51,29 @@ interface Turns {
   writers: number;
 }
 
-const cells = new Map<string, Turns>();
-
-function turnsOf(key: string): Turns {
-  let turns = cells.get(key);
-  if (turns) {
-    cells.delete(key);
-  } else {
-    turns = { contendedAt: -Infinity, streak: 0, requestTimeInMs: 0, writers: 1 };
-    if (cells.size >= MAX_CELLS) cells.delete(cells.keys().next().value!);
-  }
-  cells.set(key, turns);
-  return turns;
+/** The turns of a cell this process knows nothing of yet: uncontended, no streak. */
+export function newTurns(): Turns {
+  return { contendedAt: -Infinity, streak: 0, requestTimeInMs: 0, writers: 1 };
 }
 
 /**
  * Before an update that could skip its read: the pause (milliseconds) after which it should read
  * instead, handing the cell over; undefined to go ahead and skip the read.
  */
-export function handOverPause(key: string): number | undefined {
-  const turns = cells.get(key);
-  if (!turns || !isContended(turns) || turns.streak < STREAK) return undefined;
+export function handOverPause(turns: Turns): number | undefined {
+  if (!isContended(turns) || turns.streak < STREAK) return undefined;
   return PAUSE_IN_REQUEST_TIMES * turns.requestTimeInMs;
 }
 
 /** The longest a writer should wait after a conflict before reading again (the backoff is capped by it). */
-export function maxWaitAfterConflict(key: string): number {
-  const turns = cells.get(key);
-  if (!turns || !isContended(turns) || turns.requestTimeInMs === 0) return Infinity;
+export function maxWaitAfterConflict(turns: Turns): number {
+  if (!isContended(turns) || turns.requestTimeInMs === 0) return Infinity;
   return MAX_WAIT_IN_REQUEST_TIMES_PER_WRITER * Math.max(2, turns.writers) * turns.requestTimeInMs;
 }
 
 /** A request of this process to the cell took `elapsedInMs` (the time a hand-over pause is measured in). */
-export function noteRequestTime(key: string, elapsedInMs: number): void {
-  smoothRequestTime(turnsOf(key), elapsedInMs);
+export function noteRequestTime(turns: Turns, elapsedInMs: number): void {
+  smoothRequestTime(turns, elapsedInMs);
 }
 
 function smoothRequestTime(turns: Turns, elapsedInMs: number): void {
@@ -93,15 +81,13 @@ function smoothRequestTime(turns: Turns, elapsedInMs: number): void {
 }
 
 /** A write of this process landed, taking `elapsedInMs`; `skippedRead` when it was made without reading first. */
-export function noteWrite(key: string, elapsedInMs: number, skippedRead: boolean): void {
-  const turns = turnsOf(key);
+export function noteWrite(turns: Turns, elapsedInMs: number, skippedRead: boolean): void {
   smoothRequestTime(turns, elapsedInMs);
   turns.streak = skippedRead ? turns.streak + 1 : 1;
 }
 
 /** Another writer's write made ours fail. */
-export function noteLostWrite(key: string): void {
-  const turns = turnsOf(key);
+export function noteLostWrite(turns: Turns): void {
   turns.contendedAt = performance.now();
   turns.streak = 0;
 }
@@ -111,11 +97,10 @@ export function noteLostWrite(key: string): void {
  * wrote last.
  */
 export function noteRead(
-  key: string,
+  turns: Turns,
   version: { readonly etag: string; readonly log: string | undefined } | undefined,
   handOver: { readonly ownEtag: string } | undefined,
 ): void {
-  const turns = turnsOf(key);
   turns.streak = 0;
   const history = parseWriteLog(version?.log);
   // Writer slots start with their process's id.

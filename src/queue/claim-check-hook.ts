@@ -5,12 +5,12 @@
  * - On receive, before decoding: the message text as it was sent (a payload read from its blob) and
  *   the idempotency key it carries, which becomes the default key (an outbox row's id).
  * - After a message was deleted (processed, or a duplicate): its payload is deleted
- *   (`settle.ts`). A payload is never deleted before its message.
+ *   (`message-settler.ts`). A payload is never deleted before its message.
  * - Before a message goes to the poison queue: its payload is kept, and the poison envelope names it
- *   (`settle.ts`). When that fails, the message is not poisoned now: it comes back.
+ *   (`message-settler.ts`). When that fails, the message is not poisoned now: it comes back.
  *
  * A payload that is gone means another copy of the message was settled (docs/claim-check.md): with
- * an idempotency store keyed by the message's own key, the consumer asks the store (`reception.ts`):
+ * an idempotency store keyed by the message's own key, the consumer asks the store (`claim.ts`):
  * done, and the message is deleted as a duplicate; not done, and it is poisoned. Without one, it is
  * poisoned: the consumer cannot tell.
  */

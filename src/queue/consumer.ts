@@ -14,9 +14,10 @@
  *    https://learn.microsoft.com/azure/azure-functions/functions-bindings-storage-queue#host-json);
  * 3. waits after empty receives with randomised exponential backoff, reset by the next message
  *    (the WebJobs SDK's RandomizedExponentialBackoffStrategy, 100 ms up to maxPollingInterval);
- * 4. processes each message (`processing.ts`): decode, claim its idempotency key, run the handler
- *    (one message, or a batch: `batch.ts`; within `handlerTimeoutInMs`) while a heartbeat keeps
- *    the message invisible, complete the claim, delete; retry later or poison on failure;
+ * 4. processes each message through the pipeline (`pipeline.ts`): decode and claim its idempotency
+ *    key (`claim.ts`), run the handler (`run.ts`: one message, or a batch: `batch.ts`; within
+ *    `handlerTimeoutInMs`) while a heartbeat keeps the message invisible, then settle it
+ *    (`settle.ts`): complete the claim, delete; retry later or poison on failure;
  * 4b. purges its idempotency store's expired records in the background (`purger.ts`);
  * 5. limits every request it makes on its own with `requestTimeoutInMs` (`requests.ts`), and tells
  *    a lost answer from a lost message by the visibility window (`hold.ts`);
@@ -43,11 +44,11 @@ import { TypedEvents, type ListenerDisposable } from "./events.js";
 import { markNow, MessageHold } from "./hold.js";
 import { checkStopOptions, resolveOptions, type ResolvedOptions } from "./options.js";
 import type { BatchMessageHandler } from "./batch.js";
-import { MessageProcessor, type ConsumerHandler } from "./processing.js";
+import { MessageProcessor, type ConsumerHandler } from "./run.js";
 import { BackgroundPurge } from "./purger.js";
-import { toReceived } from "./reception.js";
+import { toReceived } from "./claim.js";
 import { isResourceFailure, resourceError } from "./requests.js";
-import { MessageSettler } from "./settle.js";
+import { MessageSettler } from "./message-settler.js";
 import { checkResources } from "./startup.js";
 import type {
   MessageHandler,
@@ -59,6 +60,15 @@ import type {
   StopResult,
 } from "./types.js";
 import { describeError } from "../internal/describe-error.js";
+
+/**
+ * How {@link QueueConsumer.withBatchHandler} hands its batch handler to the constructor, in place
+ * of a message handler: a class of this module alone, so no caller can make one, and no state
+ * outside the call carries the handler.
+ */
+class BatchHandlerArgument<T, TEffect> {
+  constructor(readonly handler: BatchMessageHandler<T, TEffect>) {}
+}
 
 /**
  * Consumes a queue with bounded concurrency, visibility heartbeats, poison handling and optional
@@ -112,8 +122,6 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
   /** Handler calls that outlived `handlerTimeoutInMs` (their messages are settled), until they return. */
   readonly #abandoned = new Map<Promise<unknown>, readonly ReceivedQueueMessage[]>();
   readonly #purge: BackgroundPurge | undefined;
-  /** Set by {@link withBatchHandler} for the constructor it calls. */
-  static #batchHandler: BatchMessageHandler<unknown, unknown> | undefined;
   readonly #controllers = new Set<AbortController>();
   /** Aborted when stopping: ends the wait between polls, the start checks and waits for busy keys. */
   readonly #stopAbort = new AbortController();
@@ -139,9 +147,13 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
     handler: MessageHandler<T, TEffect>,
     options: QueueConsumerOptions<T, TEffect> = {},
   ) {
-    const batchHandler = QueueConsumer.#batchHandler as BatchMessageHandler<T, TEffect> | undefined;
-    QueueConsumer.#batchHandler = undefined;
-    this.#o = resolveOptions(queueClient, batchHandler ?? handler, options);
+    // A batch handler comes only from withBatchHandler, wrapped in a class no caller can reach.
+    const given: unknown = handler;
+    const consumerHandler: ConsumerHandler<T, TEffect> =
+      given instanceof BatchHandlerArgument
+        ? { kind: "batch", handler: (given as BatchHandlerArgument<T, TEffect>).handler }
+        : { kind: "message", handler };
+    this.#o = resolveOptions(queueClient, consumerHandler.handler, options);
     this.#queue = queueClient;
     this.#settle = new MessageSettler(queueClient, this.#events, this.#o);
     const idempotency = this.#o.idempotency;
@@ -161,9 +173,6 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
             cause: error,
           }),
       });
-    const consumerHandler: ConsumerHandler<T, TEffect> = batchHandler
-      ? { kind: "batch", handler: batchHandler }
-      : { kind: "message", handler };
     this.#processor = new MessageProcessor<T, TEffect>(
       {
         queue: queueClient,
@@ -245,12 +254,8 @@ export class QueueConsumer<T = string, TEffect = never> implements AsyncDisposab
   ): QueueConsumer<T, TEffect> {
     if (typeof handler !== "function")
       throw new TypeError("`handler` must be an async function (messages, context) => outcomes.");
-    QueueConsumer.#batchHandler = handler as BatchMessageHandler<unknown, unknown>;
-    try {
-      return new QueueConsumer<T, TEffect>(queueClient, () => Promise.resolve(), options);
-    } finally {
-      QueueConsumer.#batchHandler = undefined;
-    }
+    const batch = new BatchHandlerArgument(handler) as unknown as MessageHandler<T, TEffect>;
+    return new QueueConsumer<T, TEffect>(queueClient, batch, options);
   }
 
   /** `idle` (not started), `starting` (checking), `running`, `stopping` (draining), `stopped`, `failed`. */

@@ -1,195 +1,219 @@
 /**
- * Settling a received message through its {@link MessageHold}: delete it, change its visibility,
- * move it to the poison queue; and reporting what happened. A message found lost (someone else may
- * hold it now) is reported as `ownershipLost`, any other failure as `error`; none of them throws,
- * except a {@link ConsumerResourceError} (the queue is gone, the credential is refused), which ends
- * the consumer. An unsettled message comes back after its visibility timeout, which is what
- * at-least-once delivery promises.
- *
- * Messages this consumer finished but could not delete (the answer to an update was lost with the
- * new pop receipt, or the delete's outcome stayed unknown) are remembered: when this consumer
- * receives one again, it deletes it without running the handler. With an idempotency store every
- * consumer recognises it anyway (its key is done); without one, this memory is what keeps a lost
- * answer from running a message twice on the consumer that processed it.
+ * The pipeline's settle step (`pipeline.ts` lists the steps): settling the attempts of a handler
+ * call (one message, or a batch): a message processed has its claim completed (done mark and
+ * effects; the claims of a batch that share a partition in shared transactions) and is deleted; a message that failed has its claim released and is retried after
+ * `retryBackoff`, or poisoned at `maxDequeueCount` (a {@link HandlerTimeoutError} counts as a
+ * failure); a message whose handler was aborted by `stop()` is put back at once, without counting;
+ * a message or claim lost is reported as `ownershipLost`. Missing resources and refused credentials
+ * are thrown ({@link ConsumerResourceError}): they end the consumer, never a message.
  */
-import type { QueueClient } from "@azure/storage-queue";
-import { redactSecrets } from "../errors.js";
-import { describeError, errorCodeOf } from "../internal/describe-error.js";
 import { logger } from "../internal/logger.js";
-import type { ConsumerClaimCheck } from "./claim-check-hook.js";
-import { isConsumerResourceError, type MessageOwnershipLostError } from "./errors.js";
-import type { TypedEvents } from "./events.js";
-import type { HoldOutcome, MessageHold } from "./hold.js";
-import { buildPoisonMessageText, derivePoisonQueue, PoisonQueueWriter } from "./poison.js";
-import type { QueueConsumerEvents, ReceivedQueueMessage } from "./types.js";
+import { runInScope } from "../observability/scope.js";
+import type { AttemptOutcome } from "./batch.js";
+import { claimLost } from "./requests.js";
+import {
+  ConsumerStoppedError,
+  isConsumerResourceError,
+  isConsumerStoppedError,
+  isHandlerTimeoutError,
+  isMessageOwnershipLostError,
+} from "./errors.js";
+import { isIdempotencyClaimLostError } from "../idempotency/index.js";
+import { serializeResult, type IdempotencyClaim } from "../idempotency/internal.js";
+import { MAX_VISIBILITY_TIMEOUT_IN_SECONDS } from "./options.js";
+import { describe } from "./message-settler.js";
+import type { ReceivedQueueMessage } from "./types.js";
+import type { ProcessingContext, Work } from "./pipeline.js";
 
-/** What the consumer remembers of a message it finished but could not delete. */
-type Remembered =
-  { readonly kind: "done"; readonly key: string; readonly result: unknown } | { readonly kind: "poisoned" };
+export class AttemptSettler<T, TEffect> {
+  readonly #c: ProcessingContext<T, TEffect>;
 
-/** How many finished-but-undeleted messages are remembered (the oldest are forgotten first). */
-const REMEMBERED_LIMIT = 1_000;
-
-interface MessageSettlerOptions {
-  readonly poisonQueue: QueueClient | undefined;
-  readonly poisonTimeToLiveInSeconds: number;
-  /** "envelope": the reason around the original text; "raw": the original text alone (as Azure Functions writes it). */
-  readonly poisonMessageFormat?: "envelope" | "raw" | undefined;
-  readonly requestTimeoutInMs: number;
-  /** Messages sent through a claim-check: their payloads are deleted after them, kept when poisoned. */
-  readonly claimCheck?: ConsumerClaimCheck | undefined;
-}
-
-export class MessageSettler {
-  readonly #queue: QueueClient;
-  readonly #events: TypedEvents<QueueConsumerEvents>;
-  readonly #options: MessageSettlerOptions;
-  readonly #remembered = new Map<string, Remembered>();
-  #poison: PoisonQueueWriter | undefined;
-
-  constructor(queue: QueueClient, events: TypedEvents<QueueConsumerEvents>, options: MessageSettlerOptions) {
-    this.#queue = queue;
-    this.#events = events;
-    this.#options = options;
+  constructor(context: ProcessingContext<T, TEffect>) {
+    this.#c = context;
   }
 
-  /** The poison queue's writer (its client is derived from the consumer's on first use). */
-  get poisonWriter(): PoisonQueueWriter {
-    return (this.#poison ??= new PoisonQueueWriter(
-      this.#options.poisonQueue ?? derivePoisonQueue(this.#queue),
-      this.#options.poisonTimeToLiveInSeconds,
-    ));
-  }
-
-  /** Deletes a settled message, then its claim-check payload (if any). Reports a loss or an unknown outcome. */
-  async delete(message: ReceivedQueueMessage, hold: MessageHold): Promise<HoldOutcome["status"]> {
-    const status = await this.#report(message, hold, "delete the message", () => hold.delete("delete"));
-    // Only once the message is certainly gone: a message whose delete is in doubt may come back.
-    if (status === "done" && this.#options.claimCheck) await this.#deletePayload(this.#options.claimCheck, message);
-    return status;
-  }
-
-  /** Deletes a deleted message's payload; a failure is reported (the sweep removes it later). */
-  async #deletePayload(claimCheck: ConsumerClaimCheck, message: ReceivedQueueMessage): Promise<void> {
-    try {
-      await claimCheck.deletePayload(message.messageText, { timeLimitInMs: this.#options.requestTimeoutInMs });
-    } catch (error) {
-      this.reportError(error, "delete the message's claim-check payload", message);
-    }
-  }
-
-  /** Hides the message for `seconds` (0: visible now). `receiptLost` counts as done: the message is hidden and comes back. */
-  setVisibility(message: ReceivedQueueMessage, hold: MessageHold, seconds: number): Promise<HoldOutcome["status"]> {
-    return this.#report(message, hold, "make the message visible again", () => hold.update(seconds, "update"));
-  }
-
-  /** Makes a message visible again at once (received while stopping, or its handler was stopped). */
-  async release(message: ReceivedQueueMessage, hold: MessageHold): Promise<boolean> {
-    const status = await this.setVisibility(message, hold, 0);
-    return status === "done" || status === "receiptLost";
+  /** Settles each Work of a handler call by its outcome; `durationInMs`: how long the handler took. */
+  async settle(works: readonly Work<T, TEffect>[], outcomes: readonly AttemptOutcome[], durationInMs: number) {
+    await Promise.all(works.map((work) => work.heartbeat.stop()));
+    const processed: { work: Work<T, TEffect>; result: unknown }[] = [];
+    const failed: Promise<void>[] = [];
+    works.forEach((work, index) => {
+      const outcome = outcomes[index]!;
+      const reason: unknown = work.controller.signal.aborted ? work.controller.signal.reason : undefined;
+      if (!outcome.ok) {
+        // Aborted by stop(), by a lost message or claim, or by a failing consumer; a time-out is a failure.
+        const aborted = reason !== undefined && !isHandlerTimeoutError(reason);
+        failed.push(
+          runInScope(work.trace, () => (aborted ? this.afterAbort(work, reason) : this.fail(work, outcome.error))),
+        );
+      } else if (work.lostError?.lost === "claim") {
+        // The handler finished although it was told the claim was lost: its done mark cannot be written.
+        this.#c.settle.lost(work.message, work.lostError);
+      } else {
+        processed.push({ work, result: outcome.ok ? outcome.result : undefined });
+      }
+    });
+    await Promise.all([...failed, this.#complete(processed, durationInMs)]);
   }
 
   /**
-   * Sends the message to the poison queue with `reason` (redacted of secrets, like the log line),
-   * then deletes it. A message that cannot be deleted any more (its receipt was lost) is not sent:
-   * it comes back and is poisoned then.
+   * Completes the claims of processed messages (grouped where the store can), then deletes the
+   * messages. A result the done mark cannot keep (too large, or not JSON) does not undo the work:
+   * the key is marked done without it, as `idempotent()` does, so the handler never runs again for
+   * it, and `resultNotKept` says so.
    */
-  async poison(message: ReceivedQueueMessage, hold: MessageHold, rawReason: string, error: unknown): Promise<void> {
-    const reason = redactSecrets(rawReason);
-    if (hold.state !== "held") {
-      logger.warning(
-        `message ${message.messageId} is to be poisoned but is no longer held; it comes back and is poisoned then: ${reason}`,
-      );
-      return;
-    }
-    const writer = this.poisonWriter;
-    let payloadBlob: string | undefined;
-    try {
-      // Kept before the poison copy is sent: a poison message always finds its payload.
-      payloadBlob = await this.#options.claimCheck?.keepPayload(message.messageText, {
-        timeLimitInMs: this.#options.requestTimeoutInMs,
-      });
-    } catch (keepError) {
-      this.reportError(keepError, "keep the poisoned message's claim-check payload", message);
-      return; // the message stays, comes back, and is poisoned then
-    }
-    const text =
-      this.#options.poisonMessageFormat === "raw"
-        ? message.messageText
-        : buildPoisonMessageText(message, this.#queue.name, reason, errorCodeOf(error), payloadBlob).text;
-    try {
-      await writer.send(text, {
-        requestTimeoutInMs: this.#options.requestTimeoutInMs,
-        remainingInMs: () => hold.remainingInMs(),
-      });
-    } catch (sendError) {
-      if (isConsumerResourceError(sendError)) throw sendError;
-      // The message stays in its queue and comes back after its visibility timeout.
-      this.reportError(sendError, `move the message to the poison queue '${writer.name}'`, message);
-      return;
-    }
-    const status = await this.#report(message, hold, "delete the poisoned message", () => hold.delete("delete"));
+  async #complete(processed: readonly { work: Work<T, TEffect>; result: unknown }[], durationInMs: number) {
+    const store = this.#c.store;
+    const marks = processed.map(({ work, result }) => ({ work, result, ...doneMarkResult(work, result) }));
+    // A claim whose guard has passed gets no done mark (its work is reported lost, below).
+    const withClaims = store ? marks.filter(({ work }) => work.claim && !work.claimGuard?.check()) : [];
+    const committed = store
+      ? await store.completeMany(
+          withClaims.map(({ work, kept }) => ({ claim: work.claim!, result: kept, effects: work.effects })),
+        )
+      : [];
+    const completeOne = async ({ work, result, kept, refused }: (typeof marks)[number]) => {
+      const { message, hold, claim } = work;
+      const index = withClaims.findIndex((p) => p.work === work);
+      if (store && claim && !committed[index]) {
+        if (work.claimGuard?.check()) return this.#c.settle.lost(message, work.lostError!); // given up: see claim-guard.ts
+        try {
+          await store.complete(claim, kept, work.effects, hold);
+        } catch (error) {
+          if (isIdempotencyClaimLostError(error))
+            this.#c.settle.lost(message, claimLost(message.messageId, "complete-claim", error));
+          else if (isConsumerResourceError(error)) throw error;
+          else await this.fail(work, error);
+          return;
+        }
+      }
+      if (claim && refused !== undefined) {
+        logger.warning(
+          `message ${message.messageId}: its key '${claim.key}' was marked done without its result (${describe(refused)})`,
+        );
+        this.#c.events.emit("resultNotKept", { message, key: claim.key, error: refused });
+      }
+      if (work.lostError) {
+        // Done (and its done mark written, while the claim was still ours), but the message may be someone else's now.
+        this.#c.settle.remember(message.messageId, {
+          kind: "done",
+          key: claim?.key ?? message.messageId,
+          result: kept,
+        });
+        return this.#c.settle.lost(message, work.lostError);
+      }
+      await this.#deleteDone(work, result, kept, durationInMs);
+    };
+    // Each message's own requests nest under its span (a batch's shared transactions do not).
+    await Promise.all(marks.map((done) => runInScope(done.work.trace, () => completeOne(done))));
+  }
+
+  /**
+   * Deletes a message whose work is done; remembers it (with `kept`, what its done mark holds) when
+   * it cannot be deleted (see `message-settler.ts`).
+   */
+  async #deleteDone(work: Work<T, TEffect>, result: unknown, kept: unknown, durationInMs: number): Promise<void> {
+    const { message, hold } = work;
+    const status = await this.#c.settle.delete(message, hold);
     if (status === "lost") return;
-    if (status !== "done") this.remember(message.messageId, { kind: "poisoned" });
-    logger.warning(`message ${message.messageId} moved to the poison queue '${writer.name}': ${reason}`);
-    this.#events.emit("poisoned", { message, reason, error, poisonQueueName: writer.name });
+    if (status !== "done") {
+      this.#c.settle.remember(message.messageId, {
+        kind: "done",
+        key: work.claim?.key ?? message.messageId,
+        result: kept,
+      });
+    }
+    if (status === "unknown") return;
+    this.#c.events.emit("processed", { message, result, durationInMs, messageDeleted: status === "done" });
   }
 
-  /** Remembers a message this consumer finished but could not delete. */
-  remember(messageId: string, what: Remembered): void {
-    this.#remembered.delete(messageId);
-    this.#remembered.set(messageId, what);
-    if (this.#remembered.size > REMEMBERED_LIMIT) this.#remembered.delete(this.#remembered.keys().next().value!);
+  /** The handler (or claim) failed because its signal was aborted: by `stop()`, a lost message or claim, or a failure of the consumer. */
+  async afterAbort(work: Work<T, TEffect>, reason: unknown): Promise<void> {
+    const { message, hold, claim } = work;
+    // The consumer is failing: its resources are gone or refused; the message comes back by itself.
+    if (isConsumerResourceError(reason)) return;
+    if (isMessageOwnershipLostError(reason)) {
+      if (claim && reason.lost === "message") await this.#releaseClaim(message, claim);
+      this.#c.settle.lost(message, reason);
+      return;
+    }
+    // Stopped: give the message back at once, without counting it as a failure of the message.
+    if (claim) await this.#releaseClaim(message, claim);
+    if (await this.#c.settle.release(message, hold)) {
+      const error = isConsumerStoppedError(reason) ? reason : new ConsumerStoppedError();
+      this.#c.events.emit("failed", { message, error, willRetry: true, retryInSeconds: 0 });
+    }
   }
 
   /**
-   * A message this consumer finished before (see {@link remember}): deletes it without running the
-   * handler and reports it as a duplicate. False for any other message.
+   * A failed attempt: release the claim, then retry after `retryBackoff` or poison at
+   * `maxDequeueCount`; never poison without `mayPoison` (a claim that got no answer: the key may be
+   * done, see `claim.ts`).
    */
-  async settleRemembered(message: ReceivedQueueMessage, hold: MessageHold): Promise<boolean> {
-    const remembered = this.#remembered.get(message.messageId);
-    if (!remembered) return false;
-    const status = await this.delete(message, hold);
-    if (status === "done") this.#remembered.delete(message.messageId);
-    if (status === "done" && remembered.kind === "done") {
-      this.#events.emit("duplicate", { message, key: remembered.key, result: remembered.result });
+  async fail(work: Work<T, TEffect>, error: unknown, { mayPoison = true } = {}): Promise<void> {
+    const { message, hold, claim } = work;
+    const { options, settle, events } = this.#c;
+    if (isConsumerResourceError(error)) throw error;
+    if (claim) await this.#releaseClaim(message, claim);
+    if (hold.state === "receiptLost") {
+      // It cannot be updated any more: it comes back when the visibility timeout of the update that landed ends.
+      const retryInSeconds = Math.max(0, Math.ceil(hold.remainingInMs() / 1000));
+      events.emit("failed", { message, error, willRetry: true, retryInSeconds });
+      return;
     }
-    logger.verbose(
-      `message ${message.messageId} was ${remembered.kind} already; received again and deleted (${status})`,
-    );
-    return true;
-  }
-
-  /** Reports that the message (or its claim) belongs to someone else now. */
-  lost(message: ReceivedQueueMessage, error: MessageOwnershipLostError): void {
-    logger.warning(error.message);
-    this.#events.emit("ownershipLost", { message, error });
-  }
-
-  /** Reports a failure outside a handler: to `error` listeners, or to the log when there are none. */
-  reportError(error: unknown, operation: string, message: ReceivedQueueMessage | undefined): void {
-    if (this.#events.has("error")) this.#events.emit("error", { error, operation, message });
-    else
-      logger.warning(
-        `queue consumer could not ${operation}${message ? ` (message ${message.messageId})` : ""}: ${describe(error)}`,
+    if (mayPoison && message.dequeueCount >= options.maxDequeueCount) {
+      events.emit("failed", { message, error, willRetry: false, retryInSeconds: undefined });
+      const reason = `Failed on each of ${message.dequeueCount} receptions (maxDequeueCount ${options.maxDequeueCount}); last error: ${describe(error)}`;
+      await settle.poison(message, hold, reason, error);
+      return;
+    }
+    const delayInMs = options.retryBackoff.delayInMs(message.dequeueCount, 0);
+    const retryInSeconds = Math.min(MAX_VISIBILITY_TIMEOUT_IN_SECONDS, Math.max(0, Math.ceil(delayInMs / 1000)));
+    const status = await settle.setVisibility(message, hold, retryInSeconds);
+    if (status === "done" || status === "receiptLost") {
+      logger.verbose(
+        `message ${message.messageId} failed on reception ${message.dequeueCount} (${describe(error)}); visible again in ${retryInSeconds} s`,
       );
+      events.emit("failed", { message, error, willRetry: true, retryInSeconds });
+    }
   }
 
-  /** Runs one settling call and reports a loss (`ownershipLost`) or an unknown outcome (`error`). */
-  async #report(
-    message: ReceivedQueueMessage,
-    hold: MessageHold,
-    what: string,
-    call: () => Promise<HoldOutcome>,
-  ): Promise<HoldOutcome["status"]> {
-    if (hold.state === "receiptLost") return "receiptLost";
-    if (hold.state !== "held") return "lost";
-    const outcome = await call();
-    if (outcome.status === "lost") this.lost(message, outcome.error);
-    if (outcome.status === "unknown") this.reportError(outcome.error, what, message);
-    return outcome.status;
+  /** Poisons a message whose key the store has just claimed for it (so not done): releases the claim first. */
+  async poisonClaimed(work: Work<T, TEffect>, reason: string): Promise<void> {
+    const { message, hold, claim } = work;
+    if (claim) await this.#releaseClaim(message, claim);
+    await this.#c.settle.poison(message, hold, reason, undefined);
+  }
+
+  /** Ends a Work: its heartbeat stopped, its controller forgotten, its `addEffects` closed. */
+  async finish(work: Work<T, TEffect>): Promise<void> {
+    work.closed = true;
+    work.claimGuard?.stop();
+    this.#c.controllers.delete(work.controller);
+    await work.heartbeat.stop();
+  }
+
+  async #releaseClaim(message: ReceivedQueueMessage, claim: IdempotencyClaim): Promise<void> {
+    try {
+      await this.#c.store!.release(claim);
+    } catch (error) {
+      if (isConsumerResourceError(error)) throw error;
+      // It expires with the visibility timeout anyway.
+      this.#c.settle.reportError(error, "release the idempotency claim", message);
+    }
   }
 }
 
-/** An error's message, or the value as text, redacted; never throws (`../internal/describe-error.ts`). */
-export const describe: (error: unknown) => string = describeError;
+/**
+ * What the done mark of `work` keeps of the handler's result: the result itself, or (with a claim)
+ * nothing when the store would refuse it (`refused`: why), so that the key is still marked done.
+ */
+function doneMarkResult(work: { readonly claim: IdempotencyClaim | undefined }, result: unknown) {
+  if (!work.claim) return { kept: result, refused: undefined };
+  try {
+    serializeResult(work.claim.key, result);
+    return { kept: result, refused: undefined };
+  } catch (error) {
+    return { kept: undefined, refused: error };
+  }
+}

@@ -113,7 +113,7 @@ export function noteConsumerEvent(event: string, payload: unknown): void {
     return;
   }
   if (!MESSAGE_OUTCOMES.has(event)) return;
-  // The message's scope: a batch's messages are settled each in its own (see `attempt.ts`).
+  // The message's scope: a batch's messages are settled each in its own (see `settle.ts`).
   const scope = currentScope();
   if (!scope) return;
   const { error, reason } = payload as { error?: unknown; reason?: string };

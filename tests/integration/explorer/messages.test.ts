@@ -40,7 +40,7 @@ import {
 import { relayPass } from "../../../src/outbox/relay-pass.js";
 import { TypedEvents } from "../../../src/queue/events.js";
 import { markNow, MessageHold } from "../../../src/queue/hold.js";
-import { MessageSettler } from "../../../src/queue/settle.js";
+import { MessageSettler } from "../../../src/queue/message-settler.js";
 import {
   createExplorer,
   describeError,

@@ -34,7 +34,7 @@ import { StoreCalls } from "../../../src/idempotency/store-calls.js";
 import { AdaptiveRateLimiter } from "../../../src/throttling/index.js";
 import { TypedEvents } from "../../../src/queue/events.js";
 import { markNow, MessageHold, type HoldOutcome, type TimeMark } from "../../../src/queue/hold.js";
-import { MessageSettler } from "../../../src/queue/settle.js";
+import { MessageSettler } from "../../../src/queue/message-settler.js";
 import type { QueueConsumerEvents, ReceivedQueueMessage } from "../../../src/queue/types.js";
 import {
   createExplorer,

@@ -16,6 +16,7 @@ import {
 } from "../../../src/optimistic/index.js";
 import { isStorageRequestError } from "../../../src/index.js";
 import { noBackoff } from "../../../src/retry/index.js";
+import { forgetAllCells } from "../../../src/optimistic/process-state.js";
 
 type Fault =
   | "lost-response"
@@ -260,6 +261,18 @@ describe("optimisticUpdate", () => {
     expect(store.reads).toBe(reads + 1);
     await optimisticUpdate(cell, append("d"), { skipReadAfterOwnWrite: false });
     expect(store.reads).toBe(reads + 2);
+  });
+
+  it("reads again once the process state is reset, as a new process would", async () => {
+    const store = new FakeStore();
+    const cell = fakeCell(store);
+    await optimisticUpdate(cell, append("a"));
+    const reads = store.reads;
+    await optimisticUpdate(cell, append("b"));
+    expect(store.reads).toBe(reads); // skipped: the cell's state holds the version written
+    forgetAllCells();
+    expect(await optimisticUpdate(cell, append("c"))).toMatchObject({ value: "abc", attempts: 1 });
+    expect(store.reads).toBe(reads + 1); // the state was forgotten: read first
   });
 
   it("rejects bad arguments with TypeError/RangeError before anything is sent", async () => {

@@ -1,8 +1,9 @@
 /**
- * Received messages, from reception to settling: each message is made ready for its handler
- * (`reception.ts`), the handler runs (one message, or a batch of the messages of one receive)
+ * The pipeline's run step (`pipeline.ts` lists the steps), and what drives a received message
+ * through the steps after receive: each message is claimed and made ready for its handler
+ * (`claim.ts`), the handler runs (one message, or a batch of the messages of one receive)
  * under the optional `handlerTimeoutInMs`, and each message is settled by its outcome
- * (`attempt.ts`). A missing resource or a refused credential ends the consumer instead
+ * (`settle.ts`). A missing resource or a refused credential ends the consumer instead
  * ({@link ConsumerResourceError}) and never counts against a message.
  *
  * The time limit: when it runs out, every message's signal is aborted with a
@@ -14,13 +15,13 @@
  */
 import type { DequeuedMessageItem } from "@azure/storage-queue";
 import { traceMessage } from "./telemetry.js";
-import { AttemptSettler } from "./attempt.js";
+import { AttemptSettler } from "./settle.js";
 import { outcomesOf, type AttemptOutcome, type BatchMessage, type BatchMessageHandler } from "./batch.js";
 import { HandlerTimeoutError, isConsumerResourceError } from "./errors.js";
 import type { TimeMark } from "./hold.js";
-import { MessageReception } from "./reception.js";
+import { MessageReception } from "./claim.js";
 import type { MessageHandler } from "./types.js";
-import type { ProcessingContext, Work } from "./work.js";
+import type { ProcessingContext, Work } from "./pipeline.js";
 
 /** The handler the consumer runs: one message at a time, or batches. */
 export type ConsumerHandler<T, TEffect> =

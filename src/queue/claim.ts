@@ -1,5 +1,6 @@
 /**
- * From a received message to a {@link Work} ready for its handler: recognise a message this
+ * The pipeline's claim step (`pipeline.ts` lists the steps): from a received message to a
+ * {@link Work} ready for its handler: recognise a message this
  * consumer finished before, poison one received too often or whose body does not decode, start its
  * heartbeat, and claim its idempotency key (waiting while another consumer holds it). A message
  * settled on the way (a duplicate, a poison, a failed claim, put back because the consumer stops)
@@ -9,7 +10,7 @@ import type { DequeuedMessageItem } from "@azure/storage-queue";
 import { logger } from "../internal/logger.js";
 import { currentScope } from "../observability/scope.js";
 import { sleep } from "../internal/sleep.js";
-import type { AttemptSettler } from "./attempt.js";
+import type { AttemptSettler } from "./settle.js";
 import { sentNow } from "../lease/internal.js";
 import { ClaimGuard, claimGivenUp } from "../idempotency/internal.js";
 import type { StoreCalls } from "../idempotency/internal.js";
@@ -28,9 +29,9 @@ import { VisibilityHeartbeat } from "./heartbeat.js";
 import { MessageHold, type TimeMark } from "./hold.js";
 import { MAX_VISIBILITY_TIMEOUT_IN_SECONDS } from "./options.js";
 import { isAmbiguous } from "./requests.js";
-import { describe } from "./settle.js";
+import { describe } from "./message-settler.js";
 import type { ReceivedQueueMessage } from "./types.js";
-import type { ProcessingContext, Work } from "./work.js";
+import type { ProcessingContext, Work } from "./pipeline.js";
 
 export class MessageReception<T, TEffect> {
   readonly #c: ProcessingContext<T, TEffect>;

@@ -1,8 +1,16 @@
 /**
- * What the steps of processing a message share: the consumer's parts they use
- * ({@link ProcessingContext}), and one message being handled ({@link Work}): received, decoded,
- * kept invisible by its heartbeat, its key claimed. `reception.ts` makes a Work, `processing.ts`
- * runs its handler (alone, or in a batch), `attempt.ts` settles it.
+ * The queue pipeline, in the order a message goes through it:
+ * 1. receive: the consumer's loop receives messages and hands each to the pipeline (`consumer.ts`);
+ * 2. claim: a received message becomes a {@link Work}: recognised if finished before, poisoned if
+ *    received too often or undecodable, kept invisible by its heartbeat, its key claimed
+ *    (`claim.ts`);
+ * 3. run: its handler runs, alone or in a batch, within `handlerTimeoutInMs` (`run.ts`, which also
+ *    drives steps 2 to 4);
+ * 4. settle: by its outcome, its claim is completed and the message deleted, or it is retried or
+ *    poisoned (`settle.ts`, through the requests of `message-settler.ts`).
+ *
+ * This file holds what the steps share: the consumer's parts they use ({@link ProcessingContext})
+ * and one message being handled ({@link Work}).
  */
 import type { QueueClient } from "@azure/storage-queue";
 import type { Scope } from "../observability/scope.js";
@@ -14,7 +22,7 @@ import type { VisibilityHeartbeat } from "./heartbeat.js";
 import type { MessageHold } from "./hold.js";
 import type { IdempotencyClaim } from "../idempotency/index.js";
 import type { ResolvedOptions } from "./options.js";
-import type { MessageSettler } from "./settle.js";
+import type { MessageSettler } from "./message-settler.js";
 import type { QueueConsumerEvents, ReceivedQueueMessage } from "./types.js";
 
 /** What processing a message needs of its consumer. */
