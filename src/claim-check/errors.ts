@@ -17,6 +17,21 @@ import {
  * copy of one already settled (a send whose answer was lost and which the SDK sent again). The
  * consumer deletes it as a duplicate when its idempotency store says its key is done, and poisons it
  * otherwise. Tell it with `isStorageConcurrencyError(error, "ClaimCheckPayloadMissing")`.
+ *
+ * @example
+ * ```ts
+ * import { ClaimCheck } from "azure-storage-concurrency/claim-check";
+ * import { isStorageConcurrencyError } from "azure-storage-concurrency/errors";
+ *
+ * const claimCheck = new ClaimCheck(containerClient);
+ * const { receivedMessageItems } = await claimCheck.receiveMessages(queueClient);
+ * for (const message of receivedMessageItems) {
+ *   if (isStorageConcurrencyError(message.error, "ClaimCheckPayloadMissing")) {
+ *     // A copy of a message already settled: its payload is gone, so is its work.
+ *     await queueClient.deleteMessage(message.messageId, message.popReceipt);
+ *   }
+ * }
+ * ```
  */
 export class ClaimCheckPayloadMissingError extends StorageConcurrencyError {
   /** The payload blob's container. */

@@ -8,4 +8,4 @@
  * @packageDocumentation
  */
 export { expressIdempotency, idempotencyOf, type ExpressIdempotencyMiddleware } from "./middleware.js";
-export type { IdempotencyKeyOptions, IdempotencyOfRequest } from "../idempotency/index.js";
+export type { IdempotencyKeyOptions, IdempotencyOfRequest } from "../idempotency/internal.js";

@@ -6,4 +6,4 @@
  * @packageDocumentation
  */
 export { fastifyIdempotency, idempotencyOf, type FastifyIdempotencyOptions } from "./plugin.js";
-export type { IdempotencyKeyOptions, IdempotencyOfRequest } from "../idempotency/index.js";
+export type { IdempotencyKeyOptions, IdempotencyOfRequest } from "../idempotency/internal.js";

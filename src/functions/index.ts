@@ -9,4 +9,4 @@
  */
 export { idempotentQueueHandler, type IdempotentQueueHandler, type IdempotentQueueHandlerOptions } from "./queue.js";
 export { idempotentHttp, type IdempotentHttpHandler, type IdempotentHttpOptions } from "./http.js";
-export type { IdempotencyKeyOptions, IdempotencyOfRequest } from "../idempotency/index.js";
+export type { IdempotencyKeyOptions, IdempotencyOfRequest } from "../idempotency/internal.js";

@@ -43,4 +43,3 @@ export {
   isIdempotencyInProgressError,
   type IdempotencyClaimLossReason,
 } from "./errors.js";
-export type { IdempotencyKeyOptions, IdempotencyOfRequest } from "./http-keys.js";

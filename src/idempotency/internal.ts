@@ -10,5 +10,11 @@ export { checkRetention } from "./purge.js";
 export { serializeResult } from "./store.js";
 export { StoreCalls } from "./store-calls.js";
 export { idempotentDelivery } from "./idempotent.js";
-export { IdempotencyKeys, headerPairs, type KeyedRequest } from "./http-keys.js";
+export {
+  IdempotencyKeys,
+  headerPairs,
+  type IdempotencyKeyOptions,
+  type IdempotencyOfRequest,
+  type KeyedRequest,
+} from "./http-keys.js";
 export type { CapturedHttpResponse } from "./http-response.js";
