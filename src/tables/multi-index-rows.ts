@@ -186,10 +186,7 @@ export async function commitRows(
         if (existing && !isDeleted(existing)) {
           // Taken: by this very record written meanwhile by someone else (then the read is stale), or by another record.
           const [anchor, anchorEtag] = [...expected][0] ?? [];
-          const anchorNow =
-            anchor === undefined
-              ? undefined
-              : await readRow(client, partitionKey, anchor, call);
+          const anchorNow = anchor === undefined ? undefined : await readRow(client, partitionKey, anchor, call);
           if (anchor !== undefined && anchorNow?.etag !== anchorEtag) {
             throw changed(partitionKey, anchor, error);
           }

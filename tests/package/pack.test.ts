@@ -62,7 +62,9 @@ describe("the packed packages", () => {
     ]);
     // Never the generated API reference (docs/api/, from `npm run docs`), only the written pages.
     const docs = filesUnder(join(scratch, "node_modules", "azure-storage-concurrency", "docs")).map((f) => f.path);
-    expect(docs.filter((path) => !/^(recipes\/)?[\w-]+\.md$|^benchmarks\/([\w-]+\.svg|results\.json)$/.test(path))).toEqual([]);
+    expect(
+      docs.filter((path) => !/^(recipes\/)?[\w-]+\.md$|^benchmarks\/([\w-]+\.svg|results\.json)$/.test(path)),
+    ).toEqual([]);
     const tools = readdirSync(join(scratch, "node_modules", "azure-storage-concurrency-cli")).sort();
     expect(tools).toEqual(["LICENSE", "README.md", "dist", "package.json"]);
   });

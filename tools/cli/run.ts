@@ -78,7 +78,9 @@ export async function runCli(argv: readonly string[]): Promise<number> {
     }
     const command = commands.find((c) => c.name === name);
     if (!command)
-      throw new UsageError(`unknown command ${shownArgument(name)}${didYouMean(name, commandNames())}; run \`${NAME} --help\``);
+      throw new UsageError(
+        `unknown command ${shownArgument(name)}${didYouMean(name, commandNames())}; run \`${NAME} --help\``,
+      );
     const { positional, flags } = parseCommandLine(rest, { ...command.flags, ...GLOBAL_FLAGS }, command.name);
     if (flags["help"]) {
       out(command.help);

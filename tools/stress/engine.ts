@@ -413,7 +413,12 @@ export function judge(
 ): { verdict: string; hotPartition: boolean; overTarget: boolean; sustainableEntitiesPerSec: number | null } {
   const overTarget = busiest.entitiesPerSec > PARTITION_TARGET_ENTITIES_PER_SEC;
   if (!anySucceeded || busiest.share <= 0)
-    return { verdict: "No operation succeeded: nothing to judge.", hotPartition: false, overTarget, sustainableEntitiesPerSec: null };
+    return {
+      verdict: "No operation succeeded: nothing to judge.",
+      hotPartition: false,
+      overTarget,
+      sustainableEntitiesPerSec: null,
+    };
   const hotPartition = busiest.share >= HOT_PARTITION_SHARE;
   const sustainable = Math.round(PARTITION_TARGET_ENTITIES_PER_SEC / busiest.share);
   const share = `The busiest partition (${busiest.partition}) took ${percent(busiest.share)} of the load`;
@@ -425,7 +430,9 @@ export function judge(
   if (emulator)
     sentences.push(`It ran at ${busiest.entitiesPerSec} entities/s here: the emulator's speed, not Azure's limit.`);
   else if (overTarget)
-    sentences.push(`It took ${busiest.entitiesPerSec} entities/s, over the target: Azure throttles it (503 ServerBusy, timeouts) until the partition is rebalanced.`);
+    sentences.push(
+      `It took ${busiest.entitiesPerSec} entities/s, over the target: Azure throttles it (503 ServerBusy, timeouts) until the partition is rebalanced.`,
+    );
   else sentences.push(`It took ${busiest.entitiesPerSec} entities/s, within the target.`);
   return { verdict: sentences.join(" "), hotPartition, overTarget, sustainableEntitiesPerSec: sustainable };
 }

@@ -112,7 +112,9 @@ describe("lock with Microsoft Entra ID", () => {
       const broken = await cli(["break", container, "nightly", "--yes", "--now"], managedIdentity);
       expect(broken.code).toBe(0);
       expect(broken.out).toMatch(new RegExp(`^broke the lease on blob '${container}/nightly'; it is free now`));
-      expect(broken.err).toMatch(new RegExp(`^breaking the lease on blob '${container}/nightly', held by 'entra-job'`, "m"));
+      expect(broken.err).toMatch(
+        new RegExp(`^breaking the lease on blob '${container}/nightly', held by 'entra-job'`, "m"),
+      );
       await holder.waitFor((m: { lost?: boolean }) => m?.lost === true, 30_000);
 
       expect(tokenRequests.length).toBeGreaterThanOrEqual(3); // each run signed in

@@ -109,7 +109,11 @@ describe("logging", () => {
       [container, { AZURE_LOG_LEVEL: "", DEBUG: `${NAMESPACE}info,${NAMESPACE}warning,${NAMESPACE}error` }],
       [other, { AZURE_LOG_LEVEL: "info", DEBUG: "" }],
     ].map(([c, env]) =>
-      spawnWorker("tests/integration/logging/workers/logged-worker.ts", [(c as typeof container).containerName], env as Record<string, string>),
+      spawnWorker(
+        "tests/integration/logging/workers/logged-worker.ts",
+        [(c as typeof container).containerName],
+        env as Record<string, string>,
+      ),
     );
     for (const worker of [ours!, everything!]) {
       const { code } = await worker.exited;
@@ -118,8 +122,17 @@ describe("logging", () => {
     const lines = ours!.stderr().split("\n").filter(Boolean);
     expect(lines.length).toBeGreaterThan(0);
     expect(lines.filter((line) => !/^azure:azure-storage-concurrency:(info|warning|error) /.test(line))).toEqual([]);
-    expect(lines.some((line) => line.startsWith(`${NAMESPACE}info acquired the lock on blob '${container.containerName}/logged'`))).toBe(true);
+    expect(
+      lines.some((line) =>
+        line.startsWith(`${NAMESPACE}info acquired the lock on blob '${container.containerName}/logged'`),
+      ),
+    ).toBe(true);
     // AZURE_LOG_LEVEL=info turns on every Azure SDK's info lines as well.
-    expect(everything!.stderr().split("\n").some((line) => /^azure:(core|storage)/.test(line))).toBe(true);
+    expect(
+      everything!
+        .stderr()
+        .split("\n")
+        .some((line) => /^azure:(core|storage)/.test(line)),
+    ).toBe(true);
   }, 60_000);
 });

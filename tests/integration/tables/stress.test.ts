@@ -90,7 +90,11 @@ describe("partition stress test", () => {
         busiestPartition: { partition: "target" },
       });
       near(single!.busiestPartition.entitiesPerSec, single!.entitiesPerSec);
-      expect(single).toMatchObject({ hotPartition: true, sustainableEntitiesPerSec: 500, busiestPartition: { share: 1 } });
+      expect(single).toMatchObject({
+        hotPartition: true,
+        sustainableEntitiesPerSec: 500,
+        busiestPartition: { share: 1 },
+      });
       expect(single!.verdict).toMatch(/a hot partition.*at most 500 entities\/s in all/);
       // Append-only keys are all different, but the last range partition serves them all.
       expect(append!.partitionKeysTouched).toBeGreaterThan(10);

@@ -18,7 +18,15 @@ import type { ScenarioResult } from "../../bench/report/markdown.js";
 import { startRun, writeReport, type BenchRun } from "../../bench/report/report.js";
 import { scenarios } from "../../bench/scenarios/index.js";
 import { redactSecrets } from "azure-storage-concurrency/errors";
-import { numberFlag, shownArgument, stringFlag, UsageError, type FlagSpec, type Flags, didYouMean } from "../../internal/args.js";
+import {
+  numberFlag,
+  shownArgument,
+  stringFlag,
+  UsageError,
+  type FlagSpec,
+  type Flags,
+  didYouMean,
+} from "../../internal/args.js";
 import type { Command } from "../command.js";
 import { explain } from "../explain.js";
 import {

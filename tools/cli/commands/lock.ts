@@ -14,7 +14,9 @@ import {
   stringFlag,
   UsageError,
   type FlagSpec,
-  type Flags, didYouMean } from "../../internal/args.js";
+  type Flags,
+  didYouMean,
+} from "../../internal/args.js";
 import { serviceCodeOf, statusOf } from "azure-storage-concurrency/errors";
 import type { Command, CommandContext } from "../command.js";
 import { SignedInFailure } from "../explain.js";
