@@ -7,15 +7,11 @@
 import { TableClient, type TransactionAction } from "@azure/data-tables";
 import { BlobServiceClient } from "@azure/storage-blob";
 import { QueueClient } from "@azure/storage-queue";
-import {
-  ClaimCheck,
-  isTableTransactionError,
-  jsonCodec,
-  OutboxRelay,
-  QueueConsumer,
-  TableIdempotencyStore,
-  TableOutbox,
-} from "azure-storage-concurrency";
+import { ClaimCheck } from "azure-storage-concurrency/claim-check";
+import { isTableTransactionError } from "azure-storage-concurrency/tables";
+import { jsonCodec, QueueConsumer } from "azure-storage-concurrency/queue";
+import { OutboxRelay, TableOutbox } from "azure-storage-concurrency/outbox";
+import { TableIdempotencyStore } from "azure-storage-concurrency/idempotency";
 import { runIfMain, type ExampleContext } from "./support/run-example.js";
 
 export const title = "Tables + queues: a transactional outbox, each order's message handled once";

@@ -8,7 +8,9 @@
  */
 import { BlobServiceClient } from "@azure/storage-blob";
 import { QueueClient } from "@azure/storage-queue";
-import { ClaimCheck, fixedBackoff, parsePoisonMessage, QueueConsumer, jsonCodec } from "azure-storage-concurrency";
+import { ClaimCheck } from "azure-storage-concurrency/claim-check";
+import { fixedBackoff } from "azure-storage-concurrency/retry";
+import { parsePoisonMessage, QueueConsumer, jsonCodec } from "azure-storage-concurrency/queue";
 import { runIfMain, type ExampleContext } from "./support/run-example.js";
 
 export const title = "Queues: messages larger than 64 KiB through a claim-check";

@@ -9,7 +9,8 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { BlobServiceClient } from "@azure/storage-blob";
 import { TableClient, type TransactionAction } from "@azure/data-tables";
-import { idempotent, schedule, TableIdempotencyStore, type Schedule } from "azure-storage-concurrency";
+import { idempotent, TableIdempotencyStore } from "azure-storage-concurrency/idempotency";
+import { schedule, type Schedule } from "azure-storage-concurrency/schedule";
 import { runIfMain, type ExampleContext } from "./support/run-example.js";
 
 export const title = "Scheduled jobs: one run per tick across a fleet, handed over on stop";

@@ -7,7 +7,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { BlobServiceClient } from "@azure/storage-blob";
-import { blobSemaphore, isSemaphoreTimeoutError } from "azure-storage-concurrency";
+import { blobSemaphore, isSemaphoreTimeoutError } from "azure-storage-concurrency/semaphore";
 import { runIfMain, type ExampleContext } from "./support/run-example.js";
 
 export const title = "Semaphore: at most N holders at once, over blob leases";

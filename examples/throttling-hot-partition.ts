@@ -12,11 +12,10 @@ import { TableClient } from "@azure/data-tables";
 import {
   AdaptiveRateLimiter,
   isRetryBudgetExhaustedError,
-  retry,
   RetryBudget,
-  SDK_SINGLE_ATTEMPT,
   throttleScopeOf,
-} from "azure-storage-concurrency";
+} from "azure-storage-concurrency/throttling";
+import { retry, SDK_SINGLE_ATTEMPT } from "azure-storage-concurrency/retry";
 import { buildConnectionString, createFaultProxy } from "azure-storage-concurrency/testing";
 import { runIfMain, type ExampleContext } from "./support/run-example.js";
 

@@ -28,7 +28,7 @@ export interface StorageConcurrencyErrorOptions {
  *
  * @example
  * ```ts
- * import { StorageConcurrencyError, isStorageConcurrencyError } from "azure-storage-concurrency";
+ * import { StorageConcurrencyError, isStorageConcurrencyError } from "azure-storage-concurrency/errors";
  *
  * // An application's own error in the same family (the message is redacted of secrets):
  * class QuotaExceededError extends StorageConcurrencyError {
@@ -70,7 +70,7 @@ export class StorageConcurrencyError extends Error {
  * @example
  * ```ts
  * import { blobLock } from "azure-storage-concurrency/lease";
- * import { isStorageConcurrencyError } from "azure-storage-concurrency";
+ * import { isStorageConcurrencyError } from "azure-storage-concurrency/errors";
  *
  * await blobLock(container, "nightly").withLock(async () => console.log("working")).catch((error: unknown) => {
  *   if (isStorageConcurrencyError(error, "LockTimeout")) console.error(`busy: ${error.message}`);
@@ -116,7 +116,7 @@ function hasBrand(error: object, brand: symbol): boolean {
  * @example
  * ```ts
  * import { retry } from "azure-storage-concurrency/retry";
- * import { isStorageRequestError } from "azure-storage-concurrency";
+ * import { isStorageRequestError } from "azure-storage-concurrency/errors";
  *
  * try {
  *   await retry(({ abortSignal }) => container.create({ abortSignal }), { operationName: "create container 'reports'" });
@@ -160,7 +160,7 @@ export class StorageRequestError extends StorageConcurrencyError {
  * @example
  * ```ts
  * import { retry } from "azure-storage-concurrency/retry";
- * import { isStorageRequestError } from "azure-storage-concurrency";
+ * import { isStorageRequestError } from "azure-storage-concurrency/errors";
  *
  * await retry(({ abortSignal }) => blob.getProperties({ abortSignal })).catch((error: unknown) => {
  *   if (isStorageRequestError(error) && error.statusCode === 404) return undefined; // no such blob
@@ -181,7 +181,8 @@ export function isStorageRequestError(error: unknown): error is StorageRequestEr
  *
  * @example
  * ```ts
- * import { retry, RetryBudget, isRetryBudgetExhaustedError } from "azure-storage-concurrency";
+ * import { retry } from "azure-storage-concurrency/retry";
+ * import { RetryBudget, isRetryBudgetExhaustedError } from "azure-storage-concurrency/throttling";
  *
  * const budget = new RetryBudget();
  * await retry(({ abortSignal }) => blob.getProperties({ abortSignal }), { budget }).catch((error: unknown) => {
@@ -212,7 +213,7 @@ export class RetryBudgetExhaustedError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { isRetryBudgetExhaustedError } from "azure-storage-concurrency";
+ * import { isRetryBudgetExhaustedError } from "azure-storage-concurrency/throttling";
  *
  * declare const error: unknown;
  * if (isRetryBudgetExhaustedError(error)) console.log(error.budget, error.tokens);

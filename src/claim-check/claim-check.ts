@@ -66,7 +66,7 @@ export interface ClaimCheckDeleteResult {
  *
  * @example
  * ```ts
- * import { ClaimCheck } from "azure-storage-concurrency";
+ * import { ClaimCheck } from "azure-storage-concurrency/claim-check";
  *
  * const claimCheck = new ClaimCheck(containerClient, { compression: "gzip" });
  * // A 1 MiB report: uploaded to a blob, and a reference of a few hundred bytes goes to the queue.

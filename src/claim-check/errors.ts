@@ -92,7 +92,7 @@ export class ClaimCheckSendError extends StorageRequestError {
  *
  * @example
  * ```ts
- * import { ClaimCheck, isClaimCheckSendError } from "azure-storage-concurrency";
+ * import { ClaimCheck, isClaimCheckSendError } from "azure-storage-concurrency/claim-check";
  *
  * const claimCheck = new ClaimCheck(containerClient);
  * try {

@@ -29,7 +29,7 @@ export class OutboxPayloadTooLargeError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { TableOutbox, isOutboxPayloadTooLargeError } from "azure-storage-concurrency";
+ * import { TableOutbox, isOutboxPayloadTooLargeError } from "azure-storage-concurrency/outbox";
  *
  * const outbox = new TableOutbox(tableClient);
  * const order = { partitionKey: "customer-7", rowKey: "order-1", total: 30 };

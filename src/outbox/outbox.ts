@@ -110,7 +110,7 @@ const CACHED_HEADS = 1_000;
  *
  * @example
  * ```ts
- * import { TableOutbox } from "azure-storage-concurrency";
+ * import { TableOutbox } from "azure-storage-concurrency/outbox";
  *
  * const outbox = new TableOutbox(tableClient);
  * const order = { partitionKey: "customer-42", rowKey: "order-1001", total: 99.5 };

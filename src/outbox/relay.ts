@@ -115,7 +115,8 @@ export interface OutboxRelayListener {
  * @example
  * ```ts
  * import { BlobServiceClient } from "@azure/storage-blob";
- * import { ClaimCheck, OutboxRelay } from "azure-storage-concurrency";
+ * import { ClaimCheck } from "azure-storage-concurrency/claim-check";
+ * import { OutboxRelay } from "azure-storage-concurrency/outbox";
  *
  * const blobs = BlobServiceClient.fromConnectionString(connectionString);
  * const relay = new OutboxRelay(tableClient, queueClient, {

@@ -11,7 +11,7 @@ import { isStorageConcurrencyError, StorageConcurrencyError } from "../errors.js
  *
  * @example
  * ```ts
- * import { isScheduleStoppedError, schedule } from "azure-storage-concurrency";
+ * import { isScheduleStoppedError, schedule } from "azure-storage-concurrency/schedule";
  *
  * declare function exportOrders(signal: AbortSignal): Promise<void>;
  *
@@ -37,7 +37,7 @@ export class ScheduleStoppedError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { isScheduleStoppedError } from "azure-storage-concurrency";
+ * import { isScheduleStoppedError } from "azure-storage-concurrency/schedule";
  *
  * declare const signal: AbortSignal;
  * if (isScheduleStoppedError(signal.reason)) console.log("the schedule is stopping");
@@ -54,7 +54,7 @@ export function isScheduleStoppedError(error: unknown): error is ScheduleStopped
  *
  * @example
  * ```ts
- * import { isScheduleStatusError, schedule } from "azure-storage-concurrency";
+ * import { isScheduleStatusError, schedule } from "azure-storage-concurrency/schedule";
  *
  * const nightly = schedule(container, "nightly", { cron: "0 2 * * *" }, async () => undefined);
  * await nightly.start().catch((error: unknown) => {
@@ -79,7 +79,7 @@ export class ScheduleStatusError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { isScheduleStatusError } from "azure-storage-concurrency";
+ * import { isScheduleStatusError } from "azure-storage-concurrency/schedule";
  *
  * declare const error: unknown;
  * if (isScheduleStatusError(error)) console.error(`the status blob ${error.blobName} is unreadable`);

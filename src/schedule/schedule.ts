@@ -92,7 +92,7 @@ const MAX_WAIT_IN_MS = 60_000;
  * @example
  * ```ts
  * import { BlobServiceClient } from "@azure/storage-blob";
- * import { schedule } from "azure-storage-concurrency";
+ * import { schedule } from "azure-storage-concurrency/schedule";
  *
  * declare function buildReport(options: { abortSignal: AbortSignal; reportId: string }): Promise<void>;
  *
@@ -126,7 +126,7 @@ export function schedule(
  *
  * @example
  * ```ts
- * import { schedule } from "azure-storage-concurrency";
+ * import { schedule } from "azure-storage-concurrency/schedule";
  *
  * await using hourly = await schedule(container, "hourly-sync", { everyInMs: 3_600_000 }, async ({ tick }) => {
  *   console.log(`syncing for ${tick.dueAt.toISOString()}`);

@@ -61,7 +61,7 @@ export interface ScheduleRunRecord {
  *
  * @example
  * ```ts
- * import { schedule } from "azure-storage-concurrency";
+ * import { schedule } from "azure-storage-concurrency/schedule";
  *
  * const nightly = schedule(container, "nightly-report", { cron: "0 2 * * *" }, async () => undefined);
  * const status = await nightly.readStatus();

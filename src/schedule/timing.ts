@@ -25,7 +25,7 @@ import { checkNumber, describeValue } from "../internal/validate.js";
  *
  * @example
  * ```ts
- * import type { ScheduleTiming } from "azure-storage-concurrency";
+ * import type { ScheduleTiming } from "azure-storage-concurrency/schedule";
  *
  * const nightly: ScheduleTiming = { cron: "0 2 * * *", timeZone: "Europe/Paris" }; // 02:00 in Paris
  * const everyMinute: ScheduleTiming = { everyInMs: 60_000 }; // on each minute of UTC

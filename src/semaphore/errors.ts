@@ -14,7 +14,7 @@ import type { LockHolder } from "../lease/index.js";
  *
  * @example
  * ```ts
- * import { isSemaphoreTimeoutError } from "azure-storage-concurrency";
+ * import { isSemaphoreTimeoutError } from "azure-storage-concurrency/semaphore";
  *
  * try {
  *   await using held = await semaphore.acquire({ timeoutInMs: 5_000 });
@@ -50,7 +50,7 @@ export class SemaphoreTimeoutError extends StorageConcurrencyError {
  *
  * @example
  * ```ts
- * import { isSemaphoreTimeoutError } from "azure-storage-concurrency";
+ * import { isSemaphoreTimeoutError } from "azure-storage-concurrency/semaphore";
  *
  * const maybe = await semaphore.acquire({ timeoutInMs: 1_000 }).catch((error: unknown) => {
  *   if (isSemaphoreTimeoutError(error)) return undefined; // busy: try again on the next run

@@ -99,7 +99,7 @@ export interface SemaphoreInfo {
  * @example
  * ```ts
  * import { BlobServiceClient } from "@azure/storage-blob";
- * import { blobSemaphore } from "azure-storage-concurrency";
+ * import { blobSemaphore } from "azure-storage-concurrency/semaphore";
  *
  * const locks = BlobServiceClient.fromConnectionString(process.env.AZURE_STORAGE_CONNECTION_STRING!)
  *   .getContainerClient("locks");
@@ -119,7 +119,7 @@ export function blobSemaphore(container: ContainerClient, name: string, options:
  *
  * @example
  * ```ts
- * import { BlobSemaphore } from "azure-storage-concurrency";
+ * import { BlobSemaphore } from "azure-storage-concurrency/semaphore";
  *
  * const partnerApi = new BlobSemaphore(container, "partner-api", { maxCount: 5, durationInSeconds: 15 });
  * const info = await partnerApi.inspect();

@@ -52,7 +52,8 @@ export interface RetryBudgetOptions {
  *
  * @example
  * ```ts
- * import { RetryBudget, retry, isRetryBudgetExhaustedError } from "azure-storage-concurrency";
+ * import { RetryBudget, isRetryBudgetExhaustedError } from "azure-storage-concurrency/throttling";
+ * import { retry } from "azure-storage-concurrency/retry";
  *
  * const budget = new RetryBudget({ name: "orders-account" }); // one per account, shared by every call
  * try {
@@ -99,7 +100,7 @@ export class RetryBudget {
    *
    * @example
    * ```ts
-   * import { RetryBudget } from "azure-storage-concurrency";
+   * import { RetryBudget } from "azure-storage-concurrency/throttling";
    *
    * const budget = new RetryBudget({ maxTokens: 2 });
    * budget.trySpend(); // true
@@ -126,7 +127,7 @@ export class RetryBudget {
    *
    * @example
    * ```ts
-   * import { RetryBudget } from "azure-storage-concurrency";
+   * import { RetryBudget } from "azure-storage-concurrency/throttling";
    *
    * const budget = new RetryBudget();
    * for (let attempt = 1; ; attempt++) {
@@ -151,7 +152,7 @@ export class RetryBudget {
    *
    * @example
    * ```ts
-   * import { RetryBudget } from "azure-storage-concurrency";
+   * import { RetryBudget } from "azure-storage-concurrency/throttling";
    *
    * const budget = new RetryBudget({ maxTokens: 10, successCredit: 0.5 });
    * budget.trySpend(); // 9 left
@@ -171,7 +172,7 @@ export class RetryBudget {
    *
    * @example
    * ```ts
-   * import { RetryBudget } from "azure-storage-concurrency";
+   * import { RetryBudget } from "azure-storage-concurrency/throttling";
    *
    * const budget = new RetryBudget({ maxTokens: 0, retryCost: 0 });
    * const error = budget.exhausted(new Error("503"), "read blob 'a'");

@@ -206,7 +206,7 @@ interface Settings {
  *
  * @example
  * ```ts
- * import { AdaptiveRateLimiter, throttleScopeOf } from "azure-storage-concurrency";
+ * import { AdaptiveRateLimiter, throttleScopeOf } from "azure-storage-concurrency/throttling";
  *
  * const limiter = new AdaptiveRateLimiter();
  * const scope = throttleScopeOf(`${table.url}/${table.tableName}`, { partitionKey: "device-7" });
@@ -266,7 +266,7 @@ export class AdaptiveRateLimiter {
    *
    * @example
    * ```ts
-   * import { AdaptiveRateLimiter, throttleScopeOf } from "azure-storage-concurrency";
+   * import { AdaptiveRateLimiter, throttleScopeOf } from "azure-storage-concurrency/throttling";
    *
    * const limiter = new AdaptiveRateLimiter();
    * const permit = await limiter.acquire(throttleScopeOf(queueClient.url), { abortSignal: AbortSignal.timeout(5_000) });
@@ -296,7 +296,7 @@ export class AdaptiveRateLimiter {
    *
    * @example
    * ```ts
-   * import { AdaptiveRateLimiter, throttleScopeOf } from "azure-storage-concurrency";
+   * import { AdaptiveRateLimiter, throttleScopeOf } from "azure-storage-concurrency/throttling";
    *
    * const limiter = new AdaptiveRateLimiter();
    * const permit = await limiter.acquire(throttleScopeOf(blob.url));
@@ -316,7 +316,7 @@ export class AdaptiveRateLimiter {
    *
    * @example
    * ```ts
-   * import { AdaptiveRateLimiter, throttleScopeOf } from "azure-storage-concurrency";
+   * import { AdaptiveRateLimiter, throttleScopeOf } from "azure-storage-concurrency/throttling";
    *
    * const limiter = new AdaptiveRateLimiter();
    * const permit = await limiter.acquire(throttleScopeOf(queueClient.url));
@@ -344,7 +344,7 @@ export class AdaptiveRateLimiter {
    *
    * @example
    * ```ts
-   * import { AdaptiveRateLimiter, throttleScopeOf } from "azure-storage-concurrency";
+   * import { AdaptiveRateLimiter, throttleScopeOf } from "azure-storage-concurrency/throttling";
    *
    * const limiter = new AdaptiveRateLimiter();
    * const { receivedMessageItems } = await limiter.run(throttleScopeOf(queueClient.url), () =>
@@ -371,7 +371,7 @@ export class AdaptiveRateLimiter {
    *
    * @example
    * ```ts
-   * import { AdaptiveRateLimiter, throttleScopeOf } from "azure-storage-concurrency";
+   * import { AdaptiveRateLimiter, throttleScopeOf } from "azure-storage-concurrency/throttling";
    *
    * declare const limiter: AdaptiveRateLimiter;
    * const { partition } = throttleScopeOf(`${table.url}/${table.tableName}`, { partitionKey: "hot" });

@@ -97,7 +97,7 @@ interface Tries {
  * @example
  * ```ts
  * import { TableClient } from "@azure/data-tables";
- * import { AdaptiveRateLimiter, RetryBudget, throttlingPolicy } from "azure-storage-concurrency";
+ * import { AdaptiveRateLimiter, RetryBudget, throttlingPolicy } from "azure-storage-concurrency/throttling";
  *
  * // One limiter and one budget per account, shared by all its clients.
  * const rateLimiter = new AdaptiveRateLimiter();

@@ -59,7 +59,7 @@ const AZURITE_PORTS: Readonly<Record<string, StorageService>> = { "10000": "blob
  *
  * @example
  * ```ts
- * import { throttleScopeOf } from "azure-storage-concurrency";
+ * import { throttleScopeOf } from "azure-storage-concurrency/throttling";
  *
  * throttleScopeOf("https://acct.table.core.windows.net/orders(PartitionKey='p1',RowKey='r')");
  * // { account: "account:acct", partition: "table:acct/orders/p1" }
@@ -158,7 +158,7 @@ function partitionKeyInFilter(filter: string | null): string | undefined {
  * first `"PartitionKey":"…"` of an entity's JSON (every operation of a transaction has the same).
  * @example
  * ```ts
- * import { partitionKeyInBody } from "azure-storage-concurrency";
+ * import { partitionKeyInBody } from "azure-storage-concurrency/throttling";
  *
  * partitionKeyInBody('{"PartitionKey":"2026-11","RowKey":"o-1"}'); // "2026-11"
  * ```

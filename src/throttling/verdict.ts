@@ -35,7 +35,7 @@ export interface AnswerInfo {
  * `"served"` for an answer that was not throttling, `"none"` for no answer or another 5xx.
  * @example
  * ```ts
- * import { verdictOfAnswer } from "azure-storage-concurrency";
+ * import { verdictOfAnswer } from "azure-storage-concurrency/throttling";
  *
  * verdictOfAnswer({ statusCode: 503, serviceCode: "ServerBusy", message: "Operations per second is over the account limit." }); // "account"
  * verdictOfAnswer({ statusCode: 412, serviceCode: "ConditionNotMet" }); // "served": the partition answered
