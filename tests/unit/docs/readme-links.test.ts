@@ -8,6 +8,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
+import { posix } from "node:path";
 
 const pkg = JSON.parse(readFileSync("package.json", "utf8")) as { name: string; version: string };
 const readme = readFileSync("README.md", "utf8");
@@ -76,4 +77,20 @@ describe("the README's links, from the npm page", () => {
     expect(readme).toMatch(/API reference\*\* ships in the package's type declarations/);
     expect(readme).not.toMatch(/API reference: `npm run docs`/);
   });
+});
+
+describe("the shipped guides' relative links", () => {
+  it("point to files the tarball ships, so that they resolve on unpkg as in a clone", () => {
+    const packed = packedFiles();
+    const guides = [...packed].filter((path) => /^docs\/(recipes\/)?[\w-]+\.md$/.test(path));
+    expect(guides.length).toBeGreaterThan(10);
+    const dead = guides.flatMap((guide) =>
+      links(readFileSync(guide, "utf8"))
+        .filter((t) => !/^(https?:|#|mailto:)/.test(t))
+        .map((t) => ({ t, path: posix.normalize(posix.join(posix.dirname(guide), t.replace(/#.*$/, ""))) }))
+        .filter(({ path }) => !packed.has(path) && ![...packed].some((p) => p.startsWith(`${path}/`)))
+        .map(({ t }) => `${guide}: ${t}`),
+    );
+    expect(dead).toEqual([]);
+  }, 60_000);
 });
