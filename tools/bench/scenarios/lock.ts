@@ -8,8 +8,11 @@
  *   the library's defaults and with the anchor's raw loop (DistributedLock: try to acquire, on 409
  *   sleep 250-1000 ms). The library's figures are at the top level; the anchor's in `anchor`, with
  *   the ones the goals compare repeated flat (`anchorHandoffMedianMs`, `anchorRequestsPerWaiterPerSec`).
- * - Scale: the library from 2 to 32 contenders (`scale`, an array): handoff, requests per waiter per
- *   second, longest wait over mean wait.
+ * - Scale: the library and the anchor from 2 to 32 contenders (`scale`, an array): handoff, requests
+ *   per waiter per second, longest wait over mean wait, each point's library figure over the
+ *   anchor's at the same count; the worst point of the curve flat at the top level
+ *   (`handoffToAnchorWorst`, `requestsToAnchorWorst`, `longestWaitToMeanWaitWorst`: issue 27's goals
+ *   hold at every point, not only at 8).
  * - Latency: the contention rounds again through the fault proxy adding an Azure-like round trip
  *   (`--latency`, 10 ms ± half of it by default), for an http endpoint such as Azurite (`latency`).
  * - `lock list` (the command line tool's listing, `listLocks`) over `--list-locks` lock blobs (10,000): its time
@@ -53,8 +56,13 @@ function ratio(a: number | null, b: number | null): number | null {
   return a === null || b === null || b === 0 ? null : round(a / b, 2);
 }
 
-/** The figures of one scale point: how the cost grows with the number of contenders. */
-function scalePoint(contenders: number, r: Awaited<ReturnType<typeof contend>>) {
+type Round = Awaited<ReturnType<typeof contend>>;
+
+/**
+ * The figures of one scale point: how the cost grows with the number of contenders, against the
+ * anchor's loop at the same number (`anchor*`, and the library's figure over the anchor's: `*ToAnchor`).
+ */
+function scalePoint(contenders: number, r: Round, anchor: Round) {
   return {
     contenders,
     handoffMedianMs: r.handoffMedianMs,
@@ -63,6 +71,27 @@ function scalePoint(contenders: number, r: Awaited<ReturnType<typeof contend>>) 
     longestWaitToMeanWait: r.longestWaitToMeanWait,
     acquisitionsPerSec: r.acquisitionsPerSec,
     overlaps: r.overlaps,
+    anchorHandoffMedianMs: anchor.handoffMedianMs,
+    anchorRequestsPerWaiterPerSec: anchor.requestsPerWaiterPerSec,
+    anchorLongestWaitToMeanWait: anchor.longestWaitToMeanWait,
+    anchorAcquisitionsPerSec: anchor.acquisitionsPerSec,
+    handoffToAnchor: ratio(r.handoffMedianMs, anchor.handoffMedianMs),
+    requestsToAnchor: ratio(r.requestsPerWaiterPerSec, anchor.requestsPerWaiterPerSec),
+  };
+}
+
+/** The largest of the figures measured (null when none was): the worst point of a curve. */
+function worst(values: readonly (number | null)[]): number | null {
+  const measured = values.filter((v): v is number => v !== null);
+  return measured.length === 0 ? null : Math.max(...measured);
+}
+
+/** The worst point of a scale curve, for each figure the goals bound (issue 27: at every point). */
+function worstOfCurve(scale: readonly ReturnType<typeof scalePoint>[]) {
+  return {
+    handoffToAnchorWorst: worst(scale.map((p) => p.handoffToAnchor)),
+    requestsToAnchorWorst: worst(scale.map((p) => p.requestsToAnchor)),
+    longestWaitToMeanWaitWorst: worst(scale.map((p) => p.longestWaitToMeanWait)),
   };
 }
 
@@ -158,7 +187,9 @@ export const lockScenario: BenchScenario<typeof import("@azure/storage-blob")> =
         );
         const scale = [];
         for (const n of scaleList) {
-          scale.push(scalePoint(n, await contention(cs, "library", n, scaleSeconds, `scale: ${n} contenders${where}`)));
+          const atN = await contention(cs, "library", n, scaleSeconds, `scale: ${n} contenders${where}`);
+          const anchorAtN = await contention(cs, "anchor", n, scaleSeconds, `scale: anchor, ${n} contenders${where}`);
+          scale.push(scalePoint(n, atN, anchorAtN));
         }
         return { library, anchor, scale };
       };
@@ -182,6 +213,7 @@ export const lockScenario: BenchScenario<typeof import("@azure/storage-blob")> =
           anchorHandoffMedianMs: far.anchor.handoffMedianMs,
           anchorRequestsPerWaiterPerSec: far.anchor.requestsPerWaiterPerSec,
           scale: far.scale,
+          ...worstOfCurve(far.scale),
         };
       } else if (latencyMs > 0) {
         log("latency rounds skipped: the fault proxy speaks http only, and this account is reached over https");
@@ -192,6 +224,7 @@ export const lockScenario: BenchScenario<typeof import("@azure/storage-blob")> =
           ? await measureList(connectionString, blobEndpoint, listCount, log, BlobServiceClient)
           : undefined;
       const { library, anchor } = local;
+      const curve = worstOfCurve(local.scale);
       return {
         contenders,
         processes,
@@ -203,6 +236,7 @@ export const lockScenario: BenchScenario<typeof import("@azure/storage-blob")> =
         anchorRequestsPerWaiterPerSec: anchor.requestsPerWaiterPerSec,
         handoffToAnchor: ratio(library.handoffMedianMs, anchor.handoffMedianMs),
         requestsToAnchor: ratio(library.requestsPerWaiterPerSec, anchor.requestsPerWaiterPerSec),
+        ...curve,
         holdMs,
         restMs,
         pollIntervalInMs: pollIntervalInMs ?? "default",
@@ -218,6 +252,15 @@ export const lockScenario: BenchScenario<typeof import("@azure/storage-blob")> =
             anchor.requestsPerWaiterPerSec !== null &&
             library.requestsPerWaiterPerSec <= anchor.requestsPerWaiterPerSec,
           longestWaitToMeanWait: library.longestWaitToMeanWait !== null && library.longestWaitToMeanWait <= 4,
+          // At every point of the scale curve (each against the anchor at the same count), when measured.
+          ...(local.scale.length > 0
+            ? {
+                handoffToAnchorWorst: curve.handoffToAnchorWorst !== null && curve.handoffToAnchorWorst <= 0.5,
+                requestsToAnchorWorst: curve.requestsToAnchorWorst !== null && curve.requestsToAnchorWorst <= 1,
+                longestWaitToMeanWaitWorst:
+                  curve.longestWaitToMeanWaitWorst !== null && curve.longestWaitToMeanWaitWorst <= 4,
+              }
+            : {}),
         },
         anchor,
         scale: local.scale,
