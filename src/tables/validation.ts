@@ -27,6 +27,8 @@ export const MAX_TABLE_KEY_LENGTH = 512;
 const FORBIDDEN = /[/\\#?\u0000-\u001f\u007f-\u009f]/;
 /** A high surrogate not followed by a low one, or a low surrogate not preceded by a high one. */
 export const UNPAIRED_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/** Any surrogate: most keys have none, and this is quicker to rule out than an unpaired one. */
+const SURROGATE = /[\uD800-\uDFFF]/;
 /**
  * The service's limits on property values and counts, shared with the optimistic table cell:
  * a String or Binary value holds 64 KiB (a string, 32,768 UTF-16 code units); an entity holds 252
@@ -55,7 +57,7 @@ export function tableKeyProblem(value: unknown): TableKeyRule | undefined {
   if (typeof value !== "string") return "not-a-string";
   if (value.length > MAX_TABLE_KEY_LENGTH) return "too-long";
   if (FORBIDDEN.test(value)) return "forbidden-character";
-  if (UNPAIRED_SURROGATE.test(value)) return "unpaired-surrogate";
+  if (SURROGATE.test(value) && UNPAIRED_SURROGATE.test(value)) return "unpaired-surrogate";
   return undefined;
 }
 
@@ -132,31 +134,42 @@ export interface CheckedAction {
   readonly index: number;
 }
 
+function valueError(
+  name: string,
+  index: number,
+  rule: "unsupported-value" | "value-too-large",
+  message: string,
+): TableActionError {
+  return new TableActionError(`action ${index}: property \`${name}\` ${message}`, {
+    rule,
+    actionIndex: index,
+    property: name,
+  });
+}
+
+/** Checks one property's value (no closure per call: it runs for every property of every action). */
 function checkPropertyValue(name: string, value: unknown, index: number): void {
-  const fail = (rule: "unsupported-value" | "value-too-large", message: string) => {
-    throw new TableActionError(`action ${index}: property \`${name}\` ${message}`, {
-      rule,
-      actionIndex: index,
-      property: name,
-    });
-  };
   if (value === undefined || value === null || typeof value === "boolean" || typeof value === "bigint") return;
   if (typeof value === "number") return;
   if (typeof value === "string") {
     if (value.length > MAX_STRING_UNITS)
-      fail(
+      throw valueError(
+        name,
+        index,
         "value-too-large",
         `is ${value.length} UTF-16 code units; the service stores at most ${MAX_STRING_UNITS} (64 KiB) in a string property.`,
       );
     return;
   }
   if (value instanceof Date) {
-    if (Number.isNaN(value.getTime())) fail("unsupported-value", "is an invalid Date.");
+    if (Number.isNaN(value.getTime())) throw valueError(name, index, "unsupported-value", "is an invalid Date.");
     return;
   }
   if (value instanceof Uint8Array) {
     if (value.byteLength > MAX_BINARY_BYTES)
-      fail(
+      throw valueError(
+        name,
+        index,
         "value-too-large",
         `is ${value.byteLength} bytes; the service stores at most ${MAX_BINARY_BYTES} (64 KiB) in a binary property.`,
       );
@@ -166,7 +179,9 @@ function checkPropertyValue(name: string, value: unknown, index: number): void {
     const typed = value as { value?: unknown; type?: unknown };
     if (typed.value !== undefined && typeof typed.type === "string" && EDM_TYPES.has(typed.type)) return;
   }
-  fail(
+  throw valueError(
+    name,
+    index,
     "unsupported-value",
     `has a value the SDK cannot store (${Array.isArray(value) ? "an array" : typeof value}): use a string, number, boolean, bigint, Date, Uint8Array or { value, type } (JSON.stringify objects into a string).`,
   );
@@ -204,9 +219,9 @@ function checkAction(action: unknown, index: number): CheckedAction {
   validateTableKey(entity.rowKey, "rowKey", { actionIndex: index });
   if (kind !== "delete") {
     let own = 0;
-    for (const [name, value] of Object.entries(entity)) {
+    for (const name of Object.keys(entity)) {
       if (!SYSTEM_PROPERTIES.has(name)) own += 1;
-      if (name !== "partitionKey" && name !== "rowKey") checkPropertyValue(name, value, index);
+      if (name !== "partitionKey" && name !== "rowKey") checkPropertyValue(name, entity[name], index);
     }
     if (own > MAX_OWN_PROPERTIES) {
       throw new TableActionError(
