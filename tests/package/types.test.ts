@@ -15,7 +15,7 @@ import ts from "typescript";
 import { readdirSync } from "node:fs";
 import { collectDocExamples, compileDocExamples, isSkipped } from "../../scripts/check-doc-examples.js";
 import { entryPoints } from "../../scripts/entry-points.js";
-import { packedProject, root, SDKS } from "../support/packed.js";
+import { FRAMEWORKS, packedProject, root, SDKS } from "../support/packed.js";
 
 /** What strict projects set, whatever their module resolution. */
 const STRICT = {
@@ -111,7 +111,10 @@ let scratch: string;
 beforeAll(() => {
   // docs/observability.md's set-up snippet imports the OpenTelemetry API and SDK, as a user's app would.
   const openTelemetry = ["@opentelemetry/api", "@opentelemetry/sdk-trace-base", "@opentelemetry/sdk-metrics"];
-  scratch = packedProject([...SDKS, "@types/node", ...openTelemetry]);
+  // The integrations' entry points name their frameworks' types (optional peers a user of /express,
+  // /fastify or /functions has installed), and so do their guides' snippets.
+  const frameworks = [...FRAMEWORKS, "@types/express", "@types/express-serve-static-core"];
+  scratch = packedProject([...SDKS, "@types/node", ...openTelemetry, ...frameworks]);
 }, 60_000);
 
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
