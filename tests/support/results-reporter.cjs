@@ -4,12 +4,26 @@
 const { mkdirSync, writeFileSync } = require("node:fs");
 const { join } = require("node:path");
 
+/** The project names given to `--selectProjects` on jest's command line. */
+function selectedProjects(argv) {
+  const at = argv.indexOf("--selectProjects");
+  if (at < 0) return [];
+  const names = [];
+  for (const arg of argv.slice(at + 1)) {
+    if (arg.startsWith("-")) break;
+    names.push(arg);
+  }
+  return names;
+}
+
 class ResultsReporter {
   constructor(globalConfig) {
     this.rootDir = globalConfig.rootDir;
     // `npm run test:processes` (the processes and package projects) writes a summary of its own,
     // so that it does not overwrite `npm test`'s; .ci/run adds them up.
-    const projects = globalConfig.selectProjects ?? [];
+    // jest's globalConfig does not carry --selectProjects (the last CI run's `npm run test:processes`
+    // overwrote npm test's summary.json, and summary-processes.json was missing): read the command line.
+    const projects = [...(globalConfig.selectProjects ?? []), ...selectedProjects(process.argv)];
     this.file =
       process.env.ASC_TEST_SUMMARY || (projects.includes("processes") ? "summary-processes.json" : "summary.json");
   }
