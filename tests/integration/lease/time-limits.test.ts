@@ -15,24 +15,9 @@ import { listSlots } from "../../../src/semaphore/index.js";
 import { isStorageRequestError } from "../../../src/index.js";
 import { SDK_SINGLE_ATTEMPT } from "../../../src/retry/index.js";
 import { blobService, faultProxyFor, uniqueName } from "../../support/storage.js";
+import { settles } from "../../support/settles.js";
 
 const REQUEST_TIMEOUT_IN_MS = 300;
-
-/** Resolves with how `promise` settled, or with "pending" if it has not within `withinMs`. */
-async function settles<T>(promise: Promise<T>, withinMs = 10_000) {
-  let timer: NodeJS.Timeout | undefined;
-  const outcome = await Promise.race([
-    promise.then(
-      (value) => ({ settled: "resolved" as const, value }),
-      (error: unknown) => ({ settled: "rejected" as const, error }),
-    ),
-    new Promise<{ settled: "pending" }>(
-      (resolve) => (timer = setTimeout(() => resolve({ settled: "pending" }), withinMs)),
-    ),
-  ]);
-  clearTimeout(timer);
-  return outcome;
-}
 
 const isLeaseAction = (action: string) => (r: { headers: Record<string, unknown> }) =>
   r.headers["x-ms-lease-action"] === action;

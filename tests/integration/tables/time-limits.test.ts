@@ -19,25 +19,9 @@ import {
 } from "../../../src/index.js";
 import type { FaultProxy } from "../../../src/testing/index.js";
 import { faultProxyFor, tableClient, uniqueName } from "../../support/storage.js";
+import { settles } from "../../support/settles.js";
 
 const REQUEST_TIMEOUT_IN_MS = 300;
-
-/** Resolves with how `promise` settled, or with "pending" if it has not within `withinMs`. */
-async function settles<T>(promise: Promise<T>, withinMs = 10_000) {
-  let timer: NodeJS.Timeout | undefined;
-  const outcome = await Promise.race([
-    promise.then(
-      (value) => ({ settled: "resolved" as const, value, error: undefined }),
-      (error: unknown) => ({ settled: "rejected" as const, error, value: undefined }),
-    ),
-    new Promise<{ settled: "pending"; error: undefined; value: undefined }>(
-      (resolve) =>
-        (timer = setTimeout(() => resolve({ settled: "pending", error: undefined, value: undefined }), withinMs)),
-    ),
-  ]);
-  clearTimeout(timer);
-  return outcome;
-}
 
 const isBatch = (r: { path: string; method: string }) => r.method === "POST" && r.path.includes("$batch");
 
