@@ -98,6 +98,12 @@ export interface PartitionStressOptions {
    * @default undefined
    */
   readonly rateLimiter?: AdaptiveRateLimiter;
+  /**
+   * Called before each design's preload (step 2) and before its load (step 3), awaited. The CLI's
+   * `--model` uses it to serve the preload unthrottled: a preload sent through the throttling model
+   * would leave the partition paying it off when the load starts, and the run would measure that.
+   */
+  readonly onPhase?: (phase: "preload" | "load", design: string) => void | Promise<void>;
 }
 
 /** One sample of throughput. */
@@ -331,6 +337,7 @@ export async function runPartitionStressTest(options: PartitionStressOptions): P
   checkOptionalFunction("onProgress", options.onProgress);
   checkOptionalSignal("abortSignal", options.abortSignal);
   checkOptionalInstance("rateLimiter", options.rateLimiter, "run", "an AdaptiveRateLimiter");
+  checkOptionalFunction("onPhase", options.onPhase);
 
   const runId = `${Date.now().toString(36)}${Math.floor(Math.random() * 36 ** 4).toString(36)}`;
   const startedAt = new Date().toISOString();
@@ -355,6 +362,7 @@ export async function runPartitionStressTest(options: PartitionStressOptions): P
         onProgress: options.onProgress,
         abortSignal: options.abortSignal,
         rateLimiter: options.rateLimiter,
+        onPhase: options.onPhase,
         emulator,
       }),
     );
@@ -395,6 +403,7 @@ interface DesignSettings {
   onProgress: ((progress: StressProgress) => void) | undefined;
   abortSignal: AbortSignal | undefined;
   rateLimiter: AdaptiveRateLimiter | undefined;
+  onPhase: PartitionStressOptions["onPhase"];
   emulator: boolean;
 }
 
@@ -448,6 +457,7 @@ async function runDesign(
   await client.createTable(signal);
   try {
     // Step 2: load it.
+    await settings.onPhase?.("preload", design.name);
     const loaded = Array.from({ length: settings.preloadEntities }, (_, sequence) => design.keyOf(sequence));
     // Transient failures (a throttled partition) are retried: the load, not the preload, is measured.
     const preload = await writeBatch(
@@ -461,6 +471,7 @@ async function runDesign(
     }
 
     // Step 3: the peak load.
+    await settings.onPhase?.("load", design.name);
     let nextSequence = settings.preloadEntities;
     const totals = { reads: 0, inserts: 0, updates: 0, errors: 0, throttled: 0 };
     const perPartition = new Map<string, number>();

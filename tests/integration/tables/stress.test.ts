@@ -178,6 +178,34 @@ describe("partition stress test", () => {
     expect(rateLimiter.stateOf(key)).toMatchObject({ limited: true });
   }, 60_000);
 
+  it("calls onPhase before each design's preload and load, so a throttling model can serve the preload unthrottled", async () => {
+    // A partition that refuses all but one request every 100 s, except while onPhase lifts it.
+    const { proxy, connectionString: throttled } = await faultProxyFor("table", {
+      throttling: { partitionRatePerSec: 0.01, burstInMs: 1 },
+    });
+    await using _ = proxy;
+    const phases: string[] = [];
+    const result = await runPartitionStressTest({
+      createTableClient: (name) => tableClient(name, throttled, { retryOptions: SDK_SINGLE_ATTEMPT.tables }),
+      designs: ["single", "bucketed"],
+      durationInSeconds: 0.5,
+      workers: 2,
+      preloadEntities: 120, // two transactions of a single partition: refused had the model been on
+      tablePrefix: "stressphase",
+      onPhase: async (phase, design) => {
+        phases.push(`${phase}:${design}`);
+        proxy.throttling!.setRates({ partitionRatePerSec: phase === "preload" ? 1e9 : 0.01 });
+      },
+    });
+    expect(phases).toEqual(["preload:single", "load:single", "preload:bucketed", "load:bucketed"]);
+    expect(result.designs.map((d) => d.preloaded)).toEqual([120, 120]);
+    expect(proxy.throttling!.stats().serverBusy).toBeGreaterThan(0); // the load met the model
+    expect(result.designs[0]!.operations.errors).toBeGreaterThan(0);
+    await expect(
+      runPartitionStressTest({ createTableClient: (name) => tableClient(name), onPhase: "x" as never }),
+    ).rejects.toThrow(/onPhase/);
+  }, 60_000);
+
   it("runs as a command line tool: progress on stderr, JSON on stdout, a JSON file and an SVG chart", async () => {
     const dir = await mkdtemp(join(tmpdir(), "stress-"));
     try {

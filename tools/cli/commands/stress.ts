@@ -201,6 +201,14 @@ export const stressCommand: Command = {
         ...(mix ? { mix } : {}),
         abortSignal: abort.signal,
         ...(rateLimiter ? { rateLimiter } : {}),
+        // The model throttles the load only: a preload it throttled would leave the partition
+        // paying off 200 entities' worth of tokens when the load starts (4 s at 50 a second).
+        ...(model
+          ? {
+              onPhase: (phase: "preload" | "load") =>
+                model.proxy.throttling!.setRates({ partitionRatePerSec: phase === "load" ? modelRate! : 1e9 }),
+            }
+          : {}),
         onProgress: (p) =>
           progress(
             `[${p.design}] ${p.atSec.toFixed(1).padStart(5)}s / ${p.durationInSeconds}s  GET ${p.getPerSec.toFixed(0).padStart(6)}/s  PUT ${p.putPerSec.toFixed(0).padStart(6)}/s  busiest partition ${p.busiestPartitionPerSec.toFixed(0).padStart(6)}/s (target ${PARTITION_TARGET_ENTITIES_PER_SEC})  errors ${p.errorsPerSec.toFixed(0)}/s`,
