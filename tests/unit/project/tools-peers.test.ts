@@ -25,7 +25,7 @@ describe("the tools package's peer dependencies", () => {
     (name, range) => {
       const libraryRange = library.peerDependencies?.[name];
       expect(libraryRange).toBeDefined(); // every SDK the tools name, the library names too
-      const [a, b] = [lowest(range), lowest(libraryRange)];
+      const [a, b] = [lowest(range), lowest(libraryRange!)];
       expect(a[0]).toBe(b[0]); // the same major
       expect(a[1]! * 1e6 + a[2]!).toBeGreaterThanOrEqual(b[1]! * 1e6 + b[2]!);
     },
