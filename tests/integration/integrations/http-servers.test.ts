@@ -35,15 +35,23 @@ function route(): Route {
 }
 
 /** The route's work: a ledger row per run (what must happen once), then its answer. */
-async function work(r: Route, ledger: TableClient, body: { amount?: number; slow?: boolean; fail?: boolean }) {
+async function work(
+  r: Route,
+  ledger: TableClient,
+  body: { amount?: number; slow?: boolean; fail?: boolean; missing?: boolean },
+) {
   r.runs += 1;
   if (body.slow) await r.gate;
   if (body.fail) return { status: 500, json: { error: "database unavailable" } };
+  if (body.missing) return { status: 404, json: { error: "no such account" } };
   await ledger.createEntity({ partitionKey: "ledger", rowKey: `run-${r.runs}`, amount: body.amount ?? 0 });
   return { status: 201, json: { paymentId: `p-${r.runs}`, amount: body.amount } };
 }
 
-async function expressApp(): Promise<App> {
+/** Options beside the store and the tenant, as both frameworks take them (the request typed loosely). */
+type Extra = Record<string, unknown>;
+
+async function expressApp(extra: Extra = {}): Promise<App> {
   const inbox = await newInbox("http");
   const ledger = await newInbox("ledger");
   const r = route();
@@ -53,16 +61,20 @@ async function expressApp(): Promise<App> {
     expressIdempotency<express.Request>({
       store: new TableIdempotencyStore(inbox),
       tenant: (req) => req.header("x-tenant") ?? "anonymous",
+      ...extra,
     }),
   );
-  app.post("/payments", async (req, res) => {
+  const payments = async (req: express.Request, res: express.Response) => {
     const { status, json } = await work(r, ledger, req.body as { amount?: number });
     res
       .status(status)
       .set("x-key-seen", expressKeyOf(req)?.key ?? "none")
       .cookie("session", "secret")
       .json(json);
-  });
+  };
+  app.post("/payments", payments);
+  app.put("/payments", payments);
+  app.patch("/payments", payments);
   app.post("/stream", (req, res) => {
     r.runs += 1;
     res.writeHead(200, { "content-type": "text/plain" });
@@ -81,7 +93,7 @@ async function expressApp(): Promise<App> {
   };
 }
 
-async function fastifyApp(): Promise<App> {
+async function fastifyApp(extra: Extra = {}): Promise<App> {
   const inbox = await newInbox("http");
   const ledger = await newInbox("ledger");
   const r = route();
@@ -89,15 +101,22 @@ async function fastifyApp(): Promise<App> {
   await app.register(fastifyIdempotency, {
     store: new TableIdempotencyStore(inbox),
     tenant: (request) => (request.headers["x-tenant"] as string | undefined) ?? "anonymous",
+    ...extra,
   });
-  app.post("/payments", async (request, reply) => {
-    const { status, json } = await work(r, ledger, request.body as { amount?: number });
-    return reply
-      .code(status)
-      .header("x-key-seen", fastifyKeyOf(request)?.key ?? "none")
-      .header("set-cookie", "session=secret")
-      .send(json);
-  });
+  for (const method of ["POST", "PUT", "PATCH"] as const) {
+    app.route({
+      method,
+      url: "/payments",
+      handler: async (request, reply) => {
+        const { status, json } = await work(r, ledger, request.body as { amount?: number });
+        return reply
+          .code(status)
+          .header("x-key-seen", fastifyKeyOf(request)?.key ?? "none")
+          .header("set-cookie", "session=secret")
+          .send(json);
+      },
+    });
+  }
   app.post("/stream", async (_request, reply) => {
     r.runs += 1;
     const { Readable } = await import("node:stream");
@@ -119,9 +138,9 @@ async function ledgerRows(ledger: TableClient): Promise<number> {
   return n;
 }
 
-const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
+const post = (url: string, body: unknown, headers: Record<string, string> = {}, method = "POST") =>
   fetch(url, {
-    method: "POST",
+    method,
     headers: { "content-type": "application/json", ...headers },
     body: JSON.stringify(body),
   });
@@ -219,5 +238,91 @@ describe.each([
   it("lets GET requests through untouched", async () => {
     const response = await fetch(`${app.url}/payments`, { headers: { "idempotency-key": "k" } });
     expect(response.status).toBe(404);
+  });
+});
+
+describe.each([
+  ["Express", expressApp],
+  ["Fastify", fastifyApp],
+])("%s idempotency keys with options set", (_name, start) => {
+  let app: App;
+  beforeEach(async () => {
+    app = await start({
+      whenInProgress: "wait",
+      waitTimeoutInMs: 20_000,
+      required: false,
+      methods: ["POST", "PUT"],
+      keepResponse: (status: number) => status === 201,
+      fingerprint: (request: { body?: { amount?: number } }) => request.body?.amount,
+      maxKeyLength: 8,
+    });
+  });
+  afterEach(async () => {
+    app.release();
+    await app.close();
+  });
+
+  it('whenInProgress "wait": a duplicate that arrives while the first runs waits and gets its response', async () => {
+    const headers = { "idempotency-key": "w-1" };
+    const first = post(`${app.url}/payments`, { amount: 7, slow: true }, headers);
+    while (app.runs() < 1) await new Promise((resolve) => setTimeout(resolve, 20));
+    const duplicate = post(`${app.url}/payments`, { amount: 7, slow: true }, headers);
+    await new Promise((resolve) => setTimeout(resolve, 300)); // the duplicate is waiting, not refused
+    app.release();
+    const [a, b] = await Promise.all([first, duplicate]);
+    expect(a.status).toBe(201);
+    expect(b.status).toBe(201);
+    expect(await b.json()).toEqual(await a.json());
+    expect(b.headers.get("idempotent-replayed")).toBe("true");
+    expect(app.runs()).toBe(1);
+    expect(await ledgerRows(app.ledger)).toBe(1);
+  });
+
+  it("required: false runs a request without a key, every time, as if there were no middleware", async () => {
+    expect((await post(`${app.url}/payments`, { amount: 1 })).status).toBe(201);
+    expect((await post(`${app.url}/payments`, { amount: 1 })).status).toBe(201);
+    expect(app.runs()).toBe(2);
+  });
+
+  it("methods: PUT is guarded, PATCH passes through with its key", async () => {
+    const headers = { "idempotency-key": "m-1" };
+    await post(`${app.url}/payments`, { amount: 2 }, headers, "PUT");
+    const put = await post(`${app.url}/payments`, { amount: 2 }, headers, "PUT");
+    expect(put.headers.get("idempotent-replayed")).toBe("true");
+    expect(app.runs()).toBe(1);
+    await post(`${app.url}/payments`, { amount: 2 }, { "idempotency-key": "m-2" }, "PATCH");
+    const patch = await post(`${app.url}/payments`, { amount: 2 }, { "idempotency-key": "m-2" }, "PATCH");
+    expect(patch.headers.get("idempotent-replayed")).toBeNull();
+    expect(patch.headers.get("x-key-seen")).toBe("none");
+    expect(app.runs()).toBe(3);
+  });
+
+  it("keepResponse: a 404 it does not keep releases the key, and the retry runs again; a 201 is kept", async () => {
+    const headers = { "idempotency-key": "r-1" };
+    expect((await post(`${app.url}/payments`, { amount: 3, missing: true }, headers)).status).toBe(404);
+    const retry = await post(`${app.url}/payments`, { amount: 3 }, headers);
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get("idempotent-replayed")).toBeNull();
+    const again = await post(`${app.url}/payments`, { amount: 3 }, headers);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(app.runs()).toBe(2);
+    expect(await ledgerRows(app.ledger)).toBe(1);
+  });
+
+  it("fingerprint: a retry that differs only outside the fingerprint replays; another amount gets 422", async () => {
+    const headers = { "idempotency-key": "f-1" };
+    await post(`${app.url}/payments`, { amount: 4, note: "first" }, headers);
+    const sameAmount = await post(`${app.url}/payments`, { amount: 4, note: "second" }, headers);
+    expect(sameAmount.status).toBe(201);
+    expect(sameAmount.headers.get("idempotent-replayed")).toBe("true");
+    const otherAmount = await post(`${app.url}/payments`, { amount: 5 }, headers);
+    expect(otherAmount.status).toBe(422);
+    expect(app.runs()).toBe(1);
+  });
+
+  it("maxKeyLength: a longer key gets 400 and does not run", async () => {
+    const response = await post(`${app.url}/payments`, { amount: 1 }, { "idempotency-key": "123456789" });
+    expect(response.status).toBe(400);
+    expect(app.runs()).toBe(0);
   });
 });
