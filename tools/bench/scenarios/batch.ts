@@ -71,7 +71,7 @@ export const batchScenario: BenchScenario<typeof import("@azure/data-tables")> =
     "--skip-scale": "leave out the scale curves (transactions of 1 to 100 operations, payloads up to 4 MB)",
   },
   services: ["table"],
-  timeLimitInSec: 600,
+  timeLimitInSec: 900,
   loadSdks: () => importSdk(() => import("@azure/data-tables"), "@azure/data-tables"),
   async run({ connectionString, args, log }, { TableClient }) {
     const entities = numberFlag(args, "entities", 2000, 100);
