@@ -66,3 +66,50 @@ export function growthOf(points: readonly { readonly x: number; readonly y: numb
             : "superlinear";
   return { growth, slope: Math.round(slope * 100) / 100 || 0 }; // || 0: no -0
 }
+
+/**
+ * A ratio measured as interleaved pairs of runs (issue 27): the median of the pairs' ratios and how
+ * far they spread. On a shared machine one pair can swing either way as other work comes and goes;
+ * the median of many pairs does not, and the spread says how far a single pair could be trusted.
+ * `q1`/`q3` are the pairs' quartiles (nearest rank), `min`/`max` the extremes, `pairs` their count.
+ */
+export interface RatioSpread {
+  readonly median: number;
+  readonly q1: number;
+  readonly q3: number;
+  readonly min: number;
+  readonly max: number;
+  readonly pairs: number;
+}
+
+/**
+ * The {@link RatioSpread} of the ratios `ratios` (each one pair's), rounded to `digits` decimals;
+ * every field NaN when there are none (a figure the report then shows as n/a).
+ */
+export function ratioSpread(ratios: readonly number[], digits = 3): RatioSpread {
+  const usable = ratios.filter((r) => Number.isFinite(r));
+  const f = 10 ** digits;
+  const r = (value: number) => Math.round(value * f) / f;
+  const sorted = [...usable].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  const median =
+    sorted.length === 0 ? Number.NaN : sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  return {
+    median: r(median),
+    q1: r(percentile(usable, 25)),
+    q3: r(percentile(usable, 75)),
+    min: r(sorted[0] ?? Number.NaN),
+    max: r(sorted.at(-1) ?? Number.NaN),
+    pairs: usable.length,
+  };
+}
+
+/** The ratios `numerators[i] / denominators[i]` of pairs measured side by side. */
+export function pairRatios(numerators: readonly number[], denominators: readonly number[]): number[] {
+  return numerators.map((n, i) => n / denominators[i]!);
+}
+
+/** A spread in words for logs and reports: "0.97 (pairs 0.91-1.02 IQR, 0.8-1.3 all, n = 12)". */
+export function describeSpread(spread: RatioSpread): string {
+  return `${spread.median} (IQR ${spread.q1}–${spread.q3}, range ${spread.min}–${spread.max}, ${spread.pairs} pairs)`;
+}

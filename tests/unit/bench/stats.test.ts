@@ -1,4 +1,12 @@
-import { growthOf, jainIndex, minShareOfFair, percentile } from "../../../tools/bench/stats.js";
+import {
+  describeSpread,
+  growthOf,
+  jainIndex,
+  minShareOfFair,
+  pairRatios,
+  percentile,
+  ratioSpread,
+} from "../../../tools/bench/stats.js";
 
 describe("benchmark statistics", () => {
   it("percentiles by nearest rank", () => {
@@ -33,5 +41,20 @@ describe("benchmark statistics", () => {
         { x: 2, y: null },
       ]),
     ).toEqual({ growth: null, slope: null });
+  });
+
+  it("a ratio of interleaved pairs: the median of the pairs' ratios with their quartiles and extremes", () => {
+    // One pair hit by a burst of other work (0.2) and one flattered (2.6) move neither the median nor the IQR.
+    const ratios = pairRatios([9, 9.5, 10, 2, 26, 9.7, 10.1, 9.9], [10, 10, 10, 10, 10, 10, 10, 10]);
+    expect(ratios[3]).toBeCloseTo(0.2);
+    const spread = ratioSpread(ratios);
+    expect(spread).toEqual({ median: 0.98, q1: 0.9, q3: 1, min: 0.2, max: 2.6, pairs: 8 });
+    expect(describeSpread(spread)).toBe("0.98 (IQR 0.9–1, range 0.2–2.6, 8 pairs)");
+    expect(ratioSpread([1.2345], 2)).toEqual({ median: 1.23, q1: 1.23, q3: 1.23, min: 1.23, max: 1.23, pairs: 1 });
+    // A pair that could not be measured (NaN, a division by 0) is left out, not counted as a pair.
+    expect(ratioSpread([1, Number.NaN, Number.POSITIVE_INFINITY, 3]).pairs).toBe(2);
+    const none = ratioSpread([]);
+    expect(none.pairs).toBe(0);
+    expect(none.median).toBeNaN();
   });
 });

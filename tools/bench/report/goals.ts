@@ -184,10 +184,11 @@ const GOALS: readonly Goal[] = [
   },
   {
     scenario: "queue",
-    figure: "scaleMinRatio",
+    figure: "scaleMinCpuRatio",
     op: ">=",
     target: 0.95,
-    source: "issue 15 (every point of the scale curve)",
+    source:
+      "issue 15 (every point of the scale curve), judged on CPU per message since issue 27: the throughput pairs (`scaleMinRatio`) swing with the shared machine's other work",
     whyMissed: "See the queue section's scale table: per point, the requests and CPU per message of each side.",
   },
   {
@@ -209,6 +210,16 @@ const GOALS: readonly Goal[] = [
     target: 8,
     source: "issue 6",
     whyMissed: "A transaction's cost grows with its operations; see the batch section's curve.",
+  },
+  {
+    scenario: "batch",
+    figure: "batchedVsRawCpu",
+    op: ">=",
+    target: 0.95,
+    source:
+      "issue 27, judged on CPU per entity (this process and Azurite; median of interleaved slice pairs): at one request in flight a quiet machine's rate is its inverse, and a shared machine's other work does not move it as it moves the rates (`batchedVsRaw`, reported beside it)",
+    whyMissed:
+      "Every entity `writeBatch()` writes carries the transaction's write id (`_writeId`, the exactly-once read-back of a lost answer): one more property for the SDK to serialise and the service to parse and store. See the batch section's CPU per entity.",
   },
   {
     scenario: "files",

@@ -3,7 +3,8 @@
  *
  * - Uncontended: acquire + release cycles per second, raw SDK (2 requests) against the library
  *   (3 once warm: the acquire, the record write conditional on the record it wrote last, the
- *   release): `uncontendedRatio` = library / raw.
+ *   release): `uncontendedRatio` = library / raw, the median of eight interleaved pairs (with
+ *   `uncontendedRatioSpread`).
  * - Contention (./lock-contention.ts): 8 contenders in 4 processes take one blob lock in a loop, with
  *   the library's defaults and with the anchor's raw loop (DistributedLock: try to acquire, on 409
  *   sleep 250-1000 ms). The library's figures are at the top level; the anchor's in `anchor`, with
@@ -27,7 +28,8 @@ import { listLocks } from "azure-storage-concurrency/lease";
 import { numberFlag, stringFlag, UsageError } from "../../internal/args.js";
 import { importSdk } from "../../internal/sdk.js";
 import { createFaultProxy } from "azure-storage-concurrency/testing";
-import { round, type BenchScenario } from "../harness.js";
+import { median, round, type BenchScenario } from "../harness.js";
+import { pairRatios, ratioSpread } from "../stats.js";
 import { contend, summarise, type ContendSettings } from "./lock-contention.js";
 
 async function cyclesPerSec(seconds: number, cycle: () => Promise<void>): Promise<number> {
@@ -138,19 +140,29 @@ export const lockScenario: BenchScenario<typeof import("@azure/storage-blob")> =
       const raw = container.getBlockBlobClient("raw");
       await raw.upload("", 0);
       const uncontended = blobLock(container, "library", { durationInSeconds: 15 });
-      let rawCycles = 0;
-      let libraryCycles = 0;
-      for (let slice = 0; slice < 4; slice++) {
-        rawCycles += await cyclesPerSec(0.75, async () => {
-          const lease = raw.getBlobLeaseClient(randomUUID());
-          await lease.acquireLease(15);
-          await lease.releaseLease();
-        });
-        libraryCycles += await cyclesPerSec(0.75, async () => (await uncontended.acquire()).release());
+      // Eight slices, each a pair (raw, then library, or the other way round): `uncontendedRatio` is
+      // the median of the pairs' ratios, with their spread (issue 27).
+      const rawRates: number[] = [];
+      const libraryRates: number[] = [];
+      const rawCycle = async () => {
+        const lease = raw.getBlobLeaseClient(randomUUID());
+        await lease.acquireLease(15);
+        await lease.releaseLease();
+      };
+      const libraryCycle = async () => (await uncontended.acquire()).release();
+      for (let slice = 0; slice < 8; slice++) {
+        if (slice % 2 === 0) {
+          rawRates.push(await cyclesPerSec(0.375, rawCycle));
+          libraryRates.push(await cyclesPerSec(0.375, libraryCycle));
+        } else {
+          libraryRates.push(await cyclesPerSec(0.375, libraryCycle));
+          rawRates.push(await cyclesPerSec(0.375, rawCycle));
+        }
       }
-      const rawCyclePerSec = round(rawCycles / 4, 1);
-      const libraryCyclePerSec = round(libraryCycles / 4, 1);
-      const uncontendedRatio = round(libraryCyclePerSec / rawCyclePerSec, 2);
+      const rawCyclePerSec = round(median(rawRates), 1);
+      const libraryCyclePerSec = round(median(libraryRates), 1);
+      const uncontendedRatioSpread = ratioSpread(pairRatios(libraryRates, rawRates));
+      const uncontendedRatio = round(uncontendedRatioSpread.median, 2);
       log(
         `uncontended: raw SDK ${rawCyclePerSec} cycles/s, library ${libraryCyclePerSec} cycles/s (${uncontendedRatio}x)`,
       );
@@ -230,6 +242,7 @@ export const lockScenario: BenchScenario<typeof import("@azure/storage-blob")> =
         processes,
         ...library,
         uncontendedRatio,
+        uncontendedRatioSpread,
         rawCyclePerSec,
         libraryCyclePerSec,
         anchorHandoffMedianMs: anchor.handoffMedianMs,

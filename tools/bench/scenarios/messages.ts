@@ -27,6 +27,7 @@ import { importSdk } from "../../internal/sdk.js";
 import { setTimeout as sleep } from "node:timers/promises";
 import { ClaimCheck } from "azure-storage-concurrency/claim-check";
 import { median, round, type BenchScenario } from "../harness.js";
+import { pairRatios, ratioSpread, type RatioSpread } from "../stats.js";
 import { measureOutbox } from "./messages-outbox.js";
 
 const KiB = 1024;
@@ -40,6 +41,8 @@ interface SizePoint {
   readonly rawMedianMs: number | null;
   /** Raw / claim-check cycles per second (null without raw). */
   readonly ratio: number | null;
+  /** The same per interleaved pair of cycles: median, interquartile range and extremes (null without raw). */
+  readonly ratioSpread: RatioSpread | null;
   readonly claimCheckBytesPerSec: number;
 }
 
@@ -154,6 +157,7 @@ export const messagesScenario: BenchScenario<{
           claimCheckMedianMs: round(claimMedian, 2),
           rawMedianMs: rawMedian === null ? null : round(rawMedian, 2),
           ratio: rawMedian === null ? null : round(rawMedian / claimMedian, 3),
+          ratioSpread: fits ? ratioSpread(pairRatios(rawMs, claimMs)) : null,
           claimCheckBytesPerSec: round(bytes / (claimMedian / 1000), 0),
         };
         sizes.push(point);
@@ -174,6 +178,7 @@ export const messagesScenario: BenchScenario<{
       return {
         samples,
         claimCheckSmallRatio: at(KiB).ratio,
+        claimCheckSmallRatioSpread: at(KiB).ratioSpread,
         claimCheckRatio48KiB: at(48 * KiB).ratio,
         claimCheckBytesPerSec1MiB: at(MiB).claimCheckBytesPerSec,
         claimCheckBytesPerSec16MiB: at(16 * MiB).claimCheckBytesPerSec,

@@ -20,6 +20,7 @@ import { join } from "node:path";
 import type { QueueClient } from "@azure/storage-queue";
 import { QueueConsumer } from "azure-storage-concurrency/queue";
 import { median, round } from "../harness.js";
+import { describeSpread, ratioSpread } from "../stats.js";
 import { spawnBenchWorker } from "../workers.js";
 
 /** How a worker of the scale curve is started. */
@@ -247,6 +248,11 @@ async function measurePoint(options: Options, processes: number, concurrency: nu
   for (let i = 0; i < ratios.length; i += 2) {
     blocks.push(i + 1 < ratios.length ? Math.sqrt(ratios[i]! * ratios[i + 1]!) : ratios[i]!);
   }
+  // The same pairs on CPU per message (clients + Azurite): other work on a shared machine stretches
+  // a run's wall clock, not the CPU it takes, so these ratios spread far less (issue 27).
+  const cpuOf = (d: Drain) =>
+    d.serverCpuMsPerMessage === null ? Number.NaN : d.clientCpuMsPerMessage + d.serverCpuMsPerMessage;
+  const cpuRatios = pairs.map((p) => round(cpuOf(p.raw) / cpuOf(p.consumer), 3));
   return {
     processes,
     concurrency,
@@ -256,6 +262,8 @@ async function measurePoint(options: Options, processes: number, concurrency: nu
     ratio: round(median(blocks), 3),
     /** The ratio of each pair, in order: how far a single pair can be trusted. */
     ratios,
+    /** The pairs' ratios as a median with their interquartile range and extremes. */
+    ratioSpread: ratioSpread(ratios),
     /** Messages per second of each pair's runs, in the order they ran. */
     pairs: pairs.map((p, r) =>
       (r % 2 === 0 ? [p.raw, p.consumer] : [p.consumer, p.raw]).map((d) => round(d.perSec, 1)),
@@ -274,6 +282,9 @@ async function measurePoint(options: Options, processes: number, concurrency: nu
               (consumer.clientCpuMsPerMessage + consumer.serverCpuMsPerMessage),
             3,
           ),
+    /** Each pair's raw CPU per message over the consumer's (null on an account), with their spread. */
+    cpuRatios: cpuRatios.some((r) => Number.isNaN(r)) ? null : cpuRatios,
+    cpuRatioSpread: cpuRatios.some((r) => Number.isNaN(r)) ? null : ratioSpread(cpuRatios),
     clientCpuMsPerMessage: { raw: raw.clientCpuMsPerMessage, consumer: consumer.clientCpuMsPerMessage },
     serverCpuMsPerMessage: { raw: raw.serverCpuMsPerMessage, consumer: consumer.serverCpuMsPerMessage },
     requestsPerMessage: { raw: raw.requestsPerMessage, consumer: consumer.requestsPerMessage },
@@ -293,7 +304,8 @@ export async function queueScale(options: Options) {
       };
       options.log(
         `scale: ${processes} process${processes === 1 ? "" : "es"} × ${concurrency} in flight: raw ${point.rawPerSec} msg/s, ` +
-          `consumer ${point.perSec} msg/s, ratio ${point.ratio} (pairs ${point.ratios.join(", ")}; CPU ratio ${point.cpuRatio ?? "n/a"}); ` +
+          `consumer ${point.perSec} msg/s, ratio ${point.ratio} (pairs ${describeSpread(point.ratioSpread)}; CPU ratio ${point.cpuRatio ?? "n/a"}, ` +
+          `pairs ${point.cpuRatioSpread ? describeSpread(point.cpuRatioSpread) : "n/a"}); ` +
           `raw ${requests("raw")}, CPU ms/msg client ${point.clientCpuMsPerMessage.raw} Azurite ${point.serverCpuMsPerMessage.raw ?? "n/a"}; ` +
           `consumer ${requests("consumer")}, CPU ms/msg client ${point.clientCpuMsPerMessage.consumer} Azurite ${point.serverCpuMsPerMessage.consumer ?? "n/a"}`,
       );

@@ -6,7 +6,8 @@
  *   permit (`blobSemaphore`, 3 once warm: the slot's acquire, its record write on the ETag this
  *   object wrote last, the release) and of the lock (`blobLock`, the same 3), in alternating slices
  *   so that a busy moment of the machine hits all alike: `uncontendedRatio` = permit / raw,
- *   `permitToLockRatio` = permit / lock (cycles per second: 1 is as fast).
+ *   `permitToLockRatio` = permit / lock (cycles per second: 1 is as fast), each the median of the
+ *   eight slices' pairs, with its spread (`…Spread`).
  * - Contention (./semaphore-contention.ts): `--contenders` (8) in `--processes` (4) take one of
  *   `--permits` (2) in a loop, with the library and with the raw SDK loop one writes without it (try
  *   each slot, then sleep 250-1000 ms). The library's figures are at the top level
@@ -23,7 +24,8 @@ import { blobLock } from "azure-storage-concurrency/lease";
 import { blobSemaphore } from "azure-storage-concurrency/semaphore";
 import { numberFlag, stringFlag, UsageError } from "../../internal/args.js";
 import { importSdk } from "../../internal/sdk.js";
-import { round, type BenchScenario } from "../harness.js";
+import { median, round, type BenchScenario } from "../harness.js";
+import { pairRatios, ratioSpread } from "../stats.js";
 import { contendForPermits, type PermitRoundSettings } from "./semaphore-contention.js";
 
 /** Cycles per second of `cycle`, run back to back for `seconds`. */
@@ -81,7 +83,7 @@ export const semaphoreScenario: BenchScenario<typeof import("@azure/storage-blob
     "--poll <ms>": "the semaphore's poll interval while waiting (default: the library's)",
     "--matrix <list>": "contenders x permits of the matrix rounds (default 8x2,8x4,32x2,32x4; 0 to skip)",
     "--matrix-seconds <n>": "length of each matrix round (default 5)",
-    "--cycle-seconds <n>": "length of each uncontended measure, in four slices (default 3)",
+    "--cycle-seconds <n>": "length of each uncontended measure, in eight slices (default 3)",
   },
   services: ["blob"],
   loadSdks: () => importSdk(() => import("@azure/storage-blob"), "@azure/storage-blob"),
@@ -107,22 +109,33 @@ export const semaphoreScenario: BenchScenario<typeof import("@azure/storage-blob
       await raw.upload("", 0);
       const semaphore = blobSemaphore(container, "uncontended", { maxCount: 2, durationInSeconds: 15 });
       const lock = blobLock(container, "uncontended-lock", { durationInSeconds: 15 });
-      const rates = { raw: 0, permit: 0, lock: 0 };
-      const slice = cycleSeconds / 4;
-      for (let i = 0; i < 4; i++) {
-        rates.raw += await cyclesPerSec(slice, async () => {
+      // Eight slices, the three ways in a rotating order in each: the ratios are medians of the
+      // slices' pairs, reported with their spread (issue 27).
+      const rates = { raw: [] as number[], permit: [] as number[], lock: [] as number[] };
+      const cycles = {
+        raw: async () => {
           const lease = raw.getBlobLeaseClient(randomUUID());
           await lease.acquireLease(15);
           await lease.releaseLease();
-        });
-        rates.permit += await cyclesPerSec(slice, async () => (await semaphore.acquire()).release());
-        rates.lock += await cyclesPerSec(slice, async () => (await lock.acquire()).release());
+        },
+        permit: async () => (await semaphore.acquire()).release(),
+        lock: async () => (await lock.acquire()).release(),
+      };
+      const ways = ["raw", "permit", "lock"] as const;
+      const slice = cycleSeconds / 8;
+      for (let i = 0; i < 8; i++) {
+        for (let k = 0; k < ways.length; k++) {
+          const way = ways[(i + k) % ways.length]!;
+          rates[way].push(await cyclesPerSec(slice, cycles[way]));
+        }
       }
-      const rawCyclePerSec = round(rates.raw / 4, 1);
-      const permitCyclePerSec = round(rates.permit / 4, 1);
-      const lockCyclePerSec = round(rates.lock / 4, 1);
-      const uncontendedRatio = round(permitCyclePerSec / rawCyclePerSec, 2);
-      const permitToLockRatio = round(permitCyclePerSec / lockCyclePerSec, 2);
+      const rawCyclePerSec = round(median(rates.raw), 1);
+      const permitCyclePerSec = round(median(rates.permit), 1);
+      const lockCyclePerSec = round(median(rates.lock), 1);
+      const uncontendedRatioSpread = ratioSpread(pairRatios(rates.permit, rates.raw));
+      const permitToLockRatioSpread = ratioSpread(pairRatios(rates.permit, rates.lock));
+      const uncontendedRatio = round(uncontendedRatioSpread.median, 2);
+      const permitToLockRatio = round(permitToLockRatioSpread.median, 2);
       log(
         `uncontended: raw lease ${rawCyclePerSec} cycles/s, permit ${permitCyclePerSec}/s (${uncontendedRatio}x raw), ` +
           `lock ${lockCyclePerSec}/s (permit ${permitToLockRatio}x lock)`,
@@ -171,10 +184,12 @@ export const semaphoreScenario: BenchScenario<typeof import("@azure/storage-blob
       return {
         ...figures,
         uncontendedRatio,
+        uncontendedRatioSpread,
         rawCyclePerSec,
         permitCyclePerSec,
         lockCyclePerSec,
         permitToLockRatio,
+        permitToLockRatioSpread,
         anchorRequestsPerWaiterPerSec: anchor.requestsPerWaiterPerSec,
         anchorLongestWaitToMeanWait: anchor.longestWaitToMeanWait,
         anchorWaitMedianMs: anchor.waitMedianMs,

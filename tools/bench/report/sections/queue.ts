@@ -21,10 +21,26 @@ interface ScalePoint {
   readonly cpuRatio?: number | null;
   /** The ratio of each raw/consumer pair of runs (older results have none). */
   readonly ratios?: readonly number[];
+  /** The pairs' ratios as median, interquartile range and extremes (issue 27; older results have none). */
+  readonly ratioSpread?: Spread;
+  /** The same on CPU per message (null on an account). */
+  readonly cpuRatioSpread?: Spread | null;
   readonly clientCpuMsPerMessage: { readonly raw: number; readonly consumer: number };
   readonly serverCpuMsPerMessage: { readonly raw: number | null; readonly consumer: number | null };
   readonly requestsPerMessage?: { readonly raw: Requests; readonly consumer: Requests };
 }
+
+interface Spread {
+  readonly median: number;
+  readonly q1: number;
+  readonly q3: number;
+  readonly min: number;
+  readonly max: number;
+}
+
+/** A spread as the table shows it: the interquartile range, then the extremes. */
+const spread = (s: Spread | null | undefined) =>
+  s ? `${fmt(s.q1)}–${fmt(s.q3)} (all ${fmt(s.min)}–${fmt(s.max)})` : undefined;
 
 interface Requests {
   readonly total: number;
@@ -70,15 +86,18 @@ export const queueSection: SectionWriter = (result) => {
   }
   const scale = (Array.isArray(get(result, "scale")) ? get(result, "scale") : []) as ScalePoint[];
   const concurrencies = [...new Set(scale.map((p) => p.concurrency))];
-  const missed = scale.filter((p) => p.ratio < 0.95);
+  // The goal is judged on CPU per message where it was measured (issue 27: the pairs' throughput
+  // ratios swung 0.79-1.38 within one point on a shared machine), else on the throughput ratio.
+  const judged = (p: ScalePoint) => p.cpuRatio ?? p.ratio;
+  const missed = scale.filter((p) => judged(p) < 0.95);
   const growth = get(result, "scaleGrowth") as { growth?: string | null; slope?: number | null } | undefined;
   if (scale.length > 0) {
     reading.push(
       `Over 1 to ${fmt(Math.max(...scale.map((p) => p.processes)))} consumer processes (32 in flight each), the consumer's rate grows ${growth?.growth ?? "n/a"}${growth?.slope == null ? "" : ` (log-log slope ${fmt(growth.slope)})`}: on this 2-core machine the processes share the CPUs with Azurite, so more processes add little. ` +
         (missed.length === 0
-          ? "The consumer reached ≥ 0.95 of the raw loop at every point."
-          : `The consumer fell below 0.95 of the raw loop at ${missed.map((p) => `${fmt(p.processes)}×${fmt(p.concurrency)} (${fmt(p.ratio)})`).join(", ")}; the table below gives the requests and the CPU per message of each side, which bound it.`) +
-        " Each point is the median of raw/consumer pairs of runs by the same worker processes, alternating which goes first; the spread of the pairs' ratios says how far one pair can be trusted on a loaded machine, and the CPU ratio (the raw loop's CPU per message, clients and Azurite, over the consumer's) is the ratio a CPU-bound machine allows, which other work moves less.",
+          ? "The consumer reached ≥ 0.95 of the raw loop at every point, judged on CPU per message (`scaleMinCpuRatio`)."
+          : `The consumer fell below 0.95 of the raw loop at ${missed.map((p) => `${fmt(p.processes)}×${fmt(p.concurrency)} (${fmt(judged(p))})`).join(", ")}, judged on CPU per message (\`scaleMinCpuRatio\`); the table below gives the requests and the CPU per message of each side, which bound it.`) +
+        " Each point is the median of raw/consumer pairs of runs by the same worker processes, alternating which goes first; the spread of the pairs' ratios (interquartile range, then all) says how far one pair can be trusted on a loaded machine. The goal is judged on the CPU ratio (the raw loop's CPU per message, clients and Azurite, over the consumer's): it is the ratio a CPU-bound machine allows, and other work on a shared machine slows the clock without adding to it, so its pairs spread far less than the throughput pairs (`scaleMinRatio`, reported beside it).",
     );
   }
   const memory = (path: string) => num(result, `memory.${path}`);
@@ -190,9 +209,10 @@ export const queueSection: SectionWriter = (result) => {
                 "processes × in flight",
                 "raw msg/s",
                 "consumer msg/s",
-                "ratio (goal ≥ 0.95)",
-                "pairs' ratios",
-                "CPU ratio",
+                "ratio",
+                "pairs' ratios (IQR)",
+                "CPU ratio (goal ≥ 0.95)",
+                "pairs' CPU ratios (IQR)",
                 "requests raw",
                 "requests consumer",
                 "CPU raw",
@@ -203,8 +223,10 @@ export const queueSection: SectionWriter = (result) => {
                 fmt(p.rawPerSec),
                 fmt(p.perSec),
                 fmt(p.ratio),
-                p.ratios ? `${fmt(Math.min(...p.ratios))}–${fmt(Math.max(...p.ratios))}` : "n/a",
+                spread(p.ratioSpread) ??
+                  (p.ratios ? `${fmt(Math.min(...p.ratios))}–${fmt(Math.max(...p.ratios))}` : "n/a"),
                 fmt(p.cpuRatio ?? undefined),
+                spread(p.cpuRatioSpread) ?? "n/a",
                 requests(p.requestsPerMessage?.raw),
                 requests(p.requestsPerMessage?.consumer),
                 `${fmt(p.serverCpuMsPerMessage.raw ?? undefined)} / ${fmt(p.clientCpuMsPerMessage.raw)}`,
