@@ -191,6 +191,39 @@ export function lost(claim: IdempotencyClaim, operation: string, cause: unknown)
   );
 }
 
+/**
+ * The row read back after a claim that wrote no record (`etag` undefined) failed to insert its done
+ * mark: a done record of another delivery, still within its retention, means that delivery
+ * committed first. This claim's effects are discarded whole (they were in the failed transaction)
+ * and its message is a duplicate: `IdempotencyClaimLostError` with reason `"key-done"`. Anything
+ * else (a live claim of another consumer, an expired record) stays `"record-changed"`: the message
+ * comes back, and its next delivery claims the key before it runs.
+ */
+export function lostToRow(
+  claim: IdempotencyClaim,
+  operation: string,
+  cause: unknown,
+  current: InboxEntity | undefined,
+  nowMs: number,
+): IdempotencyClaimLostError {
+  const expiresOnMs = dateOf(current?.ExpiresOn)?.getTime();
+  if (claim.etag !== undefined || current?.Status !== "done" || (expiresOnMs !== undefined && expiresOnMs <= nowMs)) {
+    return lost(claim, operation, cause);
+  }
+  return new IdempotencyClaimLostError(
+    `Idempotency key '${claim.key}' was marked done by another delivery (message '${current.MessageId ?? "unknown"}') ` +
+      "before this one's done mark: this delivery's effects were not written, and its message is a duplicate.",
+    {
+      key: claim.key,
+      reason: "key-done",
+      result: parseResult(current.Result),
+      statusCode: statusOf(cause),
+      serviceCode: serviceCodeOf(cause),
+      cause,
+    },
+  );
+}
+
 export function dateOf(value: Date | string | undefined): Date | undefined {
   if (value === undefined) return undefined;
   const date = value instanceof Date ? value : new Date(value);
