@@ -105,9 +105,11 @@ describe("the memory store's deferred claims", () => {
     if (a.status !== "claimed" || b.status !== "claimed") throw new Error("not claimed");
     const applied: string[] = [];
     await store.complete(b.claim, { result: "by b", effects: [() => applied.push("b")] });
-    const lost = await store.complete(a.claim, { result: "by a", effects: [() => applied.push("a")] }).catch((e) => e);
+    const lost = await store
+      .complete(a.claim, { result: "by a", effects: [() => applied.push("a")] })
+      .catch((e: unknown) => e);
     expect(isIdempotencyClaimLostError(lost) && lost.reason).toBe("key-done");
-    expect(lost.result).toBe("by b");
+    expect(isIdempotencyClaimLostError(lost) && lost.result).toBe("by b");
     expect(applied).toEqual(["b"]);
     expect(store.inspect("order-1")).toMatchObject({ status: "done", result: "by b" });
   });
@@ -120,7 +122,7 @@ describe("the memory store's deferred claims", () => {
     if (a.status !== "claimed" || b.status !== "claimed") throw new Error("not claimed");
     await store.complete(b.claim);
     now = 2_000;
-    const lost = await store.complete(a.claim).catch((e) => e);
+    const lost = await store.complete(a.claim).catch((e: unknown) => e);
     expect(isIdempotencyClaimLostError(lost) && lost.reason).toBe("record-changed");
   });
 });
