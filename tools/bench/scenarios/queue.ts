@@ -295,14 +295,20 @@ export const queueScenario: BenchScenario<{
         const inbox = TableClient.fromConnectionString(connectionString, `benchinbox${tag}${r}`, {
           allowInsecureConnection: true,
         });
+        // The keyed runs use the same bodies as keys: each gets an inbox of its own, or the second would
+        // find every key done by the first.
+        const tablesOnlyInbox = TableClient.fromConnectionString(connectionString, `benchinbox${tag}${r}t`, {
+          allowInsecureConnection: true,
+        });
         await inbox.createTable();
-        inboxes.push(inbox);
+        await tablesOnlyInbox.createTable();
+        inboxes.push(inbox, tablesOnlyInbox);
         const kinds: Record<keyof Round, () => Promise<Run>> = {
           raw: () => rawRun(queue, messages, concurrency),
           consumer: () => consumerRun(queue, messages, concurrency, undefined),
           idempotent: () => consumerRun(queue, messages, concurrency, inbox),
           idempotentKeyed: () => consumerRun(queue, messages, concurrency, inbox, true),
-          idempotentKeyedTablesOnly: () => consumerRun(queue, messages, concurrency, inbox, true, true),
+          idempotentKeyedTablesOnly: () => consumerRun(queue, messages, concurrency, tablesOnlyInbox, true, true),
         };
         const order = KINDS.map((_, i) => KINDS[(i + r) % KINDS.length]!);
         const round: Partial<Round> = {};
