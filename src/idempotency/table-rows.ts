@@ -197,7 +197,9 @@ export function lost(claim: IdempotencyClaim, operation: string, cause: unknown)
  * committed first. This claim's effects are discarded whole (they were in the failed transaction)
  * and its message is a duplicate: `IdempotencyClaimLostError` with reason `"key-done"`. Anything
  * else (a live claim of another consumer, an expired record) stays `"record-changed"`: the message
- * comes back, and its next delivery claims the key before it runs.
+ * comes back, and its next delivery claims the key before it runs. So does a record done by a later
+ * delivery of this very message: the queue handed it out again, so this delivery lost it (its
+ * holder reports `ownershipLost`, it does not delete a message that is no longer its own).
  */
 export function lostToRow(
   claim: IdempotencyClaim,
@@ -207,7 +209,9 @@ export function lostToRow(
   nowMs: number,
 ): IdempotencyClaimLostError {
   const expiresOnMs = dateOf(current?.ExpiresOn)?.getTime();
-  if (claim.etag !== undefined || current?.Status !== "done" || (expiresOnMs !== undefined && expiresOnMs <= nowMs)) {
+  const sameMessage = current?.MessageId === (claim as Partial<TableClaim>).messageId;
+  const expired = expiresOnMs !== undefined && expiresOnMs <= nowMs;
+  if (claim.etag !== undefined || current?.Status !== "done" || expired || sameMessage) {
     return lost(claim, operation, cause);
   }
   return new IdempotencyClaimLostError(

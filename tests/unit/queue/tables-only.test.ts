@@ -50,14 +50,16 @@ describe("a key claimed only with its done mark", () => {
 
 describe("a done mark's insert that found a record (Table store)", () => {
   const now = Date.parse("2026-01-01T00:00:00Z");
-  const deferred: IdempotencyClaim = {
+  const deferred = {
     key: "order-1",
     partitionKey: "order-1",
     rowKey: "inbox:order-1",
     etag: undefined,
     expiresOn: new Date(now + 30_000),
     owner: "me",
-  };
+    messageId: "m-1",
+    dequeueCount: 1,
+  } as IdempotencyClaim;
   const conflict = Object.assign(new Error("EntityAlreadyExists"), { statusCode: 409 });
   const row = (fields: Record<string, unknown>) =>
     ({ partitionKey: "order-1", rowKey: "inbox:order-1", etag: "e", ...fields }) as InboxEntity;
@@ -78,6 +80,10 @@ describe("a done mark's insert that found a record (Table store)", () => {
     ],
     ["a done record past its retention (the key counts as new)", row({ Status: "done", ExpiresOn: new Date(now - 1) })],
     ["no row (deleted in between)", undefined],
+    [
+      "done by a later delivery of this same message (the queue handed it out again: this delivery lost it)",
+      row({ Status: "done", MessageId: "m-1", DequeueCount: 2, ExpiresOn: new Date(now + 60_000) }),
+    ],
   ])("%s: the claim is lost, not a duplicate", (_name, current) => {
     expect(lostToRow(deferred, "complete", conflict, current, now).reason).toBe("record-changed");
   });
