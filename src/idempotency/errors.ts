@@ -105,14 +105,18 @@ export function isIdempotencyInProgressError(error: unknown): error is Idempoten
  * Why an idempotency claim was given up: `"record-changed"`, its record changed since it was
  * claimed (another caller took it over after it expired) or is gone; `"expiry-guard"`, no extension
  * succeeded in time, so the claim may expire and go to another caller at any moment (the holder
- * gives it up before it can, as a lock gives up its lease).
+ * gives it up before it can, as a lock gives up its lease); `"key-done"`, a claim that wrote no record
+ * (a first delivery's, see `ClaimRequest.firstDelivery`) found the key done by another delivery when
+ * its done mark was to be inserted: that delivery committed first, this one's effects are discarded
+ * whole and its message is a duplicate.
  */
-export type IdempotencyClaimLossReason = "record-changed" | "expiry-guard";
+export type IdempotencyClaimLossReason = "record-changed" | "expiry-guard" | "key-done";
 
 /**
  * An idempotency claim is no longer this caller's: its record changed since it was claimed
  * (another consumer took it over after it expired), or it was deleted (`reason` `"record-changed"`);
- * or no extension succeeded before the claim could expire (`"expiry-guard"`). Thrown by
+ * or no extension succeeded before the claim could expire (`"expiry-guard"`); or a claim that wrote
+ * no record found the key done by another delivery (`"key-done"`, with that record's `result`). Thrown by
  * {@link IdempotencyStore} `extend` and `complete`, and by `idempotent()`; nothing was written when
  * it is thrown. `idempotent()` aborts `fn`'s signal with it.
  */
@@ -121,12 +125,15 @@ export class IdempotencyClaimLostError extends StorageConcurrencyError {
   readonly key: string;
   /** Why the claim was given up. */
   readonly reason: IdempotencyClaimLossReason;
+  /** With `reason` `"key-done"`: the result kept by the delivery that marked the key done. */
+  readonly result: unknown;
 
   constructor(
     message: string,
     options: {
       key: string;
       reason?: IdempotencyClaimLossReason | undefined;
+      result?: unknown;
       statusCode?: number | undefined;
       serviceCode?: string | undefined;
       cause?: unknown;
@@ -141,6 +148,7 @@ export class IdempotencyClaimLostError extends StorageConcurrencyError {
     this.name = "IdempotencyClaimLostError";
     this.key = options.key;
     this.reason = options.reason ?? "record-changed";
+    this.result = options.result;
   }
 }
 

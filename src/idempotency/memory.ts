@@ -273,7 +273,17 @@ export class MemoryIdempotencyStore implements IdempotencyStore<MemoryEffect> {
 
   #createForPending(claim: IdempotencyClaim): MemoryRecord {
     const delivery = claim as Partial<PendingClaim>;
-    if (this.#records.has(recordId(claim.partitionKey, claim.key))) throw this.#lost(claim, "complete");
+    const existing = this.#records.get(recordId(claim.partitionKey, claim.key));
+    const live = existing?.doneExpiresOnMs === undefined || existing.doneExpiresOnMs > this.#now();
+    if (existing?.status === "done" && live && existing.messageId !== delivery.messageId) {
+      // Another message's delivery committed first: this one's effects are discarded, its message is a
+      // duplicate. (Done by a later delivery of this same message: this one lost it, as in the Table store.)
+      throw new IdempotencyClaimLostError(
+        `Idempotency key '${claim.key}' was marked done by another delivery (message '${existing.messageId}') before this one's done mark.`,
+        { key: claim.key, reason: "key-done", result: parse(existing.resultJson) },
+      );
+    }
+    if (existing) throw this.#lost(claim, "complete");
     return {
       status: "claimed",
       owner: claim.owner,

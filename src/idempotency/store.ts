@@ -31,6 +31,13 @@
  * (a redelivery of the same message, received because this consumer lost it). That saves one
  * request per message and changes no guarantee.
  *
+ * The same deferred claim serves any key when every effect of the handler is committed with the
+ * done mark (the consumer's `idempotency.effects: "tables-only"`, issue 27): another delivery of the
+ * key (a producer's duplicate, a redelivery) may then run at the same time, but only one done mark
+ * can be inserted, and the effects travel in its atomic write, so the loser's effects are discarded
+ * whole. Its `complete` throws {@link IdempotencyClaimLostError} with reason `"key-done"` (and the
+ * winner's result) when it finds the key done by another delivery: its message is a duplicate.
+ *
  * Implementations: {@link TableIdempotencyStore} (Azure Table Storage, the inbox table) and
  * {@link MemoryIdempotencyStore} (one process; tests).
  */
@@ -54,8 +61,11 @@ export interface ClaimRequest {
   /** How long the claim lasts unless extended (the consumer uses the visibility timeout). */
   readonly ttlInMs: number;
   /**
-   * The key is the message id and this is the message's first delivery (`dequeueCount` 1): no
-   * record can exist yet, so the store may defer writing one until the done mark.
+   * Write no record now: the done mark creates it, as an insert that fails if the key has a record
+   * by then. The consumer sets it on a message's first delivery (`dequeueCount` 1) when the key is
+   * the message id (no record can exist yet), or when the handler's effects are tables-only (a
+   * record may exist: `complete` then fails, with reason `"key-done"` when the key is done). A store
+   * may ignore it and claim as usual.
    * @default false
    */
   readonly firstDelivery?: boolean;

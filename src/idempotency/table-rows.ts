@@ -191,6 +191,43 @@ export function lost(claim: IdempotencyClaim, operation: string, cause: unknown)
   );
 }
 
+/**
+ * The row read back after a claim that wrote no record (`etag` undefined) failed to insert its done
+ * mark: a done record of another delivery, still within its retention, means that delivery
+ * committed first. This claim's effects are discarded whole (they were in the failed transaction)
+ * and its message is a duplicate: `IdempotencyClaimLostError` with reason `"key-done"`. Anything
+ * else (a live claim of another consumer, an expired record) stays `"record-changed"`: the message
+ * comes back, and its next delivery claims the key before it runs. So does a record done by a later
+ * delivery of this very message: the queue handed it out again, so this delivery lost it (its
+ * holder reports `ownershipLost`, it does not delete a message that is no longer its own).
+ */
+export function lostToRow(
+  claim: IdempotencyClaim,
+  operation: string,
+  cause: unknown,
+  current: InboxEntity | undefined,
+  nowMs: number,
+): IdempotencyClaimLostError {
+  const expiresOnMs = dateOf(current?.ExpiresOn)?.getTime();
+  const sameMessage = current?.MessageId === (claim as Partial<TableClaim>).messageId;
+  const expired = expiresOnMs !== undefined && expiresOnMs <= nowMs;
+  if (claim.etag !== undefined || current?.Status !== "done" || expired || sameMessage) {
+    return lost(claim, operation, cause);
+  }
+  return new IdempotencyClaimLostError(
+    `Idempotency key '${claim.key}' was marked done by another delivery (message '${current.MessageId ?? "unknown"}') ` +
+      "before this one's done mark: this delivery's effects were not written, and its message is a duplicate.",
+    {
+      key: claim.key,
+      reason: "key-done",
+      result: parseResult(current.Result),
+      statusCode: statusOf(cause),
+      serviceCode: serviceCodeOf(cause),
+      cause,
+    },
+  );
+}
+
 export function dateOf(value: Date | string | undefined): Date | undefined {
   if (value === undefined) return undefined;
   const date = value instanceof Date ? value : new Date(value);

@@ -44,6 +44,7 @@ import {
   isConcurrencyOutcome,
   isOwnClaim,
   lost,
+  lostToRow,
   parseResult,
   recordOf,
   ROW_KEY_PREFIX_SEPARATOR,
@@ -277,7 +278,7 @@ export class TableIdempotencyStore implements IdempotencyStore<TransactionAction
       if (claim.etag === undefined ? !current : current?.Status === "claimed" && current.etag === claim.etag) {
         throw error; // an effect failed: not a claim problem
       }
-      throw lost(claim, "complete", error);
+      throw lostToRow(claim, "complete", error, current, Date.now());
     }
   }
 

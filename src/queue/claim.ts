@@ -247,7 +247,7 @@ export class MessageReception<T, TEffect> {
       messageId: message.messageId,
       dequeueCount: message.dequeueCount,
       ttlInMs: options.visibilityTimeoutInSeconds * 1000,
-      firstDelivery: idempotency.keyIsMessageId && work.carriedKey === undefined && message.dequeueCount === 1,
+      firstDelivery: claimIsDeferred(idempotency, work),
     };
     for (;;) {
       let outcome;
@@ -321,6 +321,32 @@ export class MessageReception<T, TEffect> {
       return false;
     }
   }
+}
+
+/**
+ * Whether a message's key is claimed only with its done mark (a `firstDelivery` claim: nothing is
+ * written before the handler runs; the done mark is an insert that fails if the key has a record).
+ * Only on a first delivery (a redelivery is claimed, so that a done key is recognised without
+ * running the handler, and so that poisoning asks the store first), and only when no other
+ * delivery can apply effects twice:
+ * - the key is the message id, not one carried by the message: no other delivery of it can exist
+ *   yet (a redelivery only comes once this consumer's hold has run out), so even external effects
+ *   happen once;
+ * - or the handler declared `effects: "tables-only"`: another delivery of the key (a producer's
+ *   duplicate) may run at the same time, but effects apply only in the done mark's transaction, and
+ *   of two inserts of one record exactly one succeeds (issue 27).
+ * A message whose claim-check payload is gone is settled by the store's answer alone: it is claimed.
+ */
+export function claimIsDeferred(
+  idempotency: { readonly keyIsMessageId: boolean; readonly tablesOnlyEffects: boolean },
+  work: {
+    readonly message: { readonly dequeueCount: number };
+    readonly carriedKey: string | undefined;
+    readonly payloadGone: boolean;
+  },
+): boolean {
+  if (work.message.dequeueCount !== 1 || work.payloadGone) return false;
+  return idempotency.tablesOnlyEffects || (idempotency.keyIsMessageId && work.carriedKey === undefined);
 }
 
 function receivedTooOften(message: ReceivedQueueMessage, maxDequeueCount: number): string {

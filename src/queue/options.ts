@@ -52,6 +52,8 @@ export interface ResolvedOptions<T, TEffect> {
         readonly partitionKey: ((body: T, message: ReceivedQueueMessage) => string) | undefined;
         /** The key is the message id (no `key` option): a first delivery cannot collide with anyone. */
         readonly keyIsMessageId: boolean;
+        /** `effects: "tables-only"`: a first delivery is not claimed, whatever its key (see `claim.ts`). */
+        readonly tablesOnlyEffects: boolean;
         readonly retentionInMs: number | undefined;
         /** The background purge's interval, or undefined for none. */
         readonly purgeIntervalInMs: number | undefined;
@@ -227,6 +229,13 @@ function resolveIdempotency<T, TEffect>(
   }
   checkOptionalFunction("idempotency.key", idempotency.key);
   checkOptionalFunction("idempotency.partitionKey", idempotency.partitionKey);
+  const effects: unknown = idempotency.effects;
+  if (effects !== undefined && effects !== "any" && effects !== "tables-only") {
+    throw new RangeError(
+      `\`idempotency.effects\` must be "any" (the default: the key is claimed before the handler runs) or "tables-only" ` +
+        `(every effect goes through addEffects: no claim on a first delivery); got ${JSON.stringify(effects)}.`,
+    );
+  }
   const retentionInMs =
     idempotency.retentionInMs === undefined
       ? undefined
@@ -242,6 +251,7 @@ function resolveIdempotency<T, TEffect>(
     key: idempotency.key ?? ((_body, message) => message.messageId),
     partitionKey: idempotency.partitionKey,
     keyIsMessageId: idempotency.key === undefined,
+    tablesOnlyEffects: effects === "tables-only",
     retentionInMs,
     purgeIntervalInMs: resolvePurgeInterval(idempotency.purge, typeof store.purge === "function"),
   };

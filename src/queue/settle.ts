@@ -80,6 +80,8 @@ export class AttemptSettler<T, TEffect> {
         try {
           await store.complete(claim, kept, work.effects, hold);
         } catch (error) {
+          if (isIdempotencyClaimLostError(error) && error.reason === "key-done")
+            return this.#duplicate(work, claim, error.result);
           if (isIdempotencyClaimLostError(error))
             this.#c.settle.lost(message, claimLost(message.messageId, "complete-claim", error));
           else if (isConsumerResourceError(error)) throw error;
@@ -125,6 +127,20 @@ export class AttemptSettler<T, TEffect> {
     }
     if (status === "unknown") return;
     this.#c.events.emit("processed", { message, result, durationInMs, messageDeleted: status === "done" });
+  }
+
+  /**
+   * A delivery whose done mark found its key done by another delivery (a claim that wrote no record,
+   * `effects: "tables-only"`): its effects were discarded with the failed insert, and its message is
+   * deleted as a duplicate, as if the claim had answered "done" before the handler ran.
+   */
+  async #duplicate(work: Work<T, TEffect>, claim: IdempotencyClaim, result: unknown): Promise<void> {
+    const { message, hold } = work;
+    logger.verbose(
+      `message ${message.messageId}: its key '${claim.key}' was done by another delivery; effects discarded`,
+    );
+    if ((await this.#c.settle.delete(message, hold)) === "done")
+      this.#c.events.emit("duplicate", { message, key: claim.key, result });
   }
 
   /** The handler (or claim) failed because its signal was aborted: by `stop()`, a lost message or claim, or a failure of the consumer. */

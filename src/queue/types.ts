@@ -80,6 +80,28 @@ export interface IdempotencyOptions<T, TEffect> {
    */
   readonly partitionKey?: (body: T, message: ReceivedQueueMessage) => string;
   /**
+   * What the handler's effects are, which decides whether a message's key is claimed before its
+   * handler runs (issue 27):
+   * - `"any"`: the handler may act outside the store (send an email, call an API, write a blob),
+   *   so only one delivery of a key may run it at a time: its key is claimed first (an insert of the
+   *   inbox row), then marked done. A first delivery keyed by its message id skips the claim
+   *   anyway (no other delivery of it can exist yet).
+   * - `"tables-only"`: everything the handler changes goes through `addEffects` (or it changes
+   *   nothing), so its effects apply only with the done mark. A message's first delivery is not
+   *   claimed, whatever its key: the handler runs, then its effects and the insert of the done
+   *   record commit in one entity group transaction; if another delivery of the key committed
+   *   first, the insert fails, the effects are discarded whole and the message is deleted as a
+   *   duplicate. One table request per message instead of two, with a key from the body too. The
+   *   handler may run more than once for a key (a producer's duplicate running alongside, or a
+   *   redelivery after a lost delete), but its effects apply once. Redeliveries are claimed as with
+   *   `"any"` (a done key is then recognised without running the handler).
+   *
+   * The consumer cannot tell an external effect from a pure computation, so `"tables-only"` is
+   * yours to declare: a handler with external effects under it could apply them twice.
+   * @default "any"
+   */
+  readonly effects?: "any" | "tables-only";
+  /**
    * How long this consumer's done records keep their keys recognised, in milliseconds from their
    * completion; after that a message with the same key runs again. Keep it longer than a duplicate
    * can arrive: at least the message time to live (7 days by default) when producers may send a

@@ -25,6 +25,7 @@ import type { QueueClient } from "@azure/storage-queue";
 import { exponentialBackoff, fixedBackoff } from "../../../src/retry/index.js";
 import { isConsumerResourceError, jsonCodec, parsePoisonMessage, QueueConsumer } from "../../../src/queue/index.js";
 import {
+  isIdempotencyClaimLostError,
   TableIdempotencyStore,
   type ClaimOutcome,
   type ClaimRequest,
@@ -222,6 +223,46 @@ function completeOperation(name: string, firstDelivery: boolean): ExploredOperat
   };
 }
 
+/**
+ * A deferred claim (`firstDelivery`, as `effects: "tables-only"` makes for any key) whose key another
+ * delivery marked done meanwhile: its done mark's insert fails, its effect is never written, the
+ * other's record is never touched, and it is told `key-done` with the other's result (or a failure
+ * without an answer: the consumer retries the message later).
+ */
+const completeKeyDone: ExploredOperation<StoreState, void> = {
+  name: "complete with an effect (deferred claim, the key done by another delivery meanwhile)",
+  async setup() {
+    const { key, claim } = await claimedState(true);
+    return { key, claim, start: await seed(key, "done", "other", -60_000) };
+  },
+  async run(state, via) {
+    const { partitionKey } = rowOf(state.key);
+    await storeVia(via).complete(
+      state.claim!,
+      { ok: true },
+      [["create", { partitionKey, rowKey: "effect" }]],
+      freshHold(),
+    );
+  },
+  async judge(state, result) {
+    const row = await readRow(state.key);
+    const effects = await effectRows(state.key);
+    const outcome = result.ok
+      ? "done"
+      : isIdempotencyClaimLostError(result.error)
+        ? result.error.reason
+        : `failed: ${describeError(result.error)}`;
+    if (effects > 0) return { outcome, violation: "the effect was written, though the key was another's" };
+    if (row?.etag !== state.start?.etag) return { outcome, violation: "the other delivery's done record was written" };
+    if (result.ok) return { outcome, violation: "told done, though another delivery had done the key" };
+    if (isIdempotencyClaimLostError(result.error)) {
+      if (result.error.reason !== "key-done") return { outcome, violation: "a done key not told key-done" };
+      if (result.error.result !== "earlier") return { outcome, violation: "not told the other delivery's result" };
+    }
+    return { outcome };
+  },
+};
+
 const release: ExploredOperation<StoreState, void> = {
   name: "release",
   setup: () => claimedState(false),
@@ -262,6 +303,7 @@ it("the idempotency store (Table), as the consumer calls it: every fault at ever
       completeOperation("complete with an effect (first delivery: creates the row)", true),
       PAIRS,
     )),
+    ...(await explorer.exploreWithHangs(completeKeyDone, PAIRS)),
     ...(await explorer.exploreWithHangs(release, PAIRS)),
     ...(await explorer.exploreWithHangs(extend)),
   ];
@@ -452,8 +494,20 @@ interface ConsumerRun {
  * through a fresh adaptive limiter each run (issue 26), whose waits, records and cuts (an injected
  * 503 is a throttle to it) must change nothing of the contract. A high floor keeps its waits short.
  */
-const oneMessage = (limited: boolean): ExploredOperation<ConsumerState, ConsumerRun> => ({
-  name: `one message through the consumer (Table store, key from the body, one effect)${limited ? ", adaptive limiter" : ""}`,
+/**
+ * `tablesOnly` (issue 27): `effects: "tables-only"`, so the message's key is not claimed before its
+ * handler; `doneBefore`: another delivery (a producer's duplicate) has done the key already, so the
+ * handler may run but its effect must never be written, the other's record never touched, and the
+ * message is deleted as a duplicate or left for a later reception.
+ */
+const oneMessage = (
+  limited: boolean,
+  { tablesOnly = false, doneBefore = false } = {},
+): ExploredOperation<ConsumerState & { readonly start?: InboxRow | undefined }, ConsumerRun> => ({
+  name:
+    `one message through the consumer (Table store, key from the body, one effect)${limited ? ", adaptive limiter" : ""}` +
+    `${tablesOnly ? ', effects "tables-only" (no claim before the handler)' : ""}` +
+    `${doneBefore ? ", its key done by another delivery" : ""}`,
   runTimeoutInMs: 20_000,
   async setup() {
     const queue = queueService().getQueueClient(uniqueName("exploreconsumer"));
@@ -461,8 +515,9 @@ const oneMessage = (limited: boolean): ExploredOperation<ConsumerState, Consumer
     await queue.create();
     await queueService().getQueueClient(`${queue.name}-poison`).create();
     const key = `order-${(serial += 1)}`;
+    const start = doneBefore ? await seed(key, "done", "other", -60_000) : undefined;
     await queue.sendMessage(JSON.stringify({ key }));
-    return { queue, key };
+    return { queue, key, start };
   },
   async run(state, via) {
     const queue = queueService(via.connectionString, via.storageOptions).getQueueClient(state.queue.name);
@@ -478,7 +533,11 @@ const oneMessage = (limited: boolean): ExploredOperation<ConsumerState, Consumer
       },
       {
         codec: jsonCodec<{ key: string }>(),
-        idempotency: { store: new TableIdempotencyStore(table), key: (body) => body.key },
+        idempotency: {
+          store: new TableIdempotencyStore(table),
+          key: (body) => body.key,
+          ...(tablesOnly ? { effects: "tables-only" as const } : {}),
+        },
         visibilityTimeoutInSeconds: VISIBILITY_TIMEOUT_IN_SECONDS,
         requestTimeoutInMs: REQUEST_TIMEOUT_IN_MS,
         batchSize: 1,
@@ -523,6 +582,15 @@ const oneMessage = (limited: boolean): ExploredOperation<ConsumerState, Consumer
     const poisoned = await messagesIn(queueService().getQueueClient(`${state.queue.name}-poison`));
     const outcome = !started ? "start rejected" : events.length === 0 ? "nothing settled" : events.join("+");
     const violation = (why: string): Verdict => ({ outcome, violation: why });
+    if (doneBefore) {
+      if (effects > 0) return violation("the effect was written, though another delivery had done the key");
+      if (row?.etag !== state.start?.etag) return violation("the other delivery's done record was written");
+      if (poisoned > 0) return violation("poisoned, though its key is done");
+      if (events.includes("processed")) return violation("told processed, though another delivery had done the key");
+      if (events.includes("ownershipLost")) return violation("lost ownership, with nobody else around");
+      if (events.includes("duplicate") && left !== 0) return violation("told duplicate (deleted), still in the queue");
+      return { outcome };
+    }
     if (effects > 1) return violation(`${effects} effects`);
     if (done !== (effects === 1)) return violation(`done mark ${done}, ${effects} effects`);
     if (left === 0 && !done) return violation("the message was deleted, its work never done");
@@ -541,6 +609,16 @@ it("one message through the consumer: every fault at every request", async () =>
 
 it("one message through the consumer, adaptive limiter on: every fault at every request", async () => {
   expect(violationsOf(await explorer.exploreWithHangs(oneMessage(true)))).toEqual([]);
+});
+
+it('one message through the consumer, effects "tables-only" (issue 27): every fault at every request', async () => {
+  expect(violationsOf(await explorer.exploreWithHangs(oneMessage(false, { tablesOnly: true })))).toEqual([]);
+});
+
+it('one message through the consumer, effects "tables-only", its key done by another delivery: every fault at every request', async () => {
+  expect(
+    violationsOf(await explorer.exploreWithHangs(oneMessage(false, { tablesOnly: true, doneBefore: true }))),
+  ).toEqual([]);
 });
 
 // ---------------------------------------------------------------------------------------------

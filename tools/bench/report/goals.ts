@@ -184,6 +184,15 @@ const GOALS: readonly Goal[] = [
   },
   {
     scenario: "queue",
+    figure: "idempotentKeyedTablesOnlyRatio",
+    op: ">=",
+    target: 0.8,
+    source: 'issue 27 (keys from the body with effects "tables-only": no claim before the handler)',
+    whyMissed:
+      "Without the claim the keyed consumer makes the message-id consumer's one table request per message (the done record with the effects); what is left is that request's cost on a CPU-bound machine, as for idempotentRatio.",
+  },
+  {
+    scenario: "queue",
     figure: "scaleMinCpuRatio",
     op: ">=",
     target: 0.95,

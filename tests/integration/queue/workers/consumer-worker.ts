@@ -1,6 +1,7 @@
 /**
  * A consumer process for the queue tests: consumes ASC_QUEUE with a TableIdempotencyStore on
- * ASC_INBOX (keys from the body, or the message id with ASC_KEY=message-id), one message at a time
+ * ASC_INBOX (keys from the body, or the message id with ASC_KEY=message-id; with
+ * ASC_EFFECTS=tables-only, no claim before a first delivery's handler), one message at a time
  * or, with ASC_BATCH=1, with a batch handler whose keys share ASC_PARTITIONS partitions (so that
  * done marks share transactions), and reports on stdout as JSON lines:
  * `ready`, `handling` (a handler started), `processed`, `duplicate`, `poisoned`, `ownershipLost`,
@@ -76,6 +77,8 @@ const options: QueueConsumerOptions<Body, TransactionAction> = {
     store: new TableIdempotencyStore(inbox),
     // ASC_KEY=message-id keys by the message id (the default), anything else by the body's key.
     ...(process.env.ASC_KEY === "message-id" ? {} : { key: (body: Body) => body.key }),
+    // ASC_EFFECTS=tables-only: no claim before a first delivery's handler (issue 27).
+    ...(process.env.ASC_EFFECTS === "tables-only" ? { effects: "tables-only" as const } : {}),
     // ASC_PARTITIONS=n: the keys share n partitions, so a batch's done marks share transactions.
     ...(partitions > 0
       ? { partitionKey: (body: Body) => `group-${Number(body.key.replace(/\D/g, "")) % partitions}` }
