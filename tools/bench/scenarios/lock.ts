@@ -70,6 +70,7 @@ function scalePoint(contenders: number, r: Round, anchor: Round) {
     handoffMedianMs: r.handoffMedianMs,
     handoffP90Ms: r.handoffP90Ms,
     requestsPerWaiterPerSec: r.requestsPerWaiterPerSec,
+    requestsPerWaiterPerSecWithRecordReads: r.requestsPerWaiterPerSecWithRecordReads,
     longestWaitToMeanWait: r.longestWaitToMeanWait,
     acquisitionsPerSec: r.acquisitionsPerSec,
     overlaps: r.overlaps,

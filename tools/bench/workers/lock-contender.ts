@@ -29,7 +29,7 @@ type Taken = { release: () => Promise<void>; token: number | undefined } | undef
 
 async function contender(index: number): Promise<void> {
   const kinds: Record<string, number> = {};
-  const container = countingContainer(workerConnectionString(), containerName!, kinds);
+  const container = countingContainer(workerConnectionString(), containerName!, kinds, {}, { markRecordReads: true });
   const id = `${process.pid}-${index}`;
   const lock = blobLock(container, blobName!, {
     durationInSeconds: 15,
