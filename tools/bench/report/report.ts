@@ -8,7 +8,8 @@ import { execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { loadavg, release, type as osType } from "node:os";
-import { basename, dirname, extname, join } from "node:path";
+import { basename, dirname, extname, join, sep } from "node:path";
+import { createRequire } from "node:module";
 import { machine } from "../harness.js";
 import { locatePackage } from "../../internal/package-root.js";
 import { evaluateGoals, goalText, type GoalOutcome } from "./goals.js";
@@ -100,18 +101,29 @@ export function startRun(command: string, target: string): () => RunInfo {
   };
 }
 
+/** The version of the library measured (the one the tools import), not the tools package's own. */
 function packageVersion(): string {
-  const { root } = locatePackage(import.meta.url);
-  return (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string }).version;
+  try {
+    const manifest = createRequire(import.meta.url).resolve("azure-storage-concurrency/package.json");
+    return (JSON.parse(readFileSync(manifest, "utf8")) as { version: string }).version;
+  } catch {
+    const { root } = locatePackage(import.meta.url);
+    return (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string }).version;
+  }
 }
 
-/** The checkout's commit, when the package runs from one (not the commit of the directory the user runs in). */
+/**
+ * The checkout's commit, when the tools run from one: this repository, where they sit in `tools/`
+ * beside the library, so the checkout is their folder's parent. Never the commit of a directory
+ * around an installed package (a user's project that is a git checkout): "unknown" there.
+ */
 function currentCommit(): string {
   const { root } = locatePackage(import.meta.url);
-  if (!existsSync(join(root, ".git"))) return "unknown";
+  const checkout = [root, dirname(root)].find((dir) => existsSync(join(dir, ".git")));
+  if (checkout === undefined || root.split(sep).includes("node_modules")) return "unknown";
   try {
     const git = (...args: string[]) =>
-      execFileSync("git", ["-C", root, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+      execFileSync("git", ["-C", checkout, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
     const head = git("rev-parse", "--short", "HEAD");
     return git("status", "--porcelain", "--untracked-files=no") ? `${head} + uncommitted changes` : head;
   } catch {
