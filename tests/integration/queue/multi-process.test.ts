@@ -185,9 +185,16 @@ describe.each([
             .filter((m) => m.event === "processed" || m.event === "duplicate" || m.event === "poisoned")
             .map((m) => m.messageId),
         );
-        const unaccounted = [...unfinished].filter(
-          ([id, key]) => !settledElsewhere.has(id) && effectPid.get(key!) !== killed.child.pid,
-        );
+        const unaccounted = [...unfinished]
+          .filter(([id, key]) => !settledElsewhere.has(id) && effectPid.get(key!) !== killed.child.pid)
+          .map(([id, key]) => ({
+            id,
+            key,
+            // What every worker said of it, for the failure message.
+            seen: workers.flatMap((w) =>
+              (w.messages as Line[]).filter((m) => m.messageId === id).map((m) => `${m.pid} ${m.event}`),
+            ),
+          }));
         expect(unaccounted).toEqual([]);
       }
       expect(cutShort).toBeGreaterThan(0);
