@@ -198,19 +198,22 @@ async function claimedState(firstDelivery: boolean): Promise<StoreState> {
   return { key, start: await readRow(key), claim: outcome.claim };
 }
 
+/** The claim's done mark with one effect row in the key's partition, through `via`. */
+async function completeWithEffect(state: StoreState, via: Via): Promise<void> {
+  const { partitionKey } = rowOf(state.key);
+  await storeVia(via).complete(
+    state.claim!,
+    { ok: true },
+    [["create", { partitionKey, rowKey: "effect" }]],
+    freshHold(),
+  );
+}
+
 function completeOperation(name: string, firstDelivery: boolean): ExploredOperation<StoreState, void> {
   return {
     name,
     setup: () => claimedState(firstDelivery),
-    async run(state, via) {
-      const { partitionKey } = rowOf(state.key);
-      await storeVia(via).complete(
-        state.claim!,
-        { ok: true },
-        [["create", { partitionKey, rowKey: "effect" }]],
-        freshHold(),
-      );
-    },
+    run: completeWithEffect,
     async judge(state, result) {
       const row = await readRow(state.key);
       const effects = await effectRows(state.key);
@@ -235,15 +238,7 @@ const completeKeyDone: ExploredOperation<StoreState, void> = {
     const { key, claim } = await claimedState(true);
     return { key, claim, start: await seed(key, "done", "other", -60_000) };
   },
-  async run(state, via) {
-    const { partitionKey } = rowOf(state.key);
-    await storeVia(via).complete(
-      state.claim!,
-      { ok: true },
-      [["create", { partitionKey, rowKey: "effect" }]],
-      freshHold(),
-    );
-  },
+  run: completeWithEffect,
   async judge(state, result) {
     const row = await readRow(state.key);
     const effects = await effectRows(state.key);
