@@ -56,8 +56,8 @@ const GOALS: readonly Goal[] = [
     scenario: "optimistic",
     figure: "fairnessIndex",
     op: ">=",
-    target: 0.9,
-    source: "issue 15",
+    target: 0.95,
+    source: "issue 27 (was ≥ 0.9, issue 15)",
     whyMissed: `${UNORDERED_TURNS} Shares even out over many turns; a race of a few seconds holds a limited number of them.`,
   },
   {
@@ -103,6 +103,31 @@ const GOALS: readonly Goal[] = [
     source: "issue 15",
     whyMissed: `${UNORDERED_TURNS} With 8 processes a process waits for 7 others' turns, and a race of a few seconds holds only so many turns.`,
   },
+  {
+    scenario: "optimistic",
+    figure: "contendedMaxAttempts",
+    op: "<=",
+    target: 10,
+    source: "issue 27 (the most attempts any update needed, 8 writers over 4 processes; the default allows 50)",
+    whyMissed: `${UNORDERED_TURNS} A writer that loses several hand-overs in a row spends an attempt on each.`,
+  },
+  {
+    scenario: "optimistic",
+    figure: "azureLikeP99ToP50_8",
+    op: "<=",
+    target: 10,
+    source: "issue 27 (as p99ToP50, with a 10 ms round trip added to every request)",
+    whyMissed: `${UNORDERED_TURNS} A longer round trip makes each lost hand-over cost more.`,
+  },
+  {
+    scenario: "optimistic",
+    figure: "azureLikeMinShareOfFair8",
+    op: ">=",
+    target: 0.5,
+    source:
+      "issue 27 (the least served of 8 writers over 4 processes, with a 10 ms round trip; the share asked at 64 writers)",
+    whyMissed: `${UNORDERED_TURNS} A race of a few seconds at a 10 ms round trip holds few turns, so a process that loses the first hand-overs may write little.`,
+  },
   { scenario: "lock", figure: "overlaps", op: "=", target: 0, source: "issue 4" },
   { scenario: "lock", figure: "handoffMedianMs", op: "<=", target: 100, source: "issue 4" },
   { scenario: "lock", figure: "requestsPerWaiterPerSec", op: "<=", target: 20, source: "issue 4" },
@@ -141,6 +166,34 @@ const GOALS: readonly Goal[] = [
     source: "from issue 15 (no starvation)",
     whyMissed:
       "Waiters in one process are served in order, but processes race for the free lease: a process can lose several releases in a row.",
+  },
+  {
+    scenario: "lock",
+    figure: "handoffToAnchorWorst",
+    op: "<=",
+    target: 0.5,
+    source:
+      "issue 27 (the worst point of the 2 → 32 contender curve; a point where the anchor never handed over is not judged)",
+    whyMissed:
+      "Across processes there is no push from the service: a free lease is found by the next look, and with few contenders few processes look; see the lock section's scale table.",
+  },
+  {
+    scenario: "lock",
+    figure: "requestsToAnchorWorst",
+    op: "<=",
+    target: 1,
+    source: "issue 27 (the worst point of the 2 → 32 contender curve)",
+    whyMissed:
+      "With one waiter per process, that waiter makes all its process's looks; see the lock section's scale table.",
+  },
+  {
+    scenario: "lock",
+    figure: "longestWaitToMeanWaitWorst",
+    op: "<=",
+    target: 4,
+    source: "issue 27 (the worst point of the 2 → 32 contender curve)",
+    whyMissed:
+      "Processes race for the free lease: with few contenders a process can lose several releases in a row to a holder that takes the lock again after its rest.",
   },
   { scenario: "semaphore", figure: "overlapsAboveMax", op: "=", target: 0, source: "issue 24" },
   { scenario: "semaphore", figure: "slotOverlaps", op: "=", target: 0, source: "issue 24" },
