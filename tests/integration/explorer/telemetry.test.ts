@@ -22,7 +22,7 @@
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import type { ContainerClient } from "@azure/storage-blob";
-import type { TableClient } from "@azure/data-tables";
+import type { TableClient, TransactionAction } from "@azure/data-tables";
 import type { QueueClient } from "@azure/storage-queue";
 import {
   ClaimCheck,
@@ -39,6 +39,7 @@ import {
   QueueConsumer,
   schedule,
   startLeaderElection,
+  TableIdempotencyStore,
   textCodec,
   writeBatch,
   type LockHandle,
@@ -66,6 +67,7 @@ interface TelemetryOperation {
 let container: ContainerClient;
 let table: TableClient;
 const queues: QueueClient[] = [];
+const inboxes: TableClient[] = [];
 
 beforeAll(async () => {
   container = blobService().getContainerClient(uniqueName("telemetryexplorer"));
@@ -74,7 +76,12 @@ beforeAll(async () => {
   await table.createTable();
 });
 afterAll(async () => {
-  await Promise.allSettled([container.delete(), table.deleteTable(), ...queues.map((q) => q.deleteIfExists())]);
+  await Promise.allSettled([
+    container.delete(),
+    table.deleteTable(),
+    ...queues.map((q) => q.deleteIfExists()),
+    ...inboxes.map((t) => t.deleteTable()),
+  ]);
 });
 
 /** What a settled promise answered, in words: the value's words, or the error's name and description. */
@@ -248,6 +255,53 @@ const OPERATIONS: TelemetryOperation[] = [
       return `${seen.sort().join(" | ")}; left in the queue ${left}; poison queue ${JSON.stringify(poisoned)}`;
     },
   },
+  ...(["any", "tables-only"] as const).map((effects): TelemetryOperation => ({
+    // Two messages with one key, one at a time: the first runs and is marked done (with its effect
+    // row in the done mark's transaction when "tables-only"), the second is deleted as a duplicate
+    // without running. The done marks and the store's requests are the paths telemetry must not
+    // decide (issue 27's tables-only path, and the done marks the repros r14-r20 broke).
+    name: `queue consumer, exactly once keyed by body (effects "${effects}"): processed, then a duplicate`,
+    async run() {
+      const queue = queueService().getQueueClient(uniqueName("telemetryonce"));
+      queues.push(queue);
+      await queue.create();
+      const inbox = tableClient(uniqueName("telemetryinbox"));
+      await inbox.createTable();
+      inboxes.push(inbox);
+      await queue.sendMessage("order-1");
+      await queue.sendMessage("order-1");
+      const seen: string[] = [];
+      let runs = 0;
+      const consumer = new QueueConsumer<string, TransactionAction>(
+        queue,
+        async (text, { idempotency, addEffects }) => {
+          runs += 1;
+          if (effects === "tables-only")
+            addEffects(["create", { partitionKey: idempotency!.partitionKey, rowKey: `effect-${runs}` }]);
+          return `charged ${text}`;
+        },
+        {
+          codec: textCodec,
+          concurrency: 1,
+          visibilityTimeoutInSeconds: 5,
+          pollingBackoff: exponentialBackoff({ deltaInMs: 20, minInMs: 0, maxInMs: 100 }),
+          idempotency: { store: new TableIdempotencyStore(inbox), key: (text) => text, effects },
+        },
+      );
+      consumer.on("processed", ({ result }) => seen.push(`processed -> ${String(result)}`));
+      consumer.on("duplicate", ({ key, result }) => seen.push(`duplicate ${key} -> ${String(result)}`));
+      consumer.on("poisoned", ({ reason }) => seen.push(`poisoned: ${reason}`));
+      consumer.on("error", ({ error, operation }) => seen.push(`error ${operation}: ${describeError(error)}`));
+      await consumer.start();
+      await until(() => seen.length >= 2, 10_000);
+      await consumer.stop();
+      const left = (await queue.peekMessages({ numberOfMessages: 32 })).peekedMessageItems.length;
+      const rows: string[] = [];
+      for await (const row of inbox.listEntities<{ Status?: string }>())
+        rows.push(row.rowKey!.startsWith("effect-") ? "effect" : `record ${row.Status ?? "?"}`);
+      return `${seen.sort().join(" | ")}; handler runs ${runs}; left in the queue ${left}; inbox rows [${rows.sort().join(", ")}]`;
+    },
+  })),
   {
     // Two due ticks caught up under one lease (catchUp "all"): the first run succeeds, the second
     // throws and is recorded as failed. The instance's clock is shifted to just after the second.
