@@ -66,7 +66,7 @@ type Round = Awaited<ReturnType<typeof contend>>;
  * The figures of one scale point: how the cost grows with the number of contenders, against the
  * anchor's loop at the same number (`anchor*`, and the library's figure over the anchor's: `*ToAnchor`).
  */
-function scalePoint(contenders: number, r: Round, anchor: Round) {
+export function scalePoint(contenders: number, r: Round, anchor: Round) {
   return {
     contenders,
     handoffMedianMs: r.handoffMedianMs,
@@ -107,7 +107,7 @@ function worst(
  * nothing) or no waiting. Such a point is left out of the worst ratio but listed, never hidden; a
  * point where the library measured none while the anchor did fails the goal (`curveJudged`).
  */
-function worstOfCurve(scale: readonly ReturnType<typeof scalePoint>[]) {
+export function worstOfCurve(scale: readonly ReturnType<typeof scalePoint>[]) {
   const handoff = worst(scale, (p) => p.handoffToAnchor);
   const requests = worst(scale, (p) => p.requestsToAnchor);
   const longest = worst(scale, (p) => p.longestWaitToMeanWait);
