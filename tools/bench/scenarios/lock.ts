@@ -105,7 +105,8 @@ function worst(
  * contenders the anchor's holder takes the lock back after its rest before a waiter polling every
  * 250-1000 ms looks, so it may hand over never in a round: its median is null and 0.5x of it means
  * nothing) or no waiting. Such a point is left out of the worst ratio but listed, never hidden; a
- * point where the library measured none while the anchor did fails the goal (`curveJudged`).
+ * point where the library measured none while the anchor did (`handoffLibraryMissingAt`) fails the
+ * handoff goal (`goals.handoffToAnchorWorst`).
  */
 export function worstOfCurve(scale: readonly ReturnType<typeof scalePoint>[]) {
   const handoff = worst(scale, (p) => p.handoffToAnchor);
