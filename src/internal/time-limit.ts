@@ -42,7 +42,9 @@ export function withTimeLimit<T>(
       reject(reason);
     };
     const onAbort = () => (waitOnCancel ? controller.abort(abortSignal!.reason) : stop(abortSignal!.reason));
-    const timer = setTimeout(() => stop(timeLimitError(operation, timeLimitInMs)), Math.max(0, timeLimitInMs));
+    // A Node.js timer longer than its longest delay (about 24.8 days) would fire after 1 ms instead.
+    const delayInMs = Math.min(Math.max(0, timeLimitInMs), MAX_TIMER_DELAY_IN_MS);
+    const timer = setTimeout(() => stop(timeLimitError(operation, timeLimitInMs)), delayInMs);
     timer.unref();
     abortSignal?.addEventListener("abort", onAbort, { once: true });
     let pending: Promise<T>;
@@ -65,6 +67,9 @@ export function withTimeLimit<T>(
     );
   });
 }
+
+/** The longest delay a Node.js timer takes (2^31 - 1 ms); a longer limit is cut to it. */
+const MAX_TIMER_DELAY_IN_MS = 2_147_483_647;
 
 /** The error of a call that got no answer within its time limit. */
 function timeLimitError(operation: string, timeLimitInMs: number): StorageRequestError {

@@ -92,6 +92,7 @@ export async function runRound<T>(
 
     const writer = { slot, id: newWriteId() };
     const written = nextWriteLog(base, writer);
+    const log = formatWriteLog(written);
     const from = base;
     const sentAt = performance.now();
     const outcome = await writeAndSettle(
@@ -99,7 +100,7 @@ export async function runRound<T>(
       {
         content: pass.sent,
         condition: from ? { ifMatch: from.etag } : { ifNoneMatch: "*" },
-        log: formatWriteLog(written),
+        log,
         base: from,
         judge: (now) => judgeWrite(now, from, writer, written),
       },
@@ -107,7 +108,7 @@ export async function runRound<T>(
     );
     if (outcome.kind === "written") {
       noteWrite(turns, performance.now() - sentAt, skippedRead);
-      const version = { content: pass.stored, etag: outcome.etag, log: formatWriteLog(written), extras: from?.extras };
+      const version = { content: pass.stored, etag: outcome.etag, log, extras: from?.extras };
       rememberVersion(state, version, cell.sizeInBytes?.(pass.stored));
       settle(cell, pass, outcome.etag, attempt, false);
       return;
