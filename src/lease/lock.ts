@@ -248,7 +248,7 @@ export class LeaseLock {
           }
           failures.answered();
           if (isHeld(properties)) {
-            room.sawHeld(waiter);
+            waiter.sawHeld = true;
             lastHolder = readLockRecord(properties!.metadata).holder;
             noteLockBusy(lastHolder);
             continue;
@@ -262,7 +262,7 @@ export class LeaseLock {
             return handle;
           }
           failures.answered();
-          room.sawHeld(waiter); // refused (409): someone holds it
+          waiter.sawHeld = true; // refused (409): someone else holds it
           uncertain = false;
         } catch (error) {
           if (!isUncertain(error) || signal.aborted) throw error;

@@ -99,15 +99,6 @@ export class WaitingRoom {
     return this.#waiters.length === 0 && this.#holders === 0 && performance.now() >= this.#yieldUntil;
   }
 
-  /**
-   * `waiter` found the lock held (a look saw it leased, or its acquire was refused). That says
-   * another process wants it only while no handle of this process holds it: a lease this process
-   * holds is its own, and contention within one process is handed off locally, never yielded.
-   */
-  sawHeld(waiter: Waiter): void {
-    if (this.#holders === 0) waiter.sawHeld = true;
-  }
-
   enter(): Waiter {
     const waiter: Waiter = { since: performance.now(), woken: false, nudge: undefined, sawHeld: false };
     this.#waiters.push(waiter);
