@@ -76,7 +76,7 @@ export class LockRequests {
     room.held();
     room.lastSeen = this.#lastSeen;
     return startHandle({
-      onEnd: (freed) => room.letGo(freed, this.options.pollIntervalInMs),
+      onEnd: (freed) => room.letGo(freed),
       leasable: this.leasable,
       options: this.options,
       leaseId,

@@ -10,12 +10,10 @@
  *
  * The first attempt sends the acquire at once: a free lock costs no read, and a lock this process
  * took before costs none at all (its own latest record's ETag makes the record write conditional;
- * see `./lock-requests.ts`, which makes the requests). Once refused, the waiter tries again at
- * jittered intervals (`./waiting-room.ts` spreads them over the process's waiters): one try in
- * three first reads the lease state and the lock's record (one HEAD) and only tries to acquire
- * when the lease looks free (its ETag lets the new record be written without reading it again
- * after the acquire); the others send the acquire at once, which wins a lock freed for a moment
- * more often than a read one round trip earlier does.
+ * see `./lock-requests.ts`, which makes the requests). Once refused, each later attempt first reads
+ * the lease state and the lock's record (one HEAD) and only tries to acquire when the lease looks
+ * free; waiting repeats that at jittered intervals. The read costs nothing extra: its ETag lets the
+ * new record be written without reading it again after the acquire.
  *
  * Every request has a client-side time limit (`requestTimeoutInMs`, see `../internal/time-limit.ts`);
  * one without an answer by then counts as a lost answer. Waiting never fails silently: a failure
@@ -221,7 +219,6 @@ export class LeaseLock {
     const waiter = room.enter();
     let acquired = false;
     let handedOff = false;
-    let looks = 0;
     try {
       for (let first = true; ; first = false) {
         let known: LeasableProperties | undefined;
@@ -229,15 +226,9 @@ export class LeaseLock {
         else if (!first || !tryFirst) handedOff = await room.nextLook(waiter, this.options.pollIntervalInMs, signal);
         noteLockAttempt();
         // The first attempt goes straight to the acquire (a free lock costs no read); once refused,
-        // the first look and every READ_EVERY_NTH_LOOK-th after it read before they leap (one HEAD, and an acquire only when
-        // it looks free: it learns the holder, for the timeout's message, and the record's ETag),
-        // the others send the acquire straight away: a refused acquire costs one request, as a HEAD
-        // does, and a lock freed for a moment is won by an acquire that reaches it in that moment,
-        // not by a HEAD that saw it free one round trip before the acquire (at 2-4 contenders the
-        // former holder wants it back within tens of ms; issue 27). A waiter woken by a release in
-        // this process sends its acquire at once, like a first try.
-        const look = !(first && tryFirst) && !uncertain && !handedOff;
-        if (look && looks++ % READ_EVERY_NTH_LOOK === 0) {
+        // the waiter looks before it leaps: one HEAD per look, and an acquire only when it looks free.
+        // A waiter woken by a release in this process sends its acquire at once, like a first try.
+        if (!(first && tryFirst) && !uncertain && !handedOff) {
           let properties: LeasableProperties | undefined;
           try {
             properties = await this.#requests.readState(signal);
@@ -248,7 +239,6 @@ export class LeaseLock {
           }
           failures.answered();
           if (isHeld(properties)) {
-            waiter.sawHeld = true;
             lastHolder = readLockRecord(properties!.metadata).holder;
             noteLockBusy(lastHolder);
             continue;
@@ -262,7 +252,6 @@ export class LeaseLock {
             return handle;
           }
           failures.answered();
-          waiter.sawHeld = true; // refused (409): someone else holds it
           uncertain = false;
         } catch (error) {
           if (!isUncertain(error) || signal.aborted) throw error;
@@ -411,9 +400,6 @@ export class LeaseLock {
     return uniform(0.5, 1.5) * this.options.pollIntervalInMs;
   }
 }
-
-/** While waiting, one look in this many reads the lease state first; the others send the acquire straight away. */
-const READ_EVERY_NTH_LOOK = 3;
 
 function isHeld(properties: LeasableProperties | undefined): boolean {
   return properties?.state === "leased" || properties?.state === "breaking";

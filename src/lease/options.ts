@@ -30,14 +30,12 @@ export interface LeaseLockOptions {
    */
   readonly safetyMarginInMs?: number;
   /**
-   * While waiting in `acquire`, the pace of the looks at the lock (one request each: a HEAD, or an
-   * acquire sent straight away): the `acquire()` calls of one process that wait for the same lock
-   * share one waiting room, and only the one at its head looks, once per `1.5 * pollIntervalInMs`
-   * for each waiter, up to four: a lone waiter looks every 750 ms by default, and a process makes
-   * at most `4 / (1.5 * pollIntervalInMs / 1000)` requests a second however many calls wait. Each
-   * wait is drawn around that (shorter for a head that has waited long, longer for a fresh one,
-   * jittered) so that processes do not move in step; a release in the same process wakes the next
-   * waiter at once.
+   * While waiting in `acquire`, the average time between two looks at the lease state, per
+   * process and lock: the `acquire()` calls of one process that wait for the same lock share one
+   * waiting room, and only the one at its head looks (one HEAD request), so the process makes about
+   * `1000 / pollIntervalInMs` requests a second however many calls wait. Each wait is drawn around
+   * the interval (shorter for a head that has waited long, longer for a fresh one, jittered) so
+   * that processes do not move in step; a release in the same process wakes the next waiter at once.
    * @default 500
    */
   readonly pollIntervalInMs?: number;

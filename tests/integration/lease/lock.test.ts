@@ -57,7 +57,7 @@ describe("lease lock", () => {
     await handle.release(); // a second release is a no-op
   });
 
-  it("acquire waits for a release (one request per look, a read every third) and times out with the holder named [Azurite only]", async () => {
+  it("acquire waits for a release (reading the lease state, not hammering acquire) and times out with the holder named [Azurite only]", async () => {
     const c = container();
     const { proxy, connectionString } = await faultProxyFor("blob");
     await using _ = proxy;
@@ -71,15 +71,9 @@ describe("lease lock", () => {
     expect(timeout).toMatchObject({ code: "LockTimeout", holder: { name: "holder-a" } });
     const acquires = proxy.requests.filter((r) => r.path.includes("comp=lease") && r.method === "PUT").length;
     const heads = proxy.requests.filter((r) => r.method === "HEAD").length;
-    // One acquire up front and the release of the unused id; in between one request per look: the
-    // first look and every third after it a HEAD (it names the holder), the others an acquire sent
-    // straight away. So the looks' HEADs are a third of them (rounded up; the timeout may cut the
-    // last look short, hence the one either way), and the looks are paced (a lone waiter looks
-    // every 1.5 poll intervals, 75 ms here, at least 28 ms: at most about 15 in 400 ms).
-    const looks = heads + acquires - 2;
-    expect(heads).toBeGreaterThanOrEqual(1);
-    expect(Math.abs(heads - Math.ceil(looks / 3))).toBeLessThanOrEqual(1);
-    expect(looks).toBeLessThanOrEqual(20);
+    expect(heads).toBeGreaterThan(2);
+    // one acquire up front, then only HEADs while the lease is held; plus the release of the unused id
+    expect(acquires).toBeLessThanOrEqual(2);
 
     const next = waiting.acquire({ timeoutInMs: 10_000 });
     setTimeout(() => void holder.release(), 100);

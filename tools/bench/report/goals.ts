@@ -175,7 +175,7 @@ const GOALS: readonly Goal[] = [
     source:
       "issue 27 (the worst point of the 2 → 32 contender curve; a point where the anchor never handed over is not judged)",
     whyMissed:
-      "Across processes there is no push from the service: a free lease is found by the next look, and with few contenders few processes look, each within the anchor's request budget; neither a refused acquire nor a look leaves a trace, so a holder cannot learn that another process waits and takes the lock back after its rest (docs/lease-locks.md gives the arithmetic of the 2-contender point; `handoffToAnchorWorstAt` says where the worst point was).",
+      "Across processes there is no push from the service: a free lease is found by the next look, and with few contenders few processes look; neither a refused acquire nor a look leaves a trace, so a holder cannot learn that another process waits and takes the lock back after its rest (docs/lease-locks.md gives the arithmetic of the 2-contender point; `handoffToAnchorWorstAt` says where the worst point was).",
   },
   {
     scenario: "lock",
@@ -184,7 +184,7 @@ const GOALS: readonly Goal[] = [
     target: 1,
     source: "issue 27 (the worst point of the 2 → 32 contender curve)",
     whyMissed:
-      "With one waiter per process, that waiter makes all its process's looks; at 2 contenders that alternate, a wait is about one handoff (20 ms), so the anchor's 1.6 requests a second allow one refused request in 20-60 waits (docs/lease-locks.md; `requestsToAnchorWorstAt` says where the worst point was).",
+      "With one waiter per process, that waiter makes all its process's looks (one every 500 ms, 2 a second, against the anchor's 1.6); at 2 contenders that alternate, a wait is about one handoff (20 ms), so the anchor's 1.6 requests a second allow one refused request in 20-60 waits (docs/lease-locks.md; `requestsToAnchorWorstAt` says where the worst point was).",
   },
   {
     scenario: "lock",
@@ -193,7 +193,7 @@ const GOALS: readonly Goal[] = [
     target: 4,
     source: "issue 27 (the worst point of the 2 → 32 contender curve)",
     whyMissed:
-      "Processes race for the free lease: with few contenders a process can lose several releases in a row to a holder that takes the lock again after its rest, and a waiter whose timed try is refused falls back to looks 750 ms apart, 25-75 times a 2-contender mean wait (docs/lease-locks.md; `longestWaitToMeanWaitWorstAt` says where the worst point was).",
+      "Processes race for the free lease: with few contenders a process can lose several releases in a row to a holder that takes the lock again after its rest, and a waiter whose timed try is refused falls back to looks 500 ms apart, 25-50 times a 2-contender mean wait (docs/lease-locks.md; `longestWaitToMeanWaitWorstAt` says where the worst point was).",
   },
   { scenario: "semaphore", figure: "overlapsAboveMax", op: "=", target: 0, source: "issue 24" },
   { scenario: "semaphore", figure: "slotOverlaps", op: "=", target: 0, source: "issue 24" },
