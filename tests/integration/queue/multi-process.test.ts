@@ -168,21 +168,21 @@ describe.each([
       // and each of those messages was settled by another process (or had committed just before the kill).
       // A kill is sent when the worker reports a handler started; on a loaded machine that handler may
       // finish before the signal lands, so at least one of the two kills must have cut a handler short.
+      // The events that settle a message. With effects "tables-only" a first delivery runs its
+      // handler before the store is asked, so a handler that started can end as a duplicate too (its
+      // done mark found the key done by another message: its effects discarded, the message deleted).
+      const settling = new Set(["processed", "poisoned", "duplicate"]);
       let cutShort = 0;
       for (const killed of [a, b]) {
         const lines = killed.messages as Line[];
         const unfinished = new Map(lines.filter((m) => m.event === "handling").map((m) => [m.messageId, m.key]));
-        // Settled by the killed worker itself. With effects "tables-only" a first delivery runs its
-        // handler before the store is asked, so a handler that started can end as a duplicate too
-        // (its done mark found the key done by another message: its effects discarded, it deleted).
-        const settledHere = new Set(["processed", "poisoned", "duplicate"]);
-        for (const m of lines) if (settledHere.has(m.event)) unfinished.delete(m.messageId);
+        for (const m of lines) if (settling.has(m.event)) unfinished.delete(m.messageId); // by the killed worker itself
         cutShort += unfinished.size;
         const settledElsewhere = new Set(
           workers
             .filter((w) => w !== killed)
             .flatMap((w) => w.messages as Line[])
-            .filter((m) => m.event === "processed" || m.event === "duplicate" || m.event === "poisoned")
+            .filter((m) => settling.has(m.event))
             .map((m) => m.messageId),
         );
         const unaccounted = [...unfinished]

@@ -103,13 +103,13 @@ export function startRun(command: string, target: string): () => RunInfo {
 
 /** The version of the library measured (the one the tools import), not the tools package's own. */
 function packageVersion(): string {
+  let manifest: string;
   try {
-    const manifest = createRequire(import.meta.url).resolve("azure-storage-concurrency/package.json");
-    return (JSON.parse(readFileSync(manifest, "utf8")) as { version: string }).version;
+    manifest = createRequire(import.meta.url).resolve("azure-storage-concurrency/package.json");
   } catch {
-    const { root } = locatePackage(import.meta.url);
-    return (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { version: string }).version;
+    manifest = join(locatePackage(import.meta.url).root, "package.json");
   }
+  return (JSON.parse(readFileSync(manifest, "utf8")) as { version: string }).version;
 }
 
 /**
