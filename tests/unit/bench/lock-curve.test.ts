@@ -2,6 +2,7 @@
  * The `lock` benchmark's worst points of the contender curve (issue 27): where each was measured,
  * and the points that could not be judged against the anchor listed instead of dropped.
  */
+import { evaluateGoals } from "../../../tools/bench/report/goals.js";
 import { scalePoint, worstOfCurve } from "../../../tools/bench/scenarios/lock.js";
 
 type Round = Parameters<typeof scalePoint>[1];
@@ -55,5 +56,19 @@ describe("lock benchmark: the worst point of the contender curve", () => {
     expect(curve.handoffToAnchorUnjudgedAt).toEqual([2]);
     expect(curve.handoffLibraryMissingAt).toEqual([2]);
     expect(curve.longestWaitToMeanWaitWorstAt).toBe(2);
+  });
+
+  it("the report's goals table fails such a point, though the worst ratio alone looks met", () => {
+    const judged = (points: ReturnType<typeof scalePoint>[]) => {
+      const goals = evaluateGoals([{ scenario: "lock", ...worstOfCurve(points) }]);
+      return Object.fromEntries(goals.map((g) => [g.figure, g.status]));
+    };
+    const missing = judged([
+      scalePoint(2, round(null, 1.3, 31), round(577, 1.4, 13)),
+      scalePoint(4, round(90, 1.0, 3), round(200, 1.6, 8)),
+    ]);
+    expect(missing).toMatchObject({ handoffToAnchorWorst: "met", "handoffLibraryMissingAt.length": "not met" });
+    const everywhere = judged([scalePoint(4, round(90, 1.0, 3), round(200, 1.6, 8))]);
+    expect(everywhere["handoffLibraryMissingAt.length"]).toBe("met");
   });
 });

@@ -175,7 +175,17 @@ const GOALS: readonly Goal[] = [
     source:
       "issue 27 (the worst point of the 2 → 32 contender curve; a point where the anchor never handed over is not judged)",
     whyMissed:
-      "Across processes there is no push from the service: a free lease is found by the next look, and with few contenders few processes look; neither a refused acquire nor a look leaves a trace, so a holder cannot learn that another process waits and takes the lock back after its rest (docs/lease-locks.md gives the arithmetic of the 2-contender point; `handoffToAnchorWorstAt` says where the worst point was).",
+      "Across processes there is no push from the service: a free lease is found by the next look, and with few contenders few processes look; neither a refused acquire nor a look leaves a trace, so a holder cannot learn that another process waits and takes the lock back after its rest. With one waiter per process no schedule of looks meets both this goal and the request budget: for looks at λ a second the median time from a release to the next look is at least 1/(2λ), which at the anchor's request rate is 99% of the anchor's own with one waiter and 81% with three (docs/lease-locks.md gives that bound and the arithmetic of the 2-contender point; `handoffToAnchorWorstAt` says where the worst point was).",
+  },
+  {
+    scenario: "lock",
+    figure: "handoffLibraryMissingAt.length",
+    op: "=",
+    target: 0,
+    source:
+      "issue 27 (points of the contender curve where the anchor handed over and the library never did, `handoffLibraryMissingAt`: the worst ratio above cannot be formed there, so they are counted here, never dropped)",
+    whyMissed:
+      "At the points listed in `handoffLibraryMissingAt` a holder took the lock back after each rest for the whole round, before any waiter of another process looked.",
   },
   {
     scenario: "lock",
