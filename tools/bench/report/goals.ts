@@ -203,7 +203,7 @@ const GOALS: readonly Goal[] = [
     target: 4,
     source: "issue 27 (the worst point of the 2 → 32 contender curve)",
     whyMissed:
-      "Processes race for the free lease: with few contenders a process can lose several releases in a row to a holder that takes the lock again after its rest, and a waiter whose timed try is refused falls back to looks 500 ms apart, 25-50 times a 2-contender mean wait (docs/lease-locks.md; `longestWaitToMeanWaitWorstAt` says where the worst point was).",
+      "Processes race for the free lease: with few contenders a process can lose several releases in a row to a holder that takes the lock again after its rest, and a waiter whose timed try is refused falls back to looks 500 ms apart, 25-50 times a 2-contender mean wait (docs/lease-locks.md; `longestWaitToMeanWaitWorstAt` says where the worst point was). Most waits at 2-4 contenders are a handoff's overhead, and a few a whole missed release, so the ratio is the workload's shape more than the waiting's: the anchor's loop misses it at the same points (the lock section's scale table).",
   },
   { scenario: "semaphore", figure: "overlapsAboveMax", op: "=", target: 0, source: "issue 24" },
   { scenario: "semaphore", figure: "slotOverlaps", op: "=", target: 0, source: "issue 24" },

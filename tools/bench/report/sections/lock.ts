@@ -10,6 +10,26 @@ interface ScalePoint {
   readonly handoffMedianMs: number | null;
   readonly requestsPerWaiterPerSec: number | null;
   readonly longestWaitToMeanWait: number | null;
+  readonly anchorHandoffMedianMs?: number | null;
+  readonly anchorRequestsPerWaiterPerSec?: number | null;
+  readonly anchorLongestWaitToMeanWait?: number | null;
+}
+
+/** "library / anchor" for a figure of a scale point ("n/a" for either side not measured). */
+const pair = (library: number | null | undefined, anchor: number | null | undefined) =>
+  `${fmt(library ?? undefined)} / ${fmt(anchor ?? undefined)}`;
+
+/** The scale curve point by point, the library against the anchor at the same contender count (issue 27's goals bound every point). */
+function scaleTable(points: readonly ScalePoint[]): string {
+  return table(
+    ["contenders", "handoff median ms (library / anchor)", "requests per waiter per s", "longest / mean wait"],
+    points.map((p) => [
+      p.contenders,
+      pair(p.handoffMedianMs, p.anchorHandoffMedianMs),
+      pair(p.requestsPerWaiterPerSec, p.anchorRequestsPerWaiterPerSec),
+      pair(p.longestWaitToMeanWait, p.anchorLongestWaitToMeanWait),
+    ]),
+  );
 }
 
 /** The scale points of `path` in the result (an array of objects), or none. */
@@ -251,6 +271,9 @@ export const lockSection: SectionWriter = (result) => {
           ],
         ],
       ),
+      ...(scale.length > 0
+        ? ["", "The scale curve (library defaults, on Azurite; the anchor at the same count):", "", scaleTable(scale)]
+        : []),
       "",
       "Reading:",
       "",
