@@ -270,7 +270,7 @@ const GOALS: readonly Goal[] = [
     target: 0.95,
     source: "issue 25 (small messages must not pay for the claim-check)",
     whyMissed:
-      "A small message through the claim-check makes the same three requests as the raw cycle; the difference is the claim-check's checks and time limits per call, which a loaded machine can stretch past the noise.",
+      "A small message through the claim-check makes the same three requests as the raw cycle (its send also names the time to live). Profiled at issue 27, cycles interleaved in one process: the claim-check's own code takes about 8 µs per cycle (over a queue client that answers at once); through the SDK's pipeline over an HTTP client that answers at once, a cycle costs 28-45 µs more client CPU than raw's 256-260 µs, 12-34 µs of it from the client-side time limit alone (a raw cycle given the same AbortController and timer per request; kept: every request has one); against Azurite on a machine loaded 5-11, 0.16-0.22 ms more client CPU per cycle (stretched by the load) and wall-time ratios of 0.97-0.99 (median of pairs). Two bench runs of the same code on that machine gave 0.903 and 0.986 (pairs' interquartile ranges 0.69-1.30 and 0.66-1.38): the quiet runs' 0.4 ms per cycle (0.926, 0.933) is more than the claim-check's CPU accounts for, and a few percent cannot be told from the noise at this sample size.",
   },
   { scenario: "messages", figure: "lost", op: "=", target: 0, source: "issue 25" },
   { scenario: "messages", figure: "doubled", op: "=", target: 0, source: "issue 25" },
