@@ -3,7 +3,7 @@
  * and the points that could not be judged against the anchor listed instead of dropped.
  */
 import { evaluateGoals } from "../../../tools/bench/report/goals.js";
-import { scalePoint, worstOfCurve } from "../../../tools/bench/scenarios/lock.js";
+import { scalePoint, scaleRoundSeconds, worstOfCurve } from "../../../tools/bench/scenarios/lock.js";
 
 type Round = Parameters<typeof scalePoint>[1];
 
@@ -33,6 +33,12 @@ describe("lock benchmark: the worst point of the contender curve", () => {
       handoffToAnchorUnjudgedAt: [],
       handoffLibraryMissingAt: [],
     });
+  });
+
+  it("says how many handoffs each median rests on, and runs the rarely handing-over points longer", () => {
+    const point = scalePoint(2, { ...round(490, 3.1, 13), handoffs: 11 }, { ...round(648, 1.5, 16), handoffs: 7 });
+    expect(point).toMatchObject({ handoffs: 11, anchorHandoffs: 7 });
+    expect([2, 4, 8, 32].map((n) => scaleRoundSeconds(n, 3))).toEqual([9, 9, 3, 3]);
   });
 
   it("lists a point whose anchor never handed over as unjudged, not as met", () => {

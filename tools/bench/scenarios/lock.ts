@@ -63,6 +63,17 @@ function ratio(a: number | null, b: number | null): number | null {
 type Round = Awaited<ReturnType<typeof contend>>;
 
 /**
+ * How long a scale round runs at `contenders`: `scaleSeconds`, three times as long below 8
+ * contenders. Few contenders hand over rarely (at 2, only when the waiter's look lands in the
+ * holder's rest; the holder takes the lock back otherwise), so a short round's handoff median rests
+ * on few handoffs (`handoffs` says how many): the same code measured a 2-contender median of 490 ms
+ * to 3.9 s from run to run (issue 27; quiet and loaded machines).
+ */
+export function scaleRoundSeconds(contenders: number, scaleSeconds: number): number {
+  return contenders < 8 ? 3 * scaleSeconds : scaleSeconds;
+}
+
+/**
  * The figures of one scale point: how the cost grows with the number of contenders, against the
  * anchor's loop at the same number (`anchor*`, and the library's figure over the anchor's: `*ToAnchor`).
  */
@@ -71,12 +82,15 @@ export function scalePoint(contenders: number, r: Round, anchor: Round) {
     contenders,
     handoffMedianMs: r.handoffMedianMs,
     handoffP90Ms: r.handoffP90Ms,
+    /** How many handoffs the median rests on (the anchor's: `anchorHandoffs`). */
+    handoffs: r.handoffs,
     requestsPerWaiterPerSec: r.requestsPerWaiterPerSec,
     requestsPerWaiterPerSecWithRecordReads: r.requestsPerWaiterPerSecWithRecordReads,
     longestWaitToMeanWait: r.longestWaitToMeanWait,
     acquisitionsPerSec: r.acquisitionsPerSec,
     overlaps: r.overlaps,
     anchorHandoffMedianMs: anchor.handoffMedianMs,
+    anchorHandoffs: anchor.handoffs,
     anchorRequestsPerWaiterPerSec: anchor.requestsPerWaiterPerSec,
     anchorLongestWaitToMeanWait: anchor.longestWaitToMeanWait,
     anchorAcquisitionsPerSec: anchor.acquisitionsPerSec,
@@ -139,7 +153,7 @@ export const lockScenario: BenchScenario<typeof import("@azure/storage-blob")> =
     "--rest <ms>": "how long it rests before wanting it again (default 50)",
     "--poll <ms>": "the lock's poll interval while waiting (default: the library's)",
     "--scale <list>": "contender counts of the scale curve (default 2,4,8,16,32; 0 to skip)",
-    "--scale-seconds <n>": "length of each scale round (default 3)",
+    "--scale-seconds <n>": "length of each scale round (default 3; three times as long below 8 contenders)",
     "--latency <ms>": "round trip the fault proxy adds for the latency rounds, ± half of it (default 10; 0 to skip)",
     "--list-locks <n>": "lock blobs for the `lock list` measure (default 10000; 0 to skip)",
   },
@@ -230,8 +244,9 @@ export const lockScenario: BenchScenario<typeof import("@azure/storage-blob")> =
         );
         const scale = [];
         for (const n of scaleList) {
-          const atN = await contention(cs, "library", n, scaleSeconds, `scale: ${n} contenders${where}`);
-          const anchorAtN = await contention(cs, "anchor", n, scaleSeconds, `scale: anchor, ${n} contenders${where}`);
+          const secs = scaleRoundSeconds(n, scaleSeconds);
+          const atN = await contention(cs, "library", n, secs, `scale: ${n} contenders${where}`);
+          const anchorAtN = await contention(cs, "anchor", n, secs, `scale: anchor, ${n} contenders${where}`);
           scale.push(scalePoint(n, atN, anchorAtN));
         }
         return { library, anchor, scale };

@@ -13,6 +13,8 @@ interface ScalePoint {
   readonly anchorHandoffMedianMs?: number | null;
   readonly anchorRequestsPerWaiterPerSec?: number | null;
   readonly anchorLongestWaitToMeanWait?: number | null;
+  readonly handoffs?: number;
+  readonly anchorHandoffs?: number;
 }
 
 /** "library / anchor" for a figure of a scale point ("n/a" for either side not measured). */
@@ -22,10 +24,17 @@ const pair = (library: number | null | undefined, anchor: number | null | undefi
 /** The scale curve point by point, the library against the anchor at the same contender count (issue 27's goals bound every point). */
 function scaleTable(points: readonly ScalePoint[]): string {
   return table(
-    ["contenders", "handoff median ms (library / anchor)", "requests per waiter per s", "longest / mean wait"],
+    [
+      "contenders",
+      "handoff median ms (library / anchor)",
+      "handoffs measured",
+      "requests per waiter per s",
+      "longest / mean wait",
+    ],
     points.map((p) => [
       p.contenders,
       pair(p.handoffMedianMs, p.anchorHandoffMedianMs),
+      pair(p.handoffs, p.anchorHandoffs),
       pair(p.requestsPerWaiterPerSec, p.anchorRequestsPerWaiterPerSec),
       pair(p.longestWaitToMeanWait, p.anchorLongestWaitToMeanWait),
     ]),
