@@ -33,13 +33,18 @@ export class TypedEvents<E extends object> {
 
   emit<K extends keyof E>(event: K, payload: E[K]): void {
     const set = this.#listeners.get(event);
-    for (const listener of set ? [...set] : []) {
-      try {
-        (listener as Listener<E[K]>)(payload);
-      } catch (error) {
-        logger.warning(`A '${String(event)}' listener threw: ${describeError(error)}`);
-      }
-    }
+    // The listeners of this moment (a listener may subscribe or unsubscribe others while it runs),
+    // with no copy for the common cases of none or one.
+    if (set?.size === 1) this.#call(event, set.values().next().value!, payload);
+    else if (set !== undefined && set.size > 1) for (const listener of [...set]) this.#call(event, listener, payload);
     noteConsumerEvent(String(event), payload); // telemetry after the application has heard it
+  }
+
+  #call<K extends keyof E>(event: K, listener: Listener<never>, payload: E[K]): void {
+    try {
+      (listener as Listener<E[K]>)(payload);
+    } catch (error) {
+      logger.warning(`A '${String(event)}' listener threw: ${describeError(error)}`);
+    }
   }
 }

@@ -115,9 +115,10 @@ export class MessageProcessor<T, TEffect> {
 
   /** Calls the handler under the time limit; one outcome per Work. */
   async #invoke(works: readonly Work<T, TEffect>[]): Promise<readonly AttemptOutcome[]> {
-    const batchController = new AbortController();
-    this.#c.controllers.add(batchController);
-    const call = this.#call(works, batchController.signal);
+    // Only a batch handler is given a signal of its own (a message's handler has the message's).
+    const batchController = this.#handler.kind === "batch" ? new AbortController() : undefined;
+    if (batchController) this.#c.controllers.add(batchController);
+    const call = this.#call(works, batchController?.signal);
     const timeoutInMs = this.#c.options.handlerTimeoutInMs;
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -136,7 +137,7 @@ export class MessageProcessor<T, TEffect> {
         work.closed = true;
         if (!work.controller.signal.aborted) work.controller.abort(error);
       }
-      batchController.abort(error);
+      batchController?.abort(error);
       this.#c.abandoned(
         call,
         works.map((work) => work.message),
@@ -144,18 +145,18 @@ export class MessageProcessor<T, TEffect> {
       return works.map(() => ({ ok: false, error }));
     } finally {
       clearTimeout(timer);
-      this.#c.controllers.delete(batchController);
+      if (batchController) this.#c.controllers.delete(batchController);
     }
   }
 
   /** The handler's call; never rejects (a throw is every message's failure). */
-  async #call(works: readonly Work<T, TEffect>[], batchSignal: AbortSignal): Promise<AttemptOutcome[]> {
+  async #call(works: readonly Work<T, TEffect>[], batchSignal: AbortSignal | undefined): Promise<AttemptOutcome[]> {
     const messages = works.map((work) => this.#messageOf(work));
     try {
       if (this.#handler.kind === "message") {
         return [{ ok: true, result: await this.#handler.handler(messages[0]!.body, messages[0]!) }];
       }
-      return outcomesOf(await this.#handler.handler(messages, { abortSignal: batchSignal }), works.length);
+      return outcomesOf(await this.#handler.handler(messages, { abortSignal: batchSignal! }), works.length);
     } catch (error) {
       return works.map(() => ({ ok: false, error }));
     }
