@@ -244,7 +244,7 @@ export const queueScenario: BenchScenario<{
     "--concurrency <n>": "messages in flight (default 32)",
     "--rounds <n>": "rounds; each figure is the median over them (default 5: each way runs once in each position)",
     "--latency-ms <ms>": "delay every queue and table request by this much through a fault proxy (default 0)",
-    "--scale-messages <n>": "messages per run and worker process of the scale curve (default 150)",
+    "--scale-messages <n>": "messages per run and worker process of the scale curve (default 300)",
     "--scale-repetitions <n>": "raw/consumer pairs of runs per point of the scale curve (default 4)",
   },
   services: ["queue", "table"],
@@ -261,7 +261,7 @@ export const queueScenario: BenchScenario<{
     const concurrency = numberFlag(args, "concurrency", 32, 1);
     const rounds = numberFlag(args, "rounds", KINDS.length, 1);
     const latencyMs = numberFlag(args, "latency-ms", 0, 0);
-    const scaleMessages = numberFlag(args, "scale-messages", 150, 1);
+    const scaleMessages = numberFlag(args, "scale-messages", 300, 1);
     const scaleRepetitions = numberFlag(args, "scale-repetitions", 4, 1);
     const proxies: FaultProxy[] = [];
     let connectionString = direct;
