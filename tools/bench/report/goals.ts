@@ -28,6 +28,10 @@ export interface GoalOutcome extends Goal {
 const UNORDERED_TURNS =
   "Turns under contention are taken by whichever waiting writer reads first after a hand-over: a failed conditional write leaves no trace on the blob, so waiting writers cannot announce themselves and nothing queues them (src/optimistic/turns.ts).";
 
+/** What the one queueing mechanism tried for issue 27 measured (branch i27-hotcells2, not merged). */
+const TICKETS_TRIED =
+  "Waiting tickets beside a hot cell (an append blob: a writer that lost two races takes a ticket, turns follow the tickets), tried for issue 27 at 8 writers over 4 processes in 5 interleaved rounds: the most attempts any update needed fell from 13-24 to 6-10, but contended throughput fell 2.2-7x in 3 of the 5 rounds and the fairness index was lower in all 5, and p99ToP50 missed either way (43-89); so the default keeps unordered turns, and `maxAttempts` is the setting for a writer that must not give up.";
+
 const GOALS: readonly Goal[] = [
   { scenario: "throttling", figure: "adaptiveGoodputToCapacity", op: ">=", target: 0.9, source: "issue 26" },
   { scenario: "throttling", figure: "adaptiveThrottledShare", op: "<=", target: 0.05, source: "issue 26" },
@@ -66,7 +70,7 @@ const GOALS: readonly Goal[] = [
     op: "<=",
     target: 10,
     source: "issue 15",
-    whyMissed: `${UNORDERED_TURNS} Within its turn a process writes with one request each (the p50); its first update waited while the other processes had their turns, one or more of them when it lost the race for a hand-over (the p99).`,
+    whyMissed: `${UNORDERED_TURNS} Within its turn a process writes with one request each (the p50); its first update waited while the other processes had their turns, one or more of them when it lost the race for a hand-over (the p99). ${TICKETS_TRIED}`,
   },
   {
     scenario: "optimistic",
@@ -109,7 +113,7 @@ const GOALS: readonly Goal[] = [
     op: "<=",
     target: 10,
     source: "issue 27 (the most attempts any update needed, 8 writers over 4 processes; the default allows 50)",
-    whyMissed: `${UNORDERED_TURNS} A writer that loses several hand-overs in a row spends an attempt on each.`,
+    whyMissed: `${UNORDERED_TURNS} A writer that loses several hand-overs in a row spends an attempt on each. ${TICKETS_TRIED}`,
   },
   {
     scenario: "optimistic",
