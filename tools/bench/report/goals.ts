@@ -198,7 +198,7 @@ const GOALS: readonly Goal[] = [
     target: 1,
     source: "issue 27 (the worst point of the 2 → 32 contender curve)",
     whyMissed:
-      "With one waiter per process, that waiter makes all its process's looks (one every 500 ms, 2 a second, against the anchor's 1.6); at 2 contenders that alternate, a wait is about one handoff (20 ms), so the anchor's 1.6 requests a second allow one refused request in 20-60 waits (docs/lease-locks.md; `requestsToAnchorWorstAt` says where the worst point was).",
+      "With one waiter per process, that waiter makes all its process's looks: one every 500 ms on average, but a head that has waited longer than its process's waiters usually do looks up to twice as often, and at 2-4 contenders most waits are short, so 2.7-3.1 looks a second were measured there against the anchor's 1.2-1.7 (sending the acquire at once instead of a look first, tried for issue 27 on branch i27-lookacq, cut 20-30% of them under load, not down to the anchor's); looks at the anchor's rate would leave the handoff at the anchor's by the bound under handoffToAnchorWorst; at 2 contenders that alternate, a wait is about one handoff (20 ms), so the anchor's 1.6 requests a second allow one refused request in 20-60 waits (docs/lease-locks.md; `requestsToAnchorWorstAt` says where the worst point was).",
   },
   {
     scenario: "lock",
