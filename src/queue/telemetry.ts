@@ -13,13 +13,7 @@
  */
 import { outcomeAttributes, telemetryIfLoaded } from "../observability/helpers.js";
 import { ATTR, MESSAGING_SYSTEM, METRIC, SPAN } from "../observability/names.js";
-import {
-  defineInstruments,
-  loadOpenTelemetry,
-  MESSAGING_SECONDS,
-  openTelemetryLoaded,
-  telemetry,
-} from "../observability/otel.js";
+import { defineInstruments, loadOpenTelemetry, MESSAGING_SECONDS, openTelemetryLoaded } from "../observability/otel.js";
 import {
   currentScope,
   endScope,
@@ -70,8 +64,6 @@ export function traceMessage<A>(
 ): Promise<void> {
   if (!openTelemetryLoaded())
     return loadOpenTelemetry().then(() => traceMessage(queue, message, handlerTimeoutInMs, process, step));
-  // Nothing records (the API is installed, no provider registered): no span name, no attributes built.
-  if (!telemetry()) return process(step);
   const scope = openScope(
     `${SPAN.messageProcess} ${queue}`,
     () => ({
